@@ -1,0 +1,32 @@
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GO      ?= go
+BIN     := bin/eudr
+
+.PHONY: build run test bench fuzz lint clean
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) .
+
+run: build
+	$(BIN) serve --config config.example.yaml
+
+# Unit and end-to-end tests (the e2e tests build and start the real binary).
+test:
+	$(GO) test -race -count=1 ./...
+
+# Go benchmarks, then the load run against the built binary (requests/s and
+# p50/p99 latency of the full middleware chain next to a bare handler).
+bench: build
+	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage
+	EUDR_LOAD=1 $(GO) test -count=1 -run='^TestLoad$$' -v -timeout=10m .
+
+fuzz:
+	@echo "no fuzz targets yet"
+
+lint:
+	$(GO) vet ./...
+	test -z "$$(gofmt -l .)"
+	@if command -v staticcheck >/dev/null; then staticcheck ./...; fi
+
+clean:
+	rm -rf bin

@@ -1,0 +1,186 @@
+// Command eudr is the EUDR compliance appliance: one binary that screens
+// plots, registers batches, anchors shipment links in a verifiable ledger and
+// files due-diligence statements, with signed webhooks for every step.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/eudr/eudr/server"
+	"github.com/eudr/eudr/storage"
+)
+
+// version is set at build time: -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `eudr: the EUDR compliance appliance
+
+Usage:
+  eudr serve [--config FILE]
+  eudr admin create-key [--config FILE] --env sandbox|production [--org ORG] [--name NAME] [--scopes read,write]
+  eudr admin backup [--config FILE] FILE
+  eudr version
+
+Settings come from the embedded defaults, then --config FILE, then EUDR_*
+environment variables (see config.example.yaml).
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one subcommand and returns the process exit code: 0 on
+// success, 1 on failure, 2 on bad usage.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], stdout)
+	case "admin":
+		if len(args) < 2 {
+			fmt.Fprint(stderr, usage)
+			return 2
+		}
+		switch args[1] {
+		case "create-key":
+			err = createKey(ctx, args[2:], stdout)
+		case "backup":
+			err = backup(ctx, args[2:], stdout)
+		default:
+			err = usageError(fmt.Sprintf("unknown admin command %q", args[1]))
+		}
+	case "version", "--version":
+		fmt.Fprintln(stdout, version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = usageError(fmt.Sprintf("unknown command %q", args[0]))
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stderr, "eudr: %v\n\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "eudr: %v\n", err)
+		return 1
+	}
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// newFlags returns a flag set with --config, which every subcommand takes.
+func newFlags(name string) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs, fs.String("config", "", "config file (YAML)")
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError(err.Error())
+	}
+	return nil
+}
+
+func serve(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, configFile := newFlags("serve")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("serve takes no arguments")
+	}
+	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	log, err := server.NewLogger(cfg.Log, stdout)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	app, err := server.New(cfg, server.Options{Version: version, Logger: log})
+	if err != nil {
+		return err
+	}
+	return app.Run(ctx)
+}
+
+func createKey(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, configFile := newFlags("create-key")
+	org := fs.String("org", "default", "organisation")
+	env := fs.String("env", "", "environment: sandbox or production")
+	name := fs.String("name", "", "a name to recognise the key by")
+	scopes := fs.String("scopes", "read,write", "comma-separated scopes: read, write")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	kr, err := server.ParseKeyRequest(*org, *name, *env, strings.Split(*scopes, ","))
+	if err != nil {
+		return usageError(err.Error())
+	}
+	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	log, err := server.NewLogger(server.LogConfig{Level: "warn", Format: "console"}, os.Stderr)
+	if err != nil {
+		return err
+	}
+	app, err := server.New(cfg, server.Options{Version: version, Logger: log})
+	if errors.Is(err, storage.ErrInUse) {
+		return fmt.Errorf("%w: stop the appliance first, or create the key through the API (POST /api/v1/enterprise/api-keys)", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	_, value, err := app.CreateKey(ctx, kr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, value)
+	return nil
+}
+
+func backup(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, configFile := newFlags("backup")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError("backup takes one argument: the file to write")
+	}
+	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	n, hot, err := server.Backup(ctx, cfg, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	how := "from the stopped data dir"
+	if hot {
+		how = "from the running appliance"
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d bytes, %s)\n", fs.Arg(0), n, how)
+	return nil
+}

@@ -1,0 +1,250 @@
+// Package server is the application: configuration, the HTTP edge (routes,
+// middleware, handlers), the workflows behind them and the background work.
+// It is the only package that knows the whole workflow and the only reader
+// of Config; storage, queue, ledger and geo know nothing of HTTP.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// Options are what the caller (main, tests) gives New besides the config.
+type Options struct {
+	Version string
+	Logger  zerolog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// App is the running appliance: one store, two environments.
+type App struct {
+	cfg     *Config
+	db      *storage.DB
+	log     zerolog.Logger
+	version string
+	now     func() time.Time
+	started time.Time
+	runID   string // tells this process's in-flight idempotency records from a crashed one's
+
+	jwtKey  []byte
+	keyRate *rateLimiter // per API key (or logged-in user)
+	ipRate  *rateLimiter // per client IP, for requests without a valid credential
+	usage   *keyUsage
+	proxies []netip.Prefix
+
+	draining atomic.Bool
+	handlers map[storage.Environment]http.Handler
+}
+
+// New opens the store in cfg.DataDir, creates the first organisation and
+// admin on an empty store, and builds the HTTP handlers. It fails with an
+// error wrapping storage.ErrInUse when another process holds the data dir.
+func New(cfg *Config, opts Options) (*App, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	db, err := storage.Open(cfg.DataDir, storage.Options{Now: opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	a := &App{
+		cfg:     cfg,
+		db:      db,
+		log:     opts.Logger,
+		version: opts.Version,
+		now:     opts.Now,
+		started: opts.Now(),
+		runID:   randomHex(8),
+		keyRate: newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
+		ipRate:  newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
+		usage:   newKeyUsage(),
+		proxies: parsePrefixes(cfg.TrustedProxies),
+	}
+	if err := a.bootstrap(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.handlers = map[storage.Environment]http.Handler{}
+	for _, env := range storage.Environments {
+		a.handlers[env] = a.handler(env)
+	}
+	return a, nil
+}
+
+// Handler is the complete HTTP handler of one environment's listener.
+func (a *App) Handler(env storage.Environment) http.Handler { return a.handlers[env] }
+
+// Close flushes key usage and closes the store. Run calls it on return.
+func (a *App) Close() error {
+	err := a.usage.flush(context.Background(), a.db)
+	return errors.Join(err, a.db.Close())
+}
+
+// Run serves both listeners and the admin socket and runs the background
+// work until ctx is done, then shuts down as DESIGN.md says: stop accepting,
+// finish in-flight requests within shutdown_timeout, stop the background
+// work, close the store. It returns nil on a clean stop.
+func (a *App) Run(ctx context.Context) error {
+	defer a.Close()
+	type listener struct {
+		env storage.Environment
+		ln  net.Listener
+		tls TLSConfig
+	}
+	var lns []listener
+	for _, env := range storage.Environments {
+		lc := a.listenConfig(env)
+		ln, err := net.Listen("tcp", lc.Listen)
+		if err != nil {
+			for _, l := range lns {
+				l.ln.Close()
+			}
+			return fmt.Errorf("listen %s on %s: %w", env, lc.Listen, err)
+		}
+		lns = append(lns, listener{env, ln, lc.TLS})
+	}
+	sock, err := a.listenAdmin()
+	if err != nil {
+		a.log.Warn().Err(err).Msg("admin socket unavailable; hot backups only through the API")
+	}
+
+	servers := make([]*http.Server, 0, len(lns)+1)
+	g, gctx := errgroup.WithContext(ctx)
+	for _, l := range lns {
+		srv := a.httpServer(a.handlers[l.env])
+		servers = append(servers, srv)
+		scheme := "http"
+		if l.tls.CertFile != "" {
+			scheme = "https"
+		}
+		a.log.Info().Str("environment", string(l.env)).Str("addr", l.ln.Addr().String()).
+			Str("url", scheme+"://"+l.ln.Addr().String()).Msg("listener ready")
+		g.Go(func() error {
+			var err error
+			if l.tls.CertFile != "" {
+				err = srv.ServeTLS(l.ln, l.tls.CertFile, l.tls.KeyFile)
+			} else {
+				err = srv.Serve(l.ln)
+			}
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return fmt.Errorf("serve %s: %w", l.env, err)
+		})
+	}
+	if sock != nil {
+		srv := a.httpServer(a.adminHandler())
+		srv.WriteTimeout = 0 // a backup of a large store takes as long as it takes
+		servers = append(servers, srv)
+		g.Go(func() error {
+			if err := srv.Serve(sock); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serve admin socket: %w", err)
+			}
+			return nil
+		})
+	}
+
+	// Background work runs under its own context, cancelled only after the
+	// listeners have drained, so nothing a request started is cut short.
+	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBackground()
+	var bg sync.WaitGroup
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		a.runMaintenance(bgCtx)
+	}()
+
+	<-gctx.Done()
+	a.draining.Store(true)
+	a.log.Info().Msg("shutting down: no new requests, finishing in-flight ones")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
+	defer cancel()
+	var shutdownErr error
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			shutdownErr = errors.Join(shutdownErr, fmt.Errorf("shutdown: %w", err))
+			srv.Close()
+		}
+	}
+	stopBackground()
+	bg.Wait()
+	if sock != nil {
+		os.Remove(a.adminSocketPath())
+	}
+	err = errors.Join(g.Wait(), shutdownErr)
+	a.log.Info().Msg("stopped")
+	return err
+}
+
+func (a *App) listenConfig(env storage.Environment) ListenConfig {
+	if env == storage.Sandbox {
+		return a.cfg.Sandbox
+	}
+	return a.cfg.Production
+}
+
+func (a *App) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       60 * time.Second, // large polygon uploads on slow links
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          newStdLogger(a.log),
+	}
+}
+
+// runMaintenance sweeps expired idempotency records, idle rate-limit buckets
+// and flushes key usage until ctx is done; errors are logged and retried on
+// the next tick.
+func (a *App) runMaintenance(ctx context.Context) {
+	sweep := time.NewTicker(a.cfg.Idempotency.SweepInterval)
+	defer sweep.Stop()
+	flush := time.NewTicker(30 * time.Second)
+	defer flush.Stop()
+	a.sweepIdempotency(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sweep.C:
+			a.sweepIdempotency(ctx)
+			now := a.now()
+			a.keyRate.sweep(now)
+			a.ipRate.sweep(now)
+		case <-flush.C:
+			if err := a.usage.flush(ctx, a.db); err != nil && ctx.Err() == nil {
+				a.log.Warn().Err(err).Msg("record key usage")
+			}
+		}
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux; if it does, nothing is safe
+	}
+	return hex.EncodeToString(b)
+}
+
+func (a *App) adminSocketPath() string { return filepath.Join(a.cfg.DataDir, AdminSocketName) }

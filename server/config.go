@@ -1,0 +1,246 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+)
+
+// Config is every setting of the appliance. config.example.yaml documents each
+// key; EUDR_ + the key upper-cased with dots as underscores overrides it.
+type Config struct {
+	DataDir         string        `mapstructure:"data_dir"`
+	AdminPassword   string        `mapstructure:"admin_password"`
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	Log             LogConfig     `mapstructure:"log"`
+	Production      ListenConfig  `mapstructure:"production"`
+	Sandbox         ListenConfig  `mapstructure:"sandbox"`
+	Auth            AuthConfig    `mapstructure:"auth"`
+	RateLimit       RateConfig    `mapstructure:"rate_limit"`
+	Idempotency     IdemConfig    `mapstructure:"idempotency"`
+	Limits          LimitsConfig  `mapstructure:"limits"`
+	TrustedProxies  []string      `mapstructure:"trusted_proxies"`
+}
+
+// LogConfig selects the log level and format.
+type LogConfig struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"` // auto, json, console
+}
+
+// ListenConfig is one environment's listener.
+type ListenConfig struct {
+	Listen string    `mapstructure:"listen"`
+	TLS    TLSConfig `mapstructure:"tls"`
+}
+
+// TLSConfig enables HTTPS on a listener when both files are set.
+type TLSConfig struct {
+	CertFile string `mapstructure:"cert_file"`
+	KeyFile  string `mapstructure:"key_file"`
+}
+
+// AuthConfig holds login settings.
+type AuthConfig struct {
+	TokenTTL time.Duration `mapstructure:"token_ttl"`
+}
+
+// RateConfig sets the token buckets per key and per client IP.
+type RateConfig struct {
+	PerSecond   float64 `mapstructure:"per_second"`
+	Burst       int     `mapstructure:"burst"`
+	IPPerSecond float64 `mapstructure:"ip_per_second"`
+	IPBurst     int     `mapstructure:"ip_burst"`
+}
+
+// IdemConfig sets how long Idempotency-Key records live.
+type IdemConfig struct {
+	TTL           time.Duration `mapstructure:"ttl"`
+	SweepInterval time.Duration `mapstructure:"sweep_interval"`
+}
+
+// LimitsConfig bounds request sizes.
+type LimitsConfig struct {
+	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
+}
+
+// defaults are the embedded settings: `eudr serve` with no file runs on them.
+var defaults = map[string]any{
+	"data_dir":                   "./data",
+	"admin_password":             "",
+	"shutdown_timeout":           "30s",
+	"log.level":                  "info",
+	"log.format":                 "auto",
+	"production.listen":          "127.0.0.1:8080",
+	"production.tls.cert_file":   "",
+	"production.tls.key_file":    "",
+	"sandbox.listen":             "127.0.0.1:8081",
+	"sandbox.tls.cert_file":      "",
+	"sandbox.tls.key_file":       "",
+	"auth.token_ttl":             "1h",
+	"rate_limit.per_second":      100,
+	"rate_limit.burst":           100,
+	"rate_limit.ip_per_second":   20,
+	"rate_limit.ip_burst":        40,
+	"idempotency.ttl":            "24h",
+	"idempotency.sweep_interval": "10m",
+	"limits.max_body_bytes":      32 << 20,
+	"trusted_proxies":            []string{},
+}
+
+// DefaultKeys lists every config key, sorted (config.example.yaml must
+// document each).
+func DefaultKeys() []string {
+	keys := make([]string, 0, len(defaults))
+	for k := range defaults {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// LoadConfig reads the embedded defaults, then file (if not empty), then the
+// EUDR_* variables of environ (os.Environ() form). Unknown keys in the file
+// and invalid values fail with every problem listed.
+func LoadConfig(file string, environ []string) (*Config, error) {
+	v := viper.New()
+	for k, val := range defaults {
+		v.SetDefault(k, val)
+	}
+	if file != "" {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("read config %s: %w", file, err)
+		}
+	}
+	// Viper's AutomaticEnv reads the process environment; the environment is
+	// passed in instead (tests, and no hidden globals), so bind it by hand.
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "EUDR_") {
+			continue
+		}
+		key := envKey(name)
+		if key == "" {
+			continue // EUDR_ variables that are not settings (e.g. test hooks)
+		}
+		if _, isList := defaults[key].([]string); isList {
+			v.Set(key, splitList(val))
+		} else {
+			v.Set(key, val)
+		}
+	}
+	var cfg Config
+	hook := mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+	)
+	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(hook)); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// envKey maps EUDR_RATE_LIMIT_PER_SECOND to rate_limit.per_second by finding
+// the known key whose env name matches; "" if none does.
+func envKey(name string) string {
+	for k := range defaults {
+		if EnvName(k) == name {
+			return k
+		}
+	}
+	return ""
+}
+
+// EnvName is the environment variable that overrides config key k.
+func EnvName(k string) string {
+	return "EUDR_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Validate returns every problem of the settings at once.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s (%s): %s", key, EnvName(key), fmt.Sprintf(format, args...)))
+	}
+	if c.DataDir == "" {
+		bad("data_dir", "must not be empty")
+	}
+	if c.ShutdownTimeout <= 0 {
+		bad("shutdown_timeout", "must be positive")
+	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		bad("log.level", "%v", err)
+	}
+	switch c.Log.Format {
+	case "auto", "json", "console":
+	default:
+		bad("log.format", "must be auto, json or console, not %q", c.Log.Format)
+	}
+	for _, l := range []struct {
+		name string
+		cfg  ListenConfig
+	}{{"production", c.Production}, {"sandbox", c.Sandbox}} {
+		if l.cfg.Listen == "" {
+			bad(l.name+".listen", "must not be empty")
+		}
+		if (l.cfg.TLS.CertFile == "") != (l.cfg.TLS.KeyFile == "") {
+			bad(l.name+".tls", "cert_file and key_file go together")
+		}
+		for key, f := range map[string]string{"cert_file": l.cfg.TLS.CertFile, "key_file": l.cfg.TLS.KeyFile} {
+			if f == "" {
+				continue
+			}
+			if _, err := os.Stat(f); err != nil {
+				bad(l.name+".tls."+key, "%v", err)
+			}
+		}
+	}
+	if c.Production.Listen != "" && c.Production.Listen == c.Sandbox.Listen && !strings.HasSuffix(c.Production.Listen, ":0") {
+		bad("sandbox.listen", "must differ from production.listen")
+	}
+	if c.Auth.TokenTTL < time.Minute {
+		bad("auth.token_ttl", "must be at least 1m")
+	}
+	if c.RateLimit.PerSecond <= 0 || c.RateLimit.Burst < 1 {
+		bad("rate_limit.per_second", "per_second must be positive and burst at least 1")
+	}
+	if c.RateLimit.IPPerSecond <= 0 || c.RateLimit.IPBurst < 1 {
+		bad("rate_limit.ip_per_second", "ip_per_second must be positive and ip_burst at least 1")
+	}
+	if c.Idempotency.TTL < time.Hour {
+		bad("idempotency.ttl", "must be at least 1h (API.md promises 24h)")
+	}
+	if c.Idempotency.SweepInterval <= 0 {
+		bad("idempotency.sweep_interval", "must be positive")
+	}
+	if c.Limits.MaxBodyBytes < 1024 {
+		bad("limits.max_body_bytes", "must be at least 1024")
+	}
+	for _, p := range c.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			bad("trusted_proxies", "%q is not a CIDR prefix", p)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,149 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// Top-level error codes: one per class of failure (API.md section 3).
+const (
+	CodeValidationFailed     = "VALIDATION_FAILED"
+	CodeUnauthorized         = "UNAUTHORIZED"
+	CodeForbidden            = "FORBIDDEN"
+	CodeNotFound             = "NOT_FOUND"
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
+	CodeConflict             = "CONFLICT"
+	CodePayloadTooLarge      = "PAYLOAD_TOO_LARGE"
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	CodeBusinessRule         = "BUSINESS_RULE"
+	CodeResourceLocked       = "RESOURCE_LOCKED"
+	CodeRateLimitExceeded    = "RATE_LIMIT_EXCEEDED"
+	CodeInternal             = "INTERNAL"
+	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"
+)
+
+// Detail codes: the case within a class.
+const (
+	DetailRequired              = "REQUIRED"
+	DetailInvalidValue          = "INVALID_VALUE"
+	DetailUnknownField          = "UNKNOWN_FIELD"
+	DetailMalformedJSON         = "MALFORMED_JSON"
+	DetailIdempotencyKeyMissing = "IDEMPOTENCY_KEY_MISSING"
+	DetailIdempotencyKeyReused  = "IDEMPOTENCY_KEY_REUSED"
+	DetailIdempotencyInProgress = "IDEMPOTENCY_IN_PROGRESS"
+	DetailWrongEnvironment      = "WRONG_ENVIRONMENT"
+	DetailKeyRotated            = "KEY_ROTATED"
+	DetailJWTRequired           = "JWT_REQUIRED"
+	DetailScopeRequired         = "SCOPE_REQUIRED"
+	DetailAdminRequired         = "ADMIN_REQUIRED"
+)
+
+// The fixed messages of SPEC.md section 7.
+const (
+	msgUnauthorized = "Missing or invalid API key"
+	msgForbidden    = "API key does not have the required scope"
+)
+
+// Error is an API error: the body of every non-2xx response.
+type Error struct {
+	Status  int      `json:"-"`
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Details []Detail `json:"details"` // never nil: [] on the wire, not null
+	Err     error    `json:"-"`       // cause; logged for 5xx, never sent
+	// RetryAfter, in seconds, is sent as the Retry-After header when set.
+	RetryAfter int `json:"-"`
+}
+
+// Detail names one problem: its case, the JSON path it concerns and what is wrong.
+type Detail struct {
+	Code  string `json:"code"`
+	Field string `json:"field"`
+	Issue string `json:"issue"`
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Problems collects field-level validation problems; Err turns them into
+// one 400 or nil.
+type Problems []Detail
+
+// Add records one problem.
+func (p *Problems) Add(code, field, issue string) {
+	*p = append(*p, Detail{Code: code, Field: field, Issue: issue})
+}
+
+// Err is nil when no problem was found, else a 400 VALIDATION_FAILED listing all.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return validationFailed(p...)
+}
+
+func validationFailed(details ...Detail) *Error {
+	msg := "request validation failed"
+	if len(details) == 1 {
+		msg = details[0].Issue
+	}
+	return &Error{Status: http.StatusBadRequest, Code: CodeValidationFailed, Message: msg, Details: details}
+}
+
+func unauthorized() *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: msgUnauthorized}
+}
+
+func forbidden(detail, issue string) *Error {
+	return &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: msgForbidden,
+		Details: []Detail{{Code: detail, Field: "headers.Authorization", Issue: issue}}}
+}
+
+func notFound(what string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: what + " not found"}
+}
+
+func conflict(detail, field, issue string) *Error {
+	return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: issue,
+		Details: []Detail{{Code: detail, Field: field, Issue: issue}}}
+}
+
+// asError maps any error to the API error to send.
+func asError(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, storage.ErrNotFound):
+		return notFound("resource")
+	default:
+		return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error", Err: err}
+	}
+}
+
+// writeError writes err as the error envelope. It is the only writer of
+// errors; 5xx causes are logged here, once, and never sent.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := asError(err)
+	if e.Status >= 500 {
+		zerolog.Ctx(r.Context()).Error().Err(e.Err).Str("code", e.Code).Msg("request failed")
+	}
+	if e.Details == nil {
+		e.Details = []Detail{}
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(e.RetryAfter))
+	}
+	writeJSON(w, r, e.Status, e)
+}

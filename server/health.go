@@ -1,0 +1,60 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+)
+
+type probeResponse struct {
+	Status string `json:"status"`
+}
+
+type healthResponse struct {
+	Status        string      `json:"status"`
+	Environment   string      `json:"environment"`
+	Version       string      `json:"version"`
+	UptimeSeconds int64       `json:"uptimeSeconds"`
+	Store         storeHealth `json:"store"`
+}
+
+type storeHealth struct {
+	Status        string `json:"status"`
+	SchemaVersion int    `json:"schemaVersion"`
+	SizeBytes     int64  `json:"sizeBytes"`
+}
+
+// handleLivez answers while the process serves HTTP at all.
+func (a *App) handleLivez(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	writeJSON(w, r, http.StatusOK, probeResponse{Status: "ok"})
+}
+
+// handleReadyz answers 200 while the store serves reads and the appliance is
+// not shutting down, so a load balancer drains it first.
+func (a *App) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	if a.draining.Load() {
+		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "shutting down"})
+		return
+	}
+	if _, err := a.db.Status(r.Context()); err != nil {
+		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "store unavailable", Err: err})
+		return
+	}
+	writeJSON(w, r, http.StatusOK, probeResponse{Status: "ok"})
+}
+
+func (a *App) handleHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	st, err := a.db.Status(r.Context())
+	if err != nil {
+		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "store unavailable", Err: err})
+		return
+	}
+	writeJSON(w, r, http.StatusOK, healthResponse{
+		Status:        "ok",
+		Environment:   string(infoFrom(r.Context()).env),
+		Version:       a.version,
+		UptimeSeconds: int64(a.now().Sub(a.started) / time.Second),
+		Store:         storeHealth{Status: "ok", SchemaVersion: st.SchemaVersion, SizeBytes: st.SizeBytes},
+	})
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// timeFormat is RFC 3339 UTC with milliseconds, the one time format on the wire.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// formatTime renders t as the API writes times.
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// formatTimePtr renders an optional time; nil stays nil (null on the wire).
+func formatTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := formatTime(*t)
+	return &s
+}
+
+// writeJSON marshals v before writing anything, so an encoding failure still
+// becomes a clean 500 envelope.
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		zerolog.Ctx(r.Context()).Error().Err(err).Msg("encode response")
+		status = http.StatusInternalServerError
+		body = []byte(`{"code":"INTERNAL","message":"internal error","details":[]}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// writeNoContent answers 204.
+func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
+
+// decodeJSON reads the request body into v. It rejects another content type
+// (415), a body over the limit (413), malformed JSON, trailing data, unknown
+// fields and wrongly typed fields (400, with the field's JSON path).
+func decodeJSON(r *http.Request, v any, mediaTypes ...string) error {
+	if err := checkContentType(r, mediaTypes...); err != nil {
+		return err
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return readBodyError(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body is empty; a JSON object is required"})
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "unexpected data after the JSON value"})
+	}
+	return nil
+}
+
+func checkContentType(r *http.Request, allowed ...string) error {
+	if len(allowed) == 0 {
+		allowed = []string{"application/json"}
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil // curl --data-binary without -H: take it as JSON
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil {
+		for _, a := range allowed {
+			if mt == a {
+				return nil
+			}
+		}
+	}
+	return &Error{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType,
+		Message: fmt.Sprintf("Content-Type %q is not supported; send %s", ct, strings.Join(allowed, " or ")),
+		Details: []Detail{{Code: DetailInvalidValue, Field: "headers.Content-Type", Issue: "must be " + strings.Join(allowed, " or ")}}}
+}
+
+// readBodyError maps a body read failure: over the size limit is 413.
+func readBodyError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+			Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), Err: err}
+	}
+	return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body could not be read"})
+}
+
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body",
+			Issue: fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())})
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "body"
+		}
+		return validationFailed(Detail{Code: DetailInvalidValue, Field: field,
+			Issue: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: unexpected end of input"})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return validationFailed(Detail{Code: DetailUnknownField, Field: name, Issue: "unknown field"})
+	default:
+		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: " + err.Error()})
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// requestInfo travels in the context of every request; inner steps fill it
+// and the access log reads it when the response is done.
+type requestInfo struct {
+	env     storage.Environment
+	traceID string
+	route   string // the route template, "" when no route matched
+	who     principal
+}
+
+type ctxKey int
+
+const (
+	ctxRequestInfo ctxKey = iota
+	ctxIdempotency
+)
+
+func infoFrom(ctx context.Context) *requestInfo {
+	ri, _ := ctx.Value(ctxRequestInfo).(*requestInfo)
+	if ri == nil {
+		return &requestInfo{}
+	}
+	return ri
+}
+
+// tenantFrom is the (organisation, environment) of the authenticated caller.
+func tenantFrom(ctx context.Context) storage.Tenant { return infoFrom(ctx).who.tenant }
+
+// handler composes the chain of one listener, outermost first: trace id and
+// access log, panic recovery, identification, rate limit, body limit, router.
+// Per route, routes.go adds the auth policy and idempotency.
+func (a *App) handler(env storage.Environment) http.Handler {
+	var h http.Handler = a.router(env)
+	h = a.limitBody(h)
+	h = a.rateLimit(h)
+	h = a.identify(h)
+	h = a.recoverPanics(h)
+	return a.traceAndLog(env, h)
+}
+
+// statusWriter remembers the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// traceAndLog sets X-Trace-Id on every response and writes one log line per
+// request: method, route, status, latency, trace id and key id (never a key
+// value).
+func (a *App) traceAndLog(env storage.Environment, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		traceID := r.Header.Get("X-Trace-Id")
+		if !validTraceID(traceID) {
+			traceID = randomHex(16)
+		}
+		w.Header().Set("X-Trace-Id", traceID)
+		ri := &requestInfo{env: env, traceID: traceID}
+		l := a.log.With().Str("trace_id", traceID).Str("environment", string(env)).Logger()
+		ctx := context.WithValue(r.Context(), ctxRequestInfo, ri)
+		ctx = l.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(ctx))
+
+		ev := l.Info()
+		if sw.status >= 500 {
+			ev = l.Warn()
+		}
+		ev.Str("method", r.Method).Str("route", ri.route).Int("status", sw.status).
+			Float64("latency_ms", float64(time.Since(start).Microseconds())/1000).
+			Int("bytes", sw.bytes).Str("key_id", ri.who.id()).Str("client_ip", a.clientIP(r).String()).
+			Msg("request")
+	})
+}
+
+// validTraceID accepts 1-128 characters of [A-Za-z0-9._-] (API.md section 3).
+func validTraceID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverPanics turns a panic into a 500 envelope (when nothing was written
+// yet) and logs it with its stack.
+func (a *App) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			zerolog.Ctx(r.Context()).Error().Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("handler panicked")
+			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+				return // the response is under way; the client sees a cut body
+			}
+			writeError(w, r, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error"})
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody caps every request body at limits.max_body_bytes; reading past it
+// fails, and decodeJSON turns that into 413.
+func (a *App) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > a.cfg.Limits.MaxBodyBytes {
+			writeError(w, r, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+				Message: fmt.Sprintf("request body exceeds %d bytes", a.cfg.Limits.MaxBodyBytes)})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.Limits.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// newStdLogger routes net/http's own messages (TLS handshake errors and the
+// like) into the structured log.
+func newStdLogger(l zerolog.Logger) *log.Logger {
+	return log.New(l.With().Str("component", "http").Logger(), "", 0)
+}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/eudr/eudr/storage"
+)
+
+const (
+	defaultPageLimit = 100
+	maxPageLimit     = 1000
+)
+
+// parsePage reads ?limit= (1-1000, default 100) and ?cursor= (the last ID of
+// the previous page) of a list request.
+func parsePage(r *http.Request) (storage.Page, error) {
+	q := r.URL.Query()
+	p := storage.Page{Limit: defaultPageLimit, After: q.Get("cursor")}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxPageLimit {
+			return p, validationFailed(Detail{Code: DetailInvalidValue, Field: "query.limit",
+				Issue: fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit)})
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// setNextPage adds the Link and X-Next-Cursor headers that point at the
+// page after the one being sent.
+func setNextPage(w http.ResponseWriter, r *http.Request, p storage.Page, lastID string) {
+	q := r.URL.Query()
+	q.Set("cursor", lastID)
+	q.Set("limit", strconv.Itoa(p.Limit))
+	w.Header().Set("Link", fmt.Sprintf(`<%s?%s>; rel="next"`, r.URL.Path, q.Encode()))
+	w.Header().Set("X-Next-Cursor", lastID)
+}
+
+// writePage sends one page of an in-memory list that is already newest
+// first and ordered by ID descending.
+func writePage[T any](w http.ResponseWriter, r *http.Request, items []T, p storage.Page, id func(T) string) {
+	start := 0
+	if p.After != "" {
+		start = len(items)
+		for i, it := range items {
+			if id(it) < p.After {
+				start = i
+				break
+			}
+		}
+	}
+	items = items[start:]
+	if len(items) > p.Limit {
+		items = items[:p.Limit]
+		setNextPage(w, r, p, id(items[len(items)-1]))
+	}
+	writeJSON(w, r, http.StatusOK, items)
+}

@@ -1,0 +1,39 @@
+// Package storage owns the appliance's bbolt file: opening and closing it, the
+// bucket layout, typed records, tenancy, the schema version and backups.
+//
+// # Opening
+//
+// One process holds the file at a time. Open waits at most a second for the
+// file lock and then fails with ErrInUse, so a second `eudr serve` (or an admin
+// command against a running appliance's data dir) says so clearly instead of
+// hanging. Commits are synchronous (NoSync stays off): once Update returns,
+// the change survives kill -9 and power loss.
+//
+// # Buckets
+//
+// Global records (not owned by any tenant):
+//
+//	meta               schema_version, jwt_key, created_at
+//	orgs               org id -> Org
+//	users              username -> User
+//	api_keys           key id -> APIKey
+//	api_key_hashes     SHA-256(key value) -> key id (current and rotated-out values)
+//	idempotency_expiry BE(expiry unix nanos) | tenant | 0x00 | key -> nil (sweep index)
+//
+// Tenant records live under tenants/<org>/<environment>/<resource>, so a
+// lookup made with the wrong (organisation, environment) pair cannot find a
+// record by construction:
+//
+//	suppliers             erpVendorId -> Supplier
+//	suppliers_by_id       supplierId (time-ordered) -> erpVendorId
+//	idempotency           Idempotency-Key -> IdempotencyRecord
+//
+// Other packages (queue, ledger) own buckets of their own in the same file and
+// list them in their doc.go.
+//
+// # Transactions
+//
+// Update and View hand the caller a *Tx that embeds *bbolt.Tx and fixes Now()
+// once per transaction. Helpers that take a *Tx never open another one.
+// Values read from bbolt are decoded before the transaction ends.
+package storage
