@@ -43,11 +43,12 @@ type App struct {
 	started time.Time
 	runID   string // tells this process's in-flight idempotency records from a crashed one's
 
-	jwtKey  []byte
-	keyRate *rateLimiter // per API key (or logged-in user)
-	ipRate  *rateLimiter // per client IP, for requests without a valid credential
-	usage   *keyUsage
-	proxies []netip.Prefix
+	jwtKey   []byte
+	keyRate  *rateLimiter // per API key (or logged-in user)
+	ipRate   *rateLimiter // per client IP, for requests without a valid credential
+	usage    *keyUsage
+	keyCache *keyCache
+	proxies  []netip.Prefix
 
 	draining atomic.Bool
 	handlers map[storage.Environment]http.Handler
@@ -65,17 +66,18 @@ func New(cfg *Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{
-		cfg:     cfg,
-		db:      db,
-		log:     opts.Logger,
-		version: opts.Version,
-		now:     opts.Now,
-		started: opts.Now(),
-		runID:   randomHex(8),
-		keyRate: newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
-		ipRate:  newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
-		usage:   newKeyUsage(),
-		proxies: parsePrefixes(cfg.TrustedProxies),
+		cfg:      cfg,
+		db:       db,
+		log:      opts.Logger,
+		version:  opts.Version,
+		now:      opts.Now,
+		started:  opts.Now(),
+		runID:    randomHex(8),
+		keyRate:  newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
+		ipRate:   newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
+		usage:    newKeyUsage(),
+		keyCache: newKeyCache(),
+		proxies:  parsePrefixes(cfg.TrustedProxies),
 	}
 	if err := a.bootstrap(context.Background()); err != nil {
 		db.Close()

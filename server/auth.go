@@ -102,13 +102,20 @@ func (a *App) keyPrincipal(ctx context.Context, value string, env storage.Enviro
 		return p
 	}
 	hash := sha256.Sum256([]byte(value))
-	var key *storage.APIKey
-	err := a.db.View(ctx, func(tx *storage.Tx) error {
-		var err error
-		key, err = tx.FindAPIKeyByHash(hash[:])
-		return err
-	})
-	if err != nil || key.RevokedAt != nil {
+	key, gen := a.keyCache.get(hash)
+	if key == nil {
+		err := a.db.View(ctx, func(tx *storage.Tx) error {
+			var err error
+			key, err = tx.FindAPIKeyByHash(hash[:])
+			return err
+		})
+		if err != nil {
+			p.err = unauthorized()
+			return p
+		}
+		a.keyCache.put(hash, key, gen)
+	}
+	if key.RevokedAt != nil {
 		p.err = unauthorized()
 		return p
 	}

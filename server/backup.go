@@ -61,6 +61,7 @@ func (a *App) handleBackup(w http.ResponseWriter, r *http.Request, _ httprouter.
 	l := zerolog.Ctx(r.Context())
 	if err != nil {
 		if n == 0 {
+			w.Header().Del("Content-Disposition")
 			writeError(w, r, err)
 			return
 		}

@@ -121,7 +121,7 @@ func (a *App) beginIdempotent(ctx context.Context, t storage.Tenant, key, fp str
 			switch {
 			case old.Fingerprint != fp:
 				return conflict(DetailIdempotencyKeyReused, "headers.Idempotency-Key",
-					"this Idempotency-Key was used in the last 24 hours for a different request")
+					"this Idempotency-Key was already used for a different request within the idempotency window")
 			case old.State == storage.IdemCompleted:
 				rec = old
 				return nil

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +68,13 @@ func decodeJSON(r *http.Request, v any, mediaTypes ...string) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err = dec.Decode(v)
+	// encoding/json matches member names case-insensitively; the API's
+	// names are exact, so a member that differs in case is unknown too.
+	if unknown := unknownFields(body, v); len(unknown) > 0 {
+		return unknown.Err()
+	}
+	if err != nil {
 		return jsonError(err)
 	}
 	if dec.More() {
@@ -127,6 +136,35 @@ func jsonError(err error) error {
 	default:
 		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: " + err.Error()})
 	}
+}
+
+// unknownFields lists every top-level member of body that the struct v
+// points to has no field for, so one answer names them all (the decoder
+// stops at the first).
+func unknownFields(body []byte, v any) Problems {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var members map[string]json.RawMessage
+	if t.Kind() != reflect.Struct || json.Unmarshal(body, &members) != nil {
+		return nil
+	}
+	known := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		known[name] = true
+	}
+	var probs Problems
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		if !known[name] {
+			probs.Add(DetailUnknownField, name, "unknown field")
+		}
+	}
+	return probs
 }
 
 func jsonKind(goKind string) string {

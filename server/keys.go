@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -59,7 +60,7 @@ type KeyRequest struct {
 // `eudr admin create-key` command take them.
 func ParseKeyRequest(org, name, env string, scopes []string) (KeyRequest, error) {
 	var probs Problems
-	if len(name) > maxKeyNameLen {
+	if utf8.RuneCountInString(name) > maxKeyNameLen {
 		probs.Add(DetailInvalidValue, "name", fmt.Sprintf("must be at most %d characters", maxKeyNameLen))
 	}
 	e := storage.Environment(env)
@@ -144,6 +145,7 @@ func (a *App) CreateKey(ctx context.Context, kr KeyRequest) (*storage.APIKey, st
 	if err != nil {
 		return nil, "", err
 	}
+	a.keyCache.invalidate()
 	return key, value, nil
 }
 
@@ -219,6 +221,7 @@ func (a *App) rotateKey(ctx context.Context, org, id string) (*storage.APIKey, s
 		key.Hash, key.Prefix, key.Last4, key.RotatedAt = hash[:], value[:12], value[len(value)-4:], &now
 		return tx.UpdateAPIKey(key)
 	})
+	a.keyCache.invalidate()
 	return key, value, err
 }
 
@@ -232,6 +235,7 @@ func (a *App) handleKeysRevoke(w http.ResponseWriter, r *http.Request, ps httpro
 		key.RevokedAt = &now
 		return tx.UpdateAPIKey(key)
 	})
+	a.keyCache.invalidate()
 	if err != nil {
 		writeError(w, r, err)
 		return

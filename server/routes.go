@@ -52,7 +52,7 @@ func (a *App) router(env storage.Environment) http.Handler {
 	rt := httprouter.New()
 	rt.RedirectTrailingSlash = false
 	rt.RedirectFixedPath = false
-	rt.HandleOPTIONS = false
+	rt.HandleOPTIONS = true // 200 with Allow, which the 405 answers advertise
 	rt.HandleMethodNotAllowed = true
 	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFound("route "+r.URL.Path))
@@ -63,6 +63,9 @@ func (a *App) router(env storage.Environment) http.Handler {
 	})
 	for _, rte := range a.routes() {
 		rt.Handle(rte.method, rte.path, a.wrap(rte))
+		if rte.method == http.MethodGet {
+			rt.Handle(http.MethodHead, rte.path, a.wrap(rte)) // net/http drops the body
+		}
 	}
 	return rt
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -78,7 +79,7 @@ func (req *supplierRequest) validate() (*storage.Supplier, error) {
 	switch {
 	case name == "":
 		probs.Add(DetailRequired, "name", "is required")
-	case len(name) > maxSupplierNameLen:
+	case utf8.RuneCountInString(name) > maxSupplierNameLen:
 		probs.Add(DetailInvalidValue, "name", fmt.Sprintf("must be at most %d characters", maxSupplierNameLen))
 	}
 	switch {

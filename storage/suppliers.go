@@ -3,6 +3,8 @@ package storage
 import (
 	"fmt"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 var (
@@ -23,14 +25,20 @@ type Supplier struct {
 	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
+// supplierBuckets returns the tenant's mappings by ERP vendor ID and the
+// index by supplier ID (nil in a read-only tx when the tenant has none).
+func (tx *Tx) supplierBuckets(t Tenant) (byVendor, byID *bolt.Bucket, err error) {
+	if byVendor, err = tx.tenantBucket(t, bucketSuppliers); err != nil {
+		return nil, nil, err
+	}
+	byID, err = tx.tenantBucket(t, bucketSuppliersByID)
+	return byVendor, byID, err
+}
+
 // PutSupplier inserts or replaces the tenant's mapping for s.ERPVendorID.
 // An existing mapping keeps its ID and CreatedAt, which are copied into s.
 func (tx *Tx) PutSupplier(t Tenant, s *Supplier) error {
-	b, err := tx.tenantBucket(t, bucketSuppliers)
-	if err != nil {
-		return err
-	}
-	byID, err := tx.tenantBucket(t, bucketSuppliersByID)
+	b, byID, err := tx.supplierBuckets(t)
 	if err != nil {
 		return err
 	}
@@ -67,11 +75,7 @@ func (tx *Tx) DeleteSupplier(t Tenant, erpVendorID string) error {
 	if err != nil {
 		return err
 	}
-	b, err := tx.tenantBucket(t, bucketSuppliers)
-	if err != nil {
-		return err
-	}
-	byID, err := tx.tenantBucket(t, bucketSuppliersByID)
+	b, byID, err := tx.supplierBuckets(t)
 	if err != nil {
 		return err
 	}
@@ -92,12 +96,8 @@ type Page struct {
 // FindSuppliers returns the tenant's mappings newest first, one page, and
 // whether more follow.
 func (tx *Tx) FindSuppliers(t Tenant, p Page) ([]*Supplier, bool, error) {
-	b, err := tx.tenantBucket(t, bucketSuppliers)
-	if err != nil || b == nil {
-		return nil, false, err
-	}
-	byID, err := tx.tenantBucket(t, bucketSuppliersByID)
-	if err != nil {
+	b, byID, err := tx.supplierBuckets(t)
+	if err != nil || b == nil || byID == nil {
 		return nil, false, err
 	}
 	var out []*Supplier

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// benchApp is an appliance on a temp store with one sandbox key and a rate
+// limit high enough not to interfere.
+func benchApp(b *testing.B) (*App, string) {
+	b.Helper()
+	cfg, err := LoadConfig("", []string{
+		"EUDR_DATA_DIR=" + b.TempDir(),
+		"EUDR_ADMIN_PASSWORD=bench-password",
+		"EUDR_RATE_LIMIT_PER_SECOND=1000000000",
+		"EUDR_RATE_LIMIT_BURST=1000000000",
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := New(cfg, Options{Version: "bench", Logger: zerolog.New(io.Discard)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close() })
+	kr, err := ParseKeyRequest(defaultOrg, "bench", "sandbox", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, key, err := a.CreateKey(context.Background(), kr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a, key
+}
+
+func benchGET(b *testing.B, h http.Handler, path, key string) {
+	b.Helper()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := httptest.NewRequest(http.MethodGet, path, nil)
+			if key != "" {
+				r.Header.Set("X-API-Key", key)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				b.Fatalf("GET %s: status %d: %s", path, w.Code, w.Body)
+			}
+		}
+	})
+}
+
+// BenchmarkHealth_FullChain is GET /health through every middleware: trace
+// id, access log (to io.Discard), recovery, key lookup, rate limit, router,
+// store status.
+func BenchmarkHealth_FullChain(b *testing.B) {
+	a, key := benchApp(b)
+	benchGET(b, a.Handler(storage.Sandbox), eudrPrefix+"/health", key)
+}
+
+// BenchmarkHealth_Bare is the same answer from a bare httprouter handler:
+// the floor the full chain is compared with.
+func BenchmarkHealth_Bare(b *testing.B) {
+	benchGET(b, bareHealthRouter(), eudrPrefix+"/health", "")
+}
+
+// BenchmarkSuppliersList_FullChain lists 100 suppliers through the full chain.
+func BenchmarkSuppliersList_FullChain(b *testing.B) {
+	a, key := benchApp(b)
+	t := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+	for i := range 100 {
+		s := &storage.Supplier{ERPVendorID: "V" + string(rune('A'+i%26)) + time.Duration(i).String(),
+			EUOperatorUUID: "3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b", Name: "Supplier", Country: "CI", Role: roleOperator}
+		if err := a.upsertSupplier(context.Background(), t, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchGET(b, a.Handler(storage.Sandbox), eudrPrefix+"/suppliers", key)
+}
+
+// bareHealthRouter answers a fixed health body with nothing in between.
+func bareHealthRouter() http.Handler {
+	rt := httprouter.New()
+	body := []byte(`{"status":"ok","environment":"sandbox","version":"bench","uptimeSeconds":1,"store":{"status":"ok","schemaVersion":1,"sizeBytes":65536}}` + "\n")
+	rt.GET(eudrPrefix+"/health", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+	return rt
+}
+
+func BenchmarkRateLimiter_Take(b *testing.B) {
+	rl := newRateLimiter(1e9, 1e9)
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		rl.take("key_bench", now)
+	}
+}

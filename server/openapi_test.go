@@ -1,0 +1,1419 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"maps"
+	"math"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// The tests in this file hold server/openapi.json to the code: every route of
+// routes() is described and nothing else, the document is well formed, its
+// schemas say what the Go types and validators do, and the responses of a
+// real appliance conform to it.
+
+// openAPIMethods are the operation keys of an OpenAPI Path Item.
+var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// loadOpenAPI parses the embedded document.
+func loadOpenAPI(t *testing.T) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(OpenAPIDocument(), &doc); err != nil {
+		t.Fatalf("openapi.json is not valid JSON: %v", err)
+	}
+	return doc
+}
+
+// oaRoutes is the real route table. routes() only takes method values, so
+// an App without a store will do.
+func oaRoutes(t *testing.T) (rs []route) {
+	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("(&App{}).routes() panicked: %v", p)
+		}
+	}()
+	return (&App{}).routes()
+}
+
+var oaRouteParamRE = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
+
+// openAPIPath turns httprouter's /a/:id into OpenAPI's /a/{id}.
+func openAPIPath(p string) string { return oaRouteParamRE.ReplaceAllString(p, "{$1}") }
+
+// oaOperation is one operation of the document.
+type oaOperation struct {
+	method string // upper case
+	path   string // OpenAPI syntax
+	item   map[string]any
+	op     map[string]any
+}
+
+func (o oaOperation) String() string { return o.method + " " + o.path }
+
+func oaOperations(t *testing.T, doc map[string]any) []oaOperation {
+	t.Helper()
+	paths, ok := doc["paths"].(map[string]any)
+	if !ok {
+		t.Fatal("openapi.json has no paths object")
+	}
+	var ops []oaOperation
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		item, ok := paths[p].(map[string]any)
+		if !ok {
+			t.Errorf("paths[%q] is not an object", p)
+			continue
+		}
+		for _, m := range openAPIMethods {
+			if v, ok := item[m]; ok {
+				op, ok := v.(map[string]any)
+				if !ok {
+					t.Errorf("%s %s is not an object", strings.ToUpper(m), p)
+					continue
+				}
+				ops = append(ops, oaOperation{method: strings.ToUpper(m), path: p, item: item, op: op})
+			}
+		}
+	}
+	return ops
+}
+
+func oaFindOperation(t *testing.T, doc map[string]any, method, path string) map[string]any {
+	t.Helper()
+	for _, o := range oaOperations(t, doc) {
+		if o.method == method && o.path == path {
+			return o.op
+		}
+	}
+	t.Fatalf("openapi.json has no operation %s %s", method, path)
+	return nil
+}
+
+// oaPointer resolves an RFC 6901 pointer ("/components/schemas/Error").
+func oaPointer(doc any, ptr string) (any, bool) {
+	if ptr == "" {
+		return doc, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	cur := doc
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// oaResolve resolves a local reference ("#/components/...").
+func oaResolve(doc map[string]any, ref string) (any, bool) {
+	if !strings.HasPrefix(ref, "#") {
+		return nil, false
+	}
+	return oaPointer(doc, ref[1:])
+}
+
+// oaDeref follows the $ref of a Reference Object (response, parameter,
+// header) to the object it names.
+func oaDeref(t *testing.T, doc map[string]any, v any) map[string]any {
+	t.Helper()
+	for range 10 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("expected an object, got %T", v)
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		if v, ok = oaResolve(doc, ref); !ok {
+			t.Fatalf("$ref %q does not resolve", ref)
+		}
+	}
+	t.Fatal("$ref chain too long")
+	return nil
+}
+
+func TestOpenAPI_CoversEveryRoute(t *testing.T) {
+	doc := loadOpenAPI(t)
+	documented := map[string]bool{}
+	for _, o := range oaOperations(t, doc) {
+		documented[o.String()] = true
+	}
+	served := map[string]bool{}
+	for _, rte := range oaRoutes(t) {
+		name := rte.method + " " + openAPIPath(rte.path)
+		if served[name] {
+			t.Errorf("route %s (%s %s) appears twice in routes()", name, rte.method, rte.path)
+		}
+		served[name] = true
+		if !documented[name] {
+			t.Errorf("route %s %s is not in openapi.json: add paths[%q].%s", rte.method, rte.path,
+				openAPIPath(rte.path), strings.ToLower(rte.method))
+		}
+	}
+	for name := range documented {
+		if !served[name] {
+			t.Errorf("openapi.json describes %s, which no route in routes() serves", name)
+		}
+	}
+}
+
+func TestOpenAPI_Valid(t *testing.T) {
+	doc := loadOpenAPI(t)
+
+	t.Run("NoDuplicateKeys", func(t *testing.T) {
+		dec := json.NewDecoder(bytes.NewReader(OpenAPIDocument()))
+		if err := oaCheckDuplicateKeys(dec, ""); err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("Header", func(t *testing.T) {
+		if got := doc["openapi"]; got != "3.1.0" {
+			t.Errorf("openapi: got %v, want 3.1.0", got)
+		}
+		info, _ := doc["info"].(map[string]any)
+		if got := info["title"]; got != "eudr EUDR compliance API" {
+			t.Errorf("info.title: got %v, want %q", got, "eudr EUDR compliance API")
+		}
+		if got := info["version"]; got != "1.0" {
+			t.Errorf("info.version: got %v, want 1.0", got)
+		}
+		var urls []string
+		servers, _ := doc["servers"].([]any)
+		for _, s := range servers {
+			sm, _ := s.(map[string]any)
+			u, _ := sm["url"].(string)
+			urls = append(urls, u)
+			if d, _ := sm["description"].(string); !strings.Contains(d, "listener decides the environment") {
+				t.Errorf("server %s: the description should say that the listener decides the environment", u)
+			}
+		}
+		if want := []string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}; !slices.Equal(urls, want) {
+			t.Errorf("servers: got %v, want %v", urls, want)
+		}
+	})
+
+	t.Run("RefsResolve", func(t *testing.T) {
+		oaWalk(doc, "", func(ptr string, v any) {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return
+			}
+			ref, ok := m["$ref"].(string)
+			if !ok {
+				return
+			}
+			if !strings.HasPrefix(ref, "#/") {
+				t.Errorf("%s: $ref %q points outside the document", ptr, ref)
+				return
+			}
+			if _, ok := oaResolve(doc, ref); !ok {
+				t.Errorf("%s: $ref %q does not resolve", ptr, ref)
+			}
+		})
+	})
+
+	tags := map[string]bool{}
+	for _, tg := range doc["tags"].([]any) {
+		tags[tg.(map[string]any)["name"].(string)] = true
+	}
+	schemes, _ := doc["components"].(map[string]any)["securitySchemes"].(map[string]any)
+	ids := map[string]string{}
+	templateParam := regexp.MustCompile(`\{([^}]+)\}`)
+
+	for _, o := range oaOperations(t, doc) {
+		t.Run(o.String(), func(t *testing.T) {
+			id, _ := o.op["operationId"].(string)
+			switch {
+			case id == "":
+				t.Error("no operationId")
+			case ids[id] != "":
+				t.Errorf("operationId %q is also used by %s", id, ids[id])
+			default:
+				ids[id] = o.String()
+			}
+			for _, k := range []string{"summary", "description"} {
+				if s, _ := o.op[k].(string); strings.TrimSpace(s) == "" {
+					t.Errorf("no %s", k)
+				}
+			}
+			opTags, _ := o.op["tags"].([]any)
+			if len(opTags) == 0 {
+				t.Error("no tags")
+			}
+			for _, tg := range opTags {
+				if !tags[fmt.Sprint(tg)] {
+					t.Errorf("tag %v is not declared in the top-level tags", tg)
+				}
+			}
+
+			sec, ok := o.op["security"].([]any)
+			if !ok {
+				t.Error("no security (use [] for none)")
+			}
+			for _, req := range sec {
+				for name := range req.(map[string]any) {
+					if _, ok := schemes[name]; !ok {
+						t.Errorf("security scheme %q is not in components.securitySchemes", name)
+					}
+				}
+			}
+
+			// Parameters: unique by (in, name); every path template
+			// variable declared as a required path parameter and
+			// every path parameter in the template.
+			params := map[string]map[string]any{}
+			for level, src := range []map[string]any{o.item, o.op} {
+				seen := map[string]bool{}
+				list, _ := src["parameters"].([]any)
+				for _, p := range list {
+					pm := oaDeref(t, doc, p)
+					key := fmt.Sprint(pm["in"]) + ":" + fmt.Sprint(pm["name"])
+					if seen[key] {
+						t.Errorf("parameter %s declared twice (level %d)", key, level)
+					}
+					seen[key] = true
+					params[key] = pm
+				}
+			}
+			inTemplate := map[string]bool{}
+			for _, m := range templateParam.FindAllStringSubmatch(o.path, -1) {
+				inTemplate[m[1]] = true
+				p, ok := params["path:"+m[1]]
+				if !ok {
+					t.Errorf("path parameter {%s} is not declared", m[1])
+					continue
+				}
+				if p["required"] != true {
+					t.Errorf("path parameter {%s} must be required", m[1])
+				}
+			}
+			for key := range params {
+				if name, ok := strings.CutPrefix(key, "path:"); ok && !inTemplate[name] {
+					t.Errorf("path parameter %q is not in the path template", name)
+				}
+			}
+
+			responses, _ := o.op["responses"].(map[string]any)
+			var has2xx, hasErr bool
+			for code, rv := range responses {
+				resp := oaDeref(t, doc, rv)
+				if d, _ := resp["description"].(string); d == "" {
+					t.Errorf("response %s has no description", code)
+				}
+				hdrs, _ := resp["headers"].(map[string]any)
+				for _, h := range []string{"X-Trace-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+					if _, ok := hdrs[h]; !ok {
+						t.Errorf("response %s does not declare the %s header", code, h)
+					}
+				}
+				switch {
+				case strings.HasPrefix(code, "2"):
+					has2xx = true
+				case strings.HasPrefix(code, "4"), strings.HasPrefix(code, "5"):
+					if !oaUsesErrorEnvelope(doc, resp) {
+						t.Errorf("response %s does not use the Error envelope (#/components/schemas/Error)", code)
+						continue
+					}
+					hasErr = true
+					if code == "423" || code == "429" {
+						if _, ok := hdrs["Retry-After"]; !ok {
+							t.Errorf("response %s does not declare Retry-After", code)
+						}
+					}
+				default:
+					t.Errorf("response key %q: want an explicit status code", code)
+				}
+			}
+			if !has2xx {
+				t.Error("no 2xx response")
+			}
+			if !hasErr {
+				t.Error("no 4xx/5xx response with the Error envelope")
+			}
+		})
+	}
+}
+
+// oaUsesErrorEnvelope reports whether a response's JSON schema is the Error
+// schema or narrows it with allOf.
+func oaUsesErrorEnvelope(doc map[string]any, resp map[string]any) bool {
+	schema, ok := oaPointer(resp, "/content/application~1json/schema")
+	if !ok {
+		return false
+	}
+	const errRef = "#/components/schemas/Error"
+	m, _ := schema.(map[string]any)
+	if m["$ref"] == errRef {
+		return true
+	}
+	all, _ := m["allOf"].([]any)
+	for _, s := range all {
+		if sm, _ := s.(map[string]any); sm["$ref"] == errRef {
+			return true
+		}
+	}
+	return false
+}
+
+// oaWalk calls fn on every value of v with its JSON pointer.
+func oaWalk(v any, ptr string, fn func(ptr string, v any)) {
+	fn(ptr, v)
+	switch c := v.(type) {
+	case map[string]any:
+		for k, x := range c {
+			oaWalk(x, ptr+"/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"), fn)
+		}
+	case []any:
+		for i, x := range c {
+			oaWalk(x, ptr+"/"+strconv.Itoa(i), fn)
+		}
+	}
+}
+
+// oaCheckDuplicateKeys fails on an object with a repeated member name, which
+// encoding/json would silently collapse.
+func oaCheckDuplicateKeys(dec *json.Decoder, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			k := kt.(string)
+			if seen[k] {
+				return fmt.Errorf("%s: member %q appears twice", path, k)
+			}
+			seen[k] = true
+			if err := oaCheckDuplicateKeys(dec, path+"/"+k); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := oaCheckDuplicateKeys(dec, path+"/"+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	}
+	return err
+}
+
+// TestOpenAPI_RoutePolicies checks what each route requires of its caller
+// (auth policy, idempotency) against the operation's security and headers.
+func TestOpenAPI_RoutePolicies(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for _, rte := range oaRoutes(t) {
+		path := openAPIPath(rte.path)
+		t.Run(rte.method+" "+path, func(t *testing.T) {
+			op := oaFindOperation(t, doc, rte.method, path)
+
+			var want []any
+			switch rte.auth {
+			case authNone:
+				want = []any{}
+			case authKey:
+				scope := []any{requiredScope(rte.method)}
+				want = []any{map[string]any{"ApiKeyHeader": scope}, map[string]any{"ApiKeyBearer": scope}}
+			case authAdmin:
+				want = []any{map[string]any{"LoginJWT": []any{roleAdmin}}}
+			}
+			if got := op["security"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("security: got %v, want %v", got, want)
+			}
+
+			responses := op["responses"].(map[string]any)
+			mustHave := []string{"429", "500"}
+			if rte.auth != authNone {
+				mustHave = append(mustHave, "401", "403")
+			}
+			if rte.idem != idemNone {
+				mustHave = append(mustHave, "400", "409", "413", "423")
+			}
+			for _, code := range mustHave {
+				if _, ok := responses[code]; !ok {
+					t.Errorf("no %s response", code)
+				}
+			}
+
+			var idem map[string]any
+			var hasLimit bool
+			params, _ := op["parameters"].([]any)
+			for _, p := range params {
+				pm := oaDeref(t, doc, p)
+				switch {
+				case pm["in"] == "header" && pm["name"] == "Idempotency-Key":
+					idem = pm
+				case pm["in"] == "query" && pm["name"] == "limit":
+					hasLimit = true
+				}
+			}
+			switch rte.idem {
+			case idemNone:
+				if idem != nil {
+					t.Error("declares Idempotency-Key, which the route does not take")
+				}
+			case idemOptional, idemRequired:
+				if idem == nil {
+					t.Fatal("does not declare the Idempotency-Key header")
+				}
+				if got, want := idem["required"] == true, rte.idem == idemRequired; got != want {
+					t.Errorf("Idempotency-Key required: got %v, want %v", got, want)
+				}
+			}
+			if desc, _ := op["description"].(string); rte.idem != idemNone && !strings.Contains(desc, "Idempotency-Key") {
+				t.Error("the description does not say whether Idempotency-Key is required")
+			}
+
+			for code, rv := range responses {
+				if !strings.HasPrefix(code, "2") {
+					continue
+				}
+				hdrs, _ := oaDeref(t, doc, rv)["headers"].(map[string]any)
+				if _, ok := hdrs["Idempotent-Replayed"]; ok != (rte.idem != idemNone) {
+					t.Errorf("response %s: declares Idempotent-Replayed: %v, want %v", code, ok, rte.idem != idemNone)
+				}
+				_, link := hdrs["Link"]
+				_, next := hdrs["X-Next-Cursor"]
+				if link != hasLimit || next != hasLimit {
+					t.Errorf("response %s: Link/X-Next-Cursor declared %v/%v; a list (limit parameter: %v) has both", code, link, next, hasLimit)
+				}
+			}
+			if hasLimit {
+				if _, ok := responses["400"]; !ok {
+					t.Error("a list with limit answers 400 for a bad limit")
+				}
+			}
+		})
+	}
+}
+
+// TestOpenAPI_MatchesCode checks the schemas against the Go types and the
+// validators they describe.
+func TestOpenAPI_MatchesCode(t *testing.T) {
+	doc := loadOpenAPI(t)
+
+	t.Run("ErrorCodes", func(t *testing.T) {
+		codes, details := oaErrorCodeConstants(t)
+		got := oaStrings(oaMust(t, doc, "/components/schemas/Error/properties/code/enum"))
+		sort.Strings(got)
+		sort.Strings(codes)
+		if !slices.Equal(got, codes) {
+			t.Errorf("Error.code enum: got %v, want the Code* constants of errors.go %v", got, codes)
+		}
+		desc := oaMust(t, doc, "/components/schemas/ErrorDetail/description").(string)
+		for _, d := range details {
+			if !strings.Contains(desc, "`"+d+"`") {
+				t.Errorf("detail code %s (errors.go) is not listed in ErrorDetail's description", d)
+			}
+		}
+	})
+
+	t.Run("Structs", func(t *testing.T) {
+		cases := []struct {
+			v        any
+			schema   string
+			response bool
+		}{
+			{loginRequest{}, "LoginRequest", false},
+			{loginResponse{}, "LoginResponse", true},
+			{keyCreateRequest{}, "ApiKeyCreateRequest", false},
+			{keyResponse{}, "ApiKey", true},
+			{keyCreatedResponse{}, "ApiKeyWithValue", true},
+			{supplierRequest{}, "SupplierRequest", false},
+			{supplierResponse{}, "Supplier", true},
+			{healthResponse{}, "Health", true},
+			{storeHealth{}, "StoreHealth", true},
+			{probeResponse{}, "ProbeStatus", true},
+			{Error{}, "Error", true},
+			{Detail{}, "ErrorDetail", true},
+		}
+		for _, c := range cases {
+			t.Run(c.schema, func(t *testing.T) {
+				oaCheckStruct(t, doc, reflect.TypeOf(c.v), c.schema, c.response)
+			})
+		}
+	})
+
+	t.Run("Constraints", func(t *testing.T) {
+		const sr = "/components/schemas/SupplierRequest/properties/"
+		const resp = "/content/application~1json/schema/allOf/1/properties/message/const"
+		checks := []struct {
+			ptr  string
+			want any
+		}{
+			{sr + "erpVendorId/pattern", erpVendorIDPattern.String()},
+			{sr + "euOperatorUuid/pattern", uuidPattern.String()},
+			{sr + "eori/pattern", eoriPattern.String()},
+			{sr + "name/maxLength", float64(maxSupplierNameLen)},
+			{sr + "role/enum", []any{roleOperator, roleTrader, nil}},
+			{sr + "role/default", roleOperator},
+			{"/components/schemas/Supplier/properties/erpVendorId/pattern", erpVendorIDPattern.String()},
+			{"/components/schemas/Supplier/properties/eori/pattern", eoriPattern.String()},
+			{"/components/parameters/ErpVendorId/schema/pattern", erpVendorIDPattern.String()},
+			{"/components/schemas/ApiKeyCreateRequest/properties/name/maxLength", float64(maxKeyNameLen)},
+			{"/components/schemas/ApiKeyCreateRequest/properties/scopes/default", []any{ScopeRead, ScopeWrite}},
+			{"/components/schemas/Scope/enum", []any{ScopeRead, ScopeWrite}},
+			{"/components/schemas/Environment/enum", []any{string(storage.Production), string(storage.Sandbox)}},
+			{"/components/parameters/Limit/schema/minimum", float64(1)},
+			{"/components/parameters/Limit/schema/maximum", float64(maxPageLimit)},
+			{"/components/parameters/Limit/schema/default", float64(defaultPageLimit)},
+			{"/components/parameters/IdempotencyKeyRequired/schema/maxLength", float64(maxIdempotencyKeyLen)},
+			{"/components/parameters/IdempotencyKeyOptional/schema/maxLength", float64(maxIdempotencyKeyLen)},
+			{"/components/responses/Unauthorized" + resp, msgUnauthorized},
+			{"/components/responses/Forbidden" + resp, msgForbidden},
+		}
+		for _, c := range checks {
+			if got := oaMust(t, doc, c.ptr); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%s: got %#v, want %#v", c.ptr, got, c.want)
+			}
+		}
+	})
+
+	t.Run("Countries", func(t *testing.T) {
+		got := oaStrings(oaMust(t, doc, "/components/schemas/CountryCode/enum"))
+		for _, c := range got {
+			if !isCountryCode(c) {
+				t.Errorf("CountryCode enum has %q, which isCountryCode refuses", c)
+			}
+		}
+		if len(got) != len(countrySet) {
+			t.Errorf("CountryCode enum has %d codes, isCountryCode accepts %d", len(got), len(countrySet))
+		}
+	})
+
+	t.Run("Patterns", func(t *testing.T) {
+		now := time.Date(2026, 11, 20, 10, 15, 30, 123456789, time.FixedZone("CET", 3600))
+		matches := []struct {
+			ptr   string
+			value string
+		}{
+			{"/components/schemas/Timestamp/pattern", formatTime(now)},
+			{"/components/schemas/Timestamp/pattern", formatTime(now.Truncate(time.Second))},
+			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Sandbox)},
+			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Production)},
+			{"/components/schemas/ApiKey/properties/prefix/pattern", newKeyValue(storage.Production)[:12]},
+			{"/components/schemas/ApiKey/properties/keyId/pattern", newID("key", now)},
+			{"/components/schemas/Supplier/properties/supplierId/pattern", newID("sup", now)},
+		}
+		for _, m := range matches {
+			re := regexp.MustCompile(oaMust(t, doc, m.ptr).(string))
+			if !re.MatchString(m.value) {
+				t.Errorf("%s does not match %q, which the server produces", m.ptr, m.value)
+			}
+		}
+
+		// The header patterns accept exactly what the server accepts.
+		idemRE := regexp.MustCompile(oaMust(t, doc, "/components/parameters/IdempotencyKeyRequired/schema/pattern").(string))
+		traceRE := regexp.MustCompile(oaMust(t, doc, "/components/parameters/TraceId/schema/pattern").(string))
+		for _, s := range []string{"a", "vendor-100234-v1", "a b", "x\x7f", "caf\u00e9", strings.Repeat("k", 255),
+			strings.Repeat("k", 256), "~!@#$%^&*()", "trace.id_1-2", strings.Repeat("t", 128), strings.Repeat("t", 129)} {
+			key, err := idempotencyKey(s)
+			if got, want := idemRE.MatchString(s), err == nil && key == s; got != want {
+				t.Errorf("Idempotency-Key %q: pattern matches %v, server accepts %v", s, got, want)
+			}
+			if got, want := traceRE.MatchString(s), validTraceID(s); got != want {
+				t.Errorf("X-Trace-Id %q: pattern matches %v, server accepts %v", s, got, want)
+			}
+		}
+	})
+}
+
+func oaMust(t *testing.T, doc map[string]any, ptr string) any {
+	t.Helper()
+	v, ok := oaPointer(doc, ptr)
+	if !ok {
+		t.Fatalf("openapi.json has nothing at %s", ptr)
+	}
+	return v
+}
+
+func oaStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out
+}
+
+// oaErrorCodeConstants reads the values of the Code* and Detail* constants of
+// errors.go, so a new code cannot be forgotten here.
+func oaErrorCodeConstants(t *testing.T) (codes, details []string) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, s := range gd.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if i >= len(vs.Values) {
+					continue
+				}
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					continue
+				}
+				v, _ := strconv.Unquote(lit.Value)
+				switch {
+				case strings.HasPrefix(name.Name, "Code"):
+					codes = append(codes, v)
+				case strings.HasPrefix(name.Name, "Detail"):
+					details = append(details, v)
+				}
+			}
+		}
+	}
+	if len(codes) == 0 || len(details) == 0 {
+		t.Fatal("found no Code* or Detail* constants in errors.go")
+	}
+	return codes, details
+}
+
+// oaCheckStruct compares a component schema with the JSON encoding of a
+// Go struct: the same members, of matching types; a response member is
+// always present (required) and nullable exactly when it is a pointer.
+func oaCheckStruct(t *testing.T, doc map[string]any, typ reflect.Type, name string, response bool) {
+	t.Helper()
+	schema := oaMust(t, doc, "/components/schemas/"+name).(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	if schema["additionalProperties"] != false {
+		t.Errorf("additionalProperties: got %v, want false", schema["additionalProperties"])
+	}
+	required := map[string]bool{}
+	for _, r := range oaStrings(schema["required"]) {
+		required[r] = true
+	}
+	var fields []string
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		jsonName, opts, _ := strings.Cut(tag, ",")
+		if jsonName == "" {
+			jsonName = f.Name
+		}
+		fields = append(fields, jsonName)
+		prop, ok := props[jsonName]
+		if !ok {
+			t.Errorf("member %q (%s.%s) is not in the schema", jsonName, typ.Name(), f.Name)
+			continue
+		}
+		types := oaSchemaTypes(t, doc, prop)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if want := oaGoType(ft); !types[want] {
+			t.Errorf("member %q: schema types %v do not include %s (Go %s)", jsonName, slices.Sorted(maps.Keys(types)), want, f.Type)
+		}
+		if response {
+			if !required[jsonName] && !strings.Contains(opts, "omitempty") {
+				t.Errorf("member %q is always sent, so it must be required", jsonName)
+			}
+			if isPtr := f.Type.Kind() == reflect.Pointer; types["null"] != isPtr {
+				t.Errorf("member %q: nullable %v, but the Go field is %s", jsonName, types["null"], f.Type)
+			}
+		}
+	}
+	for p := range props {
+		if !slices.Contains(fields, p) {
+			t.Errorf("schema member %q is not a member of %s", p, typ.Name())
+		}
+	}
+	for r := range required {
+		if !slices.Contains(fields, r) {
+			t.Errorf("required member %q is not a member of %s", r, typ.Name())
+		}
+	}
+}
+
+func oaGoType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+// oaSchemaTypes is the set of JSON types a schema allows, from type, const or
+// enum, through $ref and allOf.
+func oaSchemaTypes(t *testing.T, doc map[string]any, v any) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	s, _ := v.(map[string]any)
+	if ref, ok := s["$ref"].(string); ok {
+		target, ok := oaResolve(doc, ref)
+		if !ok {
+			t.Fatalf("$ref %q does not resolve", ref)
+		}
+		return oaSchemaTypes(t, doc, target)
+	}
+	switch ty := s["type"].(type) {
+	case string:
+		out[ty] = true
+	case []any:
+		for _, x := range ty {
+			out[fmt.Sprint(x)] = true
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if c, ok := s["const"]; ok {
+		out[oaJSONType(c)] = true
+	}
+	for _, e := range oaList(s["enum"]) {
+		out[oaJSONType(e)] = true
+	}
+	for _, sub := range oaList(s["allOf"]) {
+		for k := range oaSchemaTypes(t, doc, sub) {
+			out[k] = true
+		}
+	}
+	if out["number"] {
+		out["integer"] = true
+	}
+	return out
+}
+
+func oaList(v any) []any { l, _ := v.([]any); return l }
+
+// TestOpenAPI_Examples checks every example of the document against the
+// schema beside it.
+func TestOpenAPI_Examples(t *testing.T) {
+	doc := loadOpenAPI(t)
+	sc := oaSchemaChecker{doc: doc}
+	n := 0
+	oaWalk(doc, "", func(ptr string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if ex, ok := m["example"]; ok {
+			if schema, ok := m["schema"]; ok {
+				n++
+				for _, e := range sc.check(schema, ex, ptr+"/example") {
+					t.Error(e)
+				}
+			}
+		}
+		// Schema Objects carry a list of examples (Media Type Objects a map).
+		if exs, ok := m["examples"].([]any); ok {
+			for i, ex := range exs {
+				n++
+				for _, e := range sc.check(m, ex, fmt.Sprintf("%s/examples/%d", ptr, i)) {
+					t.Error(e)
+				}
+			}
+		}
+	})
+	if n == 0 {
+		t.Error("found no examples to check")
+	}
+}
+
+// oaSchemaChecker validates a JSON value against the subset of JSON Schema
+// 2020-12 that openapi.json uses: $ref, allOf, type, const, enum, required,
+// properties, additionalProperties: false, items, min/maxItems,
+// min/maxLength, pattern, minimum, maximum. Other keywords are ignored.
+type oaSchemaChecker struct{ doc map[string]any }
+
+func (sc oaSchemaChecker) check(schema any, v any, at string) []string {
+	s, ok := schema.(map[string]any)
+	if !ok {
+		return []string{fmt.Sprintf("%s: schema is %T, not an object", at, schema)}
+	}
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	if ref, ok := s["$ref"].(string); ok {
+		target, ok := oaResolve(sc.doc, ref)
+		if !ok {
+			fail("$ref %q does not resolve", ref)
+		} else {
+			errs = append(errs, sc.check(target, v, at)...)
+		}
+	}
+	for _, sub := range oaList(s["allOf"]) {
+		errs = append(errs, sc.check(sub, v, at)...)
+	}
+	if ty, ok := s["type"]; ok {
+		allowed := oaStrings(ty)
+		if s, ok := ty.(string); ok {
+			allowed = []string{s}
+		}
+		got := oaJSONType(v)
+		if !slices.Contains(allowed, got) && !(got == "integer" && slices.Contains(allowed, "number")) {
+			fail("got %s %s, want type %v", got, oaShort(v), allowed)
+			return errs
+		}
+	}
+	if c, ok := s["const"]; ok && !reflect.DeepEqual(c, v) {
+		fail("got %s, want %s", oaShort(v), oaShort(c))
+	}
+	if enum, ok := s["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
+		fail("got %s, want one of %s", oaShort(v), oaShort(enum))
+	}
+	switch x := v.(type) {
+	case string:
+		n := float64(utf8.RuneCountInString(x))
+		if min, ok := s["minLength"].(float64); ok && n < min {
+			fail("%q is shorter than %v", x, min)
+		}
+		if max, ok := s["maxLength"].(float64); ok && n > max {
+			fail("%q is longer than %v", x, max)
+		}
+		if p, ok := s["pattern"].(string); ok {
+			re, err := regexp.Compile(p)
+			if err != nil {
+				fail("pattern %q: %v", p, err)
+			} else if !re.MatchString(x) {
+				fail("%q does not match %s", x, p)
+			}
+		}
+	case float64:
+		if min, ok := s["minimum"].(float64); ok && x < min {
+			fail("%v is below %v", x, min)
+		}
+		if max, ok := s["maximum"].(float64); ok && x > max {
+			fail("%v is above %v", x, max)
+		}
+	case []any:
+		if min, ok := s["minItems"].(float64); ok && float64(len(x)) < min {
+			fail("%d items, want at least %v", len(x), min)
+		}
+		if max, ok := s["maxItems"].(float64); ok && float64(len(x)) > max {
+			fail("%d items, want at most %v", len(x), max)
+		}
+		if items, ok := s["items"]; ok {
+			for i, it := range x {
+				errs = append(errs, sc.check(items, it, fmt.Sprintf("%s[%d]", at, i))...)
+			}
+		}
+	case map[string]any:
+		props, _ := s["properties"].(map[string]any)
+		for _, r := range oaStrings(s["required"]) {
+			if _, ok := x[r]; !ok {
+				fail("member %q is required", r)
+			}
+		}
+		for k, mv := range x {
+			if ps, ok := props[k]; ok {
+				errs = append(errs, sc.check(ps, mv, at+"."+k)...)
+			} else if s["additionalProperties"] == false {
+				fail("member %q is not allowed", k)
+			}
+		}
+	}
+	return errs
+}
+
+func oaJSONType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		if x == math.Trunc(x) {
+			return "integer"
+		}
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func oaShort(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
+}
+
+// TestOpenAPI_Tidy keeps the file as json.Indent with two spaces writes it.
+func TestOpenAPI_Tidy(t *testing.T) {
+	src := OpenAPIDocument()
+	var compact, tidy bytes.Buffer
+	if err := json.Compact(&compact, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Indent(&tidy, compact.Bytes(), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	tidy.WriteByte('\n')
+	if bytes.Equal(tidy.Bytes(), src) {
+		return
+	}
+	got, want := strings.Split(string(src), "\n"), strings.Split(tidy.String(), "\n")
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			t.Fatalf("openapi.json is not indented with 2 spaces; line %d: got %q, want %q", i+1, got[i], want[i])
+		}
+	}
+	t.Fatalf("openapi.json is not indented with 2 spaces (one trailing newline): %d lines, want %d", len(got), len(want))
+}
+
+func TestOpenAPI_Served(t *testing.T) {
+	rec := httptest.NewRecorder()
+	handleOpenAPI(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil), nil)
+	if rec.Code != http.StatusOK {
+		t.Errorf("status: got %d, want 200", rec.Code)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type: got %q, want application/json", ct)
+	}
+	if !bytes.Equal(rec.Body.Bytes(), OpenAPIDocument()) {
+		t.Error("body is not the embedded document")
+	}
+}
+
+// oaConformance drives a real appliance and checks every answer against the
+// document: the status is listed for the operation, the required headers
+// are present and valid, and the body matches the schema.
+type oaConformance struct {
+	t   *testing.T
+	a   *App
+	doc map[string]any
+	sc  oaSchemaChecker
+}
+
+// oaCall is one request. op is the operation's path in the document, "" when
+// no route matches (404, 405).
+type oaCall struct {
+	env            storage.Environment
+	method, target string
+	op             string
+	body           string
+	hdr            []string // name, value, ...
+	want           int
+}
+
+type oaAnswer struct {
+	rec  *httptest.ResponseRecorder
+	body map[string]any
+	list []any
+}
+
+// detail is the code of the first detail of an error answer.
+func (an oaAnswer) detail() string {
+	ds, _ := an.body["details"].([]any)
+	if len(ds) == 0 {
+		return ""
+	}
+	d, _ := ds[0].(map[string]any)
+	return fmt.Sprint(d["code"])
+}
+
+func (c *oaConformance) do(cl oaCall) oaAnswer {
+	t := c.t
+	t.Helper()
+	var body io.Reader
+	if cl.body != "" {
+		body = strings.NewReader(cl.body)
+	}
+	req := httptest.NewRequest(cl.method, cl.target, body)
+	for i := 0; i+1 < len(cl.hdr); i += 2 {
+		req.Header.Set(cl.hdr[i], cl.hdr[i+1])
+	}
+	env := cl.env
+	if env == "" {
+		env = storage.Sandbox
+	}
+	rec := httptest.NewRecorder()
+	c.a.Handler(env).ServeHTTP(rec, req)
+	name := fmt.Sprintf("%s %s (%s)", cl.method, cl.target, env)
+	if rec.Code != cl.want {
+		t.Errorf("%s: status %d, want %d; body %s", name, rec.Code, cl.want, rec.Body.String())
+	}
+	c.conform(name, cl, rec)
+	var an oaAnswer
+	an.rec = rec
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		var v any
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Errorf("%s: body is not JSON: %v", name, err)
+		}
+		an.body, _ = v.(map[string]any)
+		an.list, _ = v.([]any)
+	}
+	return an
+}
+
+func (c *oaConformance) conform(name string, cl oaCall, rec *httptest.ResponseRecorder) {
+	t := c.t
+	t.Helper()
+	var resp map[string]any
+	if cl.op == "" {
+		comp := map[int]string{http.StatusNotFound: "NotFound", http.StatusMethodNotAllowed: "MethodNotAllowed"}[rec.Code]
+		if comp == "" {
+			t.Errorf("%s: status %d without a route", name, rec.Code)
+			return
+		}
+		resp = oaDeref(t, c.doc, map[string]any{"$ref": "#/components/responses/" + comp})
+	} else {
+		op := oaFindOperation(t, c.doc, cl.method, cl.op)
+		rv, ok := op["responses"].(map[string]any)[strconv.Itoa(rec.Code)]
+		if !ok {
+			t.Errorf("%s: status %d is not documented for %s %s", name, rec.Code, cl.method, cl.op)
+			return
+		}
+		resp = oaDeref(t, c.doc, rv)
+	}
+
+	hdrs, _ := resp["headers"].(map[string]any)
+	for hn, hv := range hdrs {
+		h := oaDeref(t, c.doc, hv)
+		val := rec.Header().Get(hn)
+		if val == "" {
+			if h["required"] == true {
+				t.Errorf("%s: %d answer lacks the %s header", name, rec.Code, hn)
+			}
+			continue
+		}
+		schema, _ := h["schema"].(map[string]any)
+		var v any = val
+		if schema["type"] == "integer" {
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				t.Errorf("%s: header %s: %q is not an integer", name, hn, val)
+				continue
+			}
+			v = float64(n)
+		}
+		for _, e := range c.sc.check(schema, v, "header "+hn) {
+			t.Errorf("%s: %s", name, e)
+		}
+	}
+
+	content, _ := resp["content"].(map[string]any)
+	if content == nil {
+		if rec.Body.Len() != 0 {
+			t.Errorf("%s: %d answer has a body, the document says none", name, rec.Code)
+		}
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+	media, ok := content[mt].(map[string]any)
+	if !ok {
+		t.Errorf("%s: Content-Type %q is not documented for %d", name, mt, rec.Code)
+		return
+	}
+	if mt != "application/json" {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Errorf("%s: body is not JSON: %v", name, err)
+		return
+	}
+	for _, e := range c.sc.check(media["schema"], v, "body") {
+		t.Errorf("%s: %d answer: %s", name, rec.Code, e)
+	}
+}
+
+func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an appliance")
+	}
+	cfg, err := LoadConfig("", []string{
+		"EUDR_DATA_DIR=" + t.TempDir(),
+		"EUDR_ADMIN_PASSWORD=openapi-password",
+		"EUDR_RATE_LIMIT_PER_SECOND=100000",
+		"EUDR_RATE_LIMIT_BURST=100000",
+		"EUDR_RATE_LIMIT_IP_PER_SECOND=100000",
+		"EUDR_RATE_LIMIT_IP_BURST=100000",
+		"EUDR_LIMITS_MAX_BODY_BYTES=4096",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(cfg, Options{Version: "openapi-test", Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	doc := loadOpenAPI(t)
+	c := &oaConformance{t: t, a: a, doc: doc, sc: oaSchemaChecker{doc: doc}}
+
+	const (
+		login     = "/api/v1/enterprise/auth/login"
+		keys      = "/api/v1/enterprise/api-keys"
+		rotate    = "/api/v1/enterprise/api-keys/{keyId}/rotate"
+		key       = "/api/v1/enterprise/api-keys/{keyId}"
+		backup    = "/api/v1/enterprise/admin/backup"
+		health    = "/api/v1/enterprise/eudr/health"
+		suppliers = "/api/v1/enterprise/eudr/suppliers"
+		supplier  = "/api/v1/enterprise/eudr/suppliers/{erpVendorId}"
+	)
+	jsonCT := []string{"Content-Type", "application/json"}
+	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
+
+	// Probes and the document.
+	c.do(oaCall{method: "GET", target: "/livez", op: "/livez", want: 200})
+	c.do(oaCall{env: storage.Production, method: "GET", target: "/readyz", op: "/readyz", want: 200})
+	a.draining.Store(true)
+	c.do(oaCall{method: "GET", target: "/readyz", op: "/readyz", want: 503})
+	a.draining.Store(false)
+	an := c.do(oaCall{method: "GET", target: "/api/v1/openapi.json", op: "/api/v1/openapi.json", want: 200,
+		hdr: []string{"X-Trace-Id", "my-trace.1"}})
+	if got := an.rec.Header().Get("X-Trace-Id"); got != "my-trace.1" {
+		t.Errorf("X-Trace-Id: got %q, want the request's my-trace.1", got)
+	}
+
+	// Login.
+	an = c.do(oaCall{method: "POST", target: login, op: login, body: `{"user":"admin"}`, hdr: jsonCT, want: 400})
+	if an.detail() != DetailRequired && an.detail() != DetailUnknownField {
+		t.Errorf("login with a bad body: detail %q", an.detail())
+	}
+	c.do(oaCall{method: "POST", target: login, op: login, body: `{"username":"admin","password":"wrong"}`, hdr: jsonCT, want: 401})
+	c.do(oaCall{method: "POST", target: login, op: login, body: `{"username":"admin","password":"x"}`,
+		hdr: []string{"Content-Type", "text/plain"}, want: 415})
+	c.do(oaCall{method: "POST", target: login, op: login, body: `{"username":"` + strings.Repeat("a", 5000) + `"}`, hdr: jsonCT, want: 413})
+	an = c.do(oaCall{method: "POST", target: login, op: login, body: `{"username":"admin","password":"openapi-password"}`, hdr: jsonCT, want: 200})
+	jwt := []string{"Authorization", "Bearer " + fmt.Sprint(an.body["token"])}
+
+	// Key management.
+	c.do(oaCall{method: "GET", target: keys, op: keys, want: 401})
+	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"environment":"sandbox"}`, hdr: with(jwt, jsonCT...), want: 400})
+	if an.detail() != DetailIdempotencyKeyMissing {
+		t.Errorf("create key without Idempotency-Key: detail %q, want %s", an.detail(), DetailIdempotencyKeyMissing)
+	}
+	rwBody := `{"name":"rw","environment":"sandbox"}`
+	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: rwBody, hdr: with(jwt, "Idempotency-Key", "k-rw"), want: 200})
+	rwKey, rwID := fmt.Sprint(an.body["key"]), fmt.Sprint(an.body["keyId"])
+	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: rwBody, hdr: with(jwt, "Idempotency-Key", "k-rw"), want: 200})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" || !strings.Contains(fmt.Sprint(an.body["key"]), "*") {
+		t.Errorf("replayed key creation: Idempotent-Replayed %q, key %v; want true and a redacted value",
+			an.rec.Header().Get("Idempotent-Replayed"), an.body["key"])
+	}
+	c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"environment":"production"}`, hdr: with(jwt, "Idempotency-Key", "k-rw"), want: 409})
+	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"name":"ro","environment":"sandbox","scopes":["read"]}`,
+		hdr: with(jwt, "Idempotency-Key", "k-ro"), want: 200})
+	roKey, roID := fmt.Sprint(an.body["key"]), fmt.Sprint(an.body["keyId"])
+	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"environment":"production","scopes":["write"]}`,
+		hdr: with(jwt, "Idempotency-Key", "k-live"), want: 200})
+	liveKey := fmt.Sprint(an.body["key"])
+	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"environment":"staging","scopes":["admin"],"extra":1}`,
+		hdr: with(jwt, "Idempotency-Key", "k-bad"), want: 400})
+	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"environment":"staging","scopes":["read","admin"]}`,
+		hdr: with(jwt, "Idempotency-Key", "k-bad"), want: 400})
+	if ds, _ := an.body["details"].([]any); len(ds) != 2 {
+		t.Errorf("create key with two problems: %d details, want 2", len(ds))
+	}
+	c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"environment":"sandbox"}`,
+		hdr: with(jwt, "Idempotency-Key", "bad key"), want: 400})
+	an = c.do(oaCall{method: "GET", target: keys + "?limit=1", op: keys, hdr: jwt, want: 200})
+	if len(an.list) != 1 || an.rec.Header().Get("Link") == "" || an.rec.Header().Get("X-Next-Cursor") == "" {
+		t.Errorf("key list with limit=1: %d items, Link %q, X-Next-Cursor %q; want 1 item and both headers",
+			len(an.list), an.rec.Header().Get("Link"), an.rec.Header().Get("X-Next-Cursor"))
+	}
+	c.do(oaCall{method: "GET", target: keys, op: keys, hdr: jwt, want: 200})
+	c.do(oaCall{method: "GET", target: keys + "?limit=0", op: keys, hdr: jwt, want: 400})
+	an = c.do(oaCall{method: "GET", target: keys, op: keys, hdr: []string{"X-API-Key", rwKey}, want: 403})
+	if an.detail() != DetailJWTRequired {
+		t.Errorf("API key on key management: detail %q, want %s", an.detail(), DetailJWTRequired)
+	}
+
+	// Health and environments.
+	an = c.do(oaCall{method: "GET", target: health, op: health, hdr: []string{"X-API-Key", rwKey}, want: 200})
+	if an.body["environment"] != "sandbox" {
+		t.Errorf("health on the sandbox listener: environment %v", an.body["environment"])
+	}
+	c.do(oaCall{method: "GET", target: health, op: health, hdr: []string{"Authorization", "Bearer " + roKey}, want: 200})
+	an = c.do(oaCall{env: storage.Production, method: "GET", target: health, op: health, hdr: []string{"X-API-Key", rwKey}, want: 403})
+	if an.detail() != DetailWrongEnvironment {
+		t.Errorf("sandbox key on production: detail %q, want %s", an.detail(), DetailWrongEnvironment)
+	}
+	an = c.do(oaCall{env: storage.Production, method: "GET", target: health, op: health, hdr: []string{"X-API-Key", liveKey}, want: 200})
+	if an.body["environment"] != "production" {
+		t.Errorf("health on the production listener: environment %v", an.body["environment"])
+	}
+	c.do(oaCall{method: "GET", target: health, op: health, hdr: jwt, want: 401})
+	c.do(oaCall{method: "GET", target: health + "?api_key=" + rwKey, op: health, want: 401})
+
+	// Suppliers.
+	rw := []string{"X-API-Key", rwKey}
+	ro := []string{"X-API-Key", roKey}
+	sup1 := `{"erpVendorId":"100234","euOperatorUuid":"3F2B8A1E-6C4D-4E5F-9A7B-1C2D3E4F5A6B","name":" Cooperative ","country":"CI"}`
+	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(rw, "Idempotency-Key", "s-1"), want: 200})
+	if an.body["eori"] != nil || an.body["role"] != roleOperator || an.body["name"] != "Cooperative" {
+		t.Errorf("supplier defaults: eori %v, role %v, name %q", an.body["eori"], an.body["role"], an.body["name"])
+	}
+	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(rw, "Idempotency-Key", "s-1"), want: 200})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" {
+		t.Error("replayed supplier upsert lacks Idempotent-Replayed: true")
+	}
+	c.do(oaCall{method: "POST", target: suppliers, op: suppliers,
+		body: `{"erpVendorId":"V-2","euOperatorUuid":"3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6c","name":"Second","country":"BR","eori":"BR123","role":"TRADER"}`,
+		hdr:  with(rw, "Idempotency-Key", "s-2"), want: 200})
+	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers,
+		body: `{"erpVendorId":"-x","euOperatorUuid":"nope","name":"  ","country":"ZZ","eori":"x","role":"BOSS","color":"red"}`,
+		hdr:  with(rw, "Idempotency-Key", "s-bad"), want: 400})
+	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers,
+		body: `{"erpVendorId":"-x","euOperatorUuid":"nope","name":"  ","country":"ZZ","eori":"x","role":"BOSS"}`,
+		hdr:  with(rw, "Idempotency-Key", "s-bad"), want: 400})
+	if ds, _ := an.body["details"].([]any); len(ds) != 6 {
+		t.Errorf("supplier with six bad members: %d details, want 6", len(ds))
+	}
+	c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: `{"erpVendorId":`, hdr: with(rw, "Idempotency-Key", "s-bad"), want: 400})
+	c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: rw, want: 400})
+	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(ro, "Idempotency-Key", "s-ro"), want: 403})
+	if an.detail() != DetailScopeRequired {
+		t.Errorf("read-only key on a write: detail %q, want %s", an.detail(), DetailScopeRequired)
+	}
+	c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(rw, "Idempotency-Key", "s-xml", "Content-Type", "application/xml"), want: 415})
+
+	// A request whose key is still in flight: 423.
+	inflight := httptest.NewRequest("POST", suppliers, strings.NewReader(sup1))
+	tenant := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+	err = a.db.Update(context.Background(), func(tx *storage.Tx) error {
+		return tx.PutIdempotency(tenant, &storage.IdempotencyRecord{Key: "s-busy", Fingerprint: fingerprint(inflight, []byte(sup1)),
+			State: storage.IdemInFlight, Owner: a.runID, CreatedAt: tx.Now(), ExpiresAt: tx.Now().Add(time.Hour)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(rw, "Idempotency-Key", "s-busy"), want: 423})
+
+	an = c.do(oaCall{method: "GET", target: suppliers + "?limit=1", op: suppliers, hdr: ro, want: 200})
+	next := an.rec.Header().Get("X-Next-Cursor")
+	if len(an.list) != 1 || next == "" || !strings.Contains(an.rec.Header().Get("Link"), `rel="next"`) {
+		t.Errorf("supplier list with limit=1: %d items, X-Next-Cursor %q, Link %q", len(an.list), next, an.rec.Header().Get("Link"))
+	}
+	an = c.do(oaCall{method: "GET", target: suppliers + "?limit=1&cursor=" + next, op: suppliers, hdr: ro, want: 200})
+	if len(an.list) != 1 || an.rec.Header().Get("Link") != "" {
+		t.Errorf("last supplier page: %d items, Link %q; want 1 item and no Link", len(an.list), an.rec.Header().Get("Link"))
+	}
+	c.do(oaCall{method: "GET", target: suppliers + "?limit=1001", op: suppliers, hdr: ro, want: 400})
+	c.do(oaCall{method: "GET", target: suppliers + "/100234", op: supplier, hdr: ro, want: 200})
+	c.do(oaCall{method: "GET", target: suppliers + "/nope", op: supplier, hdr: ro, want: 404})
+	c.do(oaCall{method: "DELETE", target: suppliers + "/100234", op: supplier, hdr: ro, want: 403})
+	c.do(oaCall{method: "DELETE", target: suppliers + "/100234", op: supplier, hdr: rw, want: 204})
+	c.do(oaCall{method: "DELETE", target: suppliers + "/100234", op: supplier, hdr: rw, want: 404})
+
+	// Rotation and revocation.
+	an = c.do(oaCall{method: "POST", target: keys + "/" + rwID + "/rotate", op: rotate, hdr: jwt, want: 200})
+	newKey := fmt.Sprint(an.body["key"])
+	if an.body["keyId"] != rwID || newKey == rwKey {
+		t.Errorf("rotate: keyId %v (want %s), value changed: %v", an.body["keyId"], rwID, newKey != rwKey)
+	}
+	an = c.do(oaCall{method: "GET", target: health, op: health, hdr: []string{"X-API-Key", rwKey}, want: 403})
+	if an.detail() != DetailKeyRotated {
+		t.Errorf("old value after rotate: detail %q, want %s", an.detail(), DetailKeyRotated)
+	}
+	c.do(oaCall{method: "GET", target: health, op: health, hdr: []string{"X-API-Key", newKey}, want: 200})
+	c.do(oaCall{method: "POST", target: keys + "/" + rwID + "/rotate", op: rotate, hdr: with(jwt, "Idempotency-Key", "r-1"), want: 200})
+	an = c.do(oaCall{method: "POST", target: keys + "/" + rwID + "/rotate", op: rotate, hdr: with(jwt, "Idempotency-Key", "r-1"), want: 200})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" {
+		t.Error("replayed rotation lacks Idempotent-Replayed: true")
+	}
+	c.do(oaCall{method: "POST", target: keys + "/key_nope/rotate", op: rotate, hdr: jwt, want: 404})
+	c.do(oaCall{method: "POST", target: keys + "/" + rwID + "/rotate", op: rotate, hdr: []string{"X-API-Key", liveKey}, want: 403})
+	c.do(oaCall{method: "DELETE", target: keys + "/" + roID, op: key, hdr: jwt, want: 204})
+	c.do(oaCall{method: "GET", target: health, op: health, hdr: ro, want: 401})
+	c.do(oaCall{method: "DELETE", target: keys + "/" + roID, op: key, hdr: jwt, want: 404})
+	c.do(oaCall{method: "DELETE", target: keys + "/" + roID, op: key, want: 401})
+
+	// Backup.
+	an = c.do(oaCall{method: "GET", target: backup, op: backup, hdr: jwt, want: 200})
+	if n, _ := strconv.Atoi(an.rec.Header().Get("Content-Length")); n != an.rec.Body.Len() || n == 0 {
+		t.Errorf("backup: Content-Length %q, body %d bytes", an.rec.Header().Get("Content-Length"), an.rec.Body.Len())
+	}
+	c.do(oaCall{method: "GET", target: backup, op: backup, hdr: []string{"X-API-Key", liveKey}, want: 403})
+	c.do(oaCall{method: "GET", target: backup, op: backup, want: 401})
+
+	// The router's own answers.
+	an = c.do(oaCall{method: "PUT", target: suppliers, hdr: rw, want: 405})
+	if an.rec.Header().Get("Allow") == "" {
+		t.Error("405 without an Allow header")
+	}
+	c.do(oaCall{method: "PATCH", target: "/livez", want: 405})
+	head := httptest.NewRecorder()
+	a.Handler(storage.Sandbox).ServeHTTP(head, httptest.NewRequest("HEAD", "/livez", nil))
+	if head.Code != 200 {
+		t.Errorf("HEAD /livez: status %d, want 200 (GET routes answer HEAD)", head.Code)
+	}
+	c.do(oaCall{method: "GET", target: "/nope", want: 404})
+	c.do(oaCall{method: "GET", target: suppliers + "/", hdr: rw, want: 404})
+
+	// Rate limit: an empty bucket for unauthenticated callers.
+	a.ipRate = newRateLimiter(0.001, 1)
+	c.do(oaCall{method: "GET", target: "/livez", op: "/livez", want: 200})
+	an = c.do(oaCall{method: "GET", target: "/livez", op: "/livez", want: 429})
+	if an.rec.Header().Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+}
