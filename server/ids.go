@@ -2,13 +2,24 @@ package server
 
 import (
 	"crypto/rand"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 )
 
+// idEntropy makes IDs of the same millisecond strictly increasing, so lists
+// ordered by ID are in creation order. The monotonic reader is not safe for
+// concurrent use: idMu guards it.
+var (
+	idMu      sync.Mutex
+	idEntropy = ulid.Monotonic(rand.Reader, 0)
+)
+
 // newID returns prefix + "_" + a ULID: 26 characters of time-ordered
-// randomness, so IDs sort by creation time (API.md).
+// randomness (API.md).
 func newID(prefix string, now time.Time) string {
-	return prefix + "_" + ulid.MustNew(ulid.Timestamp(now), rand.Reader).String()
+	idMu.Lock()
+	defer idMu.Unlock()
+	return prefix + "_" + ulid.MustNew(ulid.Timestamp(now), idEntropy).String()
 }
