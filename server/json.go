@@ -75,9 +75,9 @@ func decodeJSON(r *http.Request, v any, mediaTypes ...string) error {
 		return unknown.Err()
 	}
 	if err != nil {
-		return jsonError(err)
+		return jsonError(err, body)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "unexpected data after the JSON value"})
 	}
 	return nil
@@ -114,7 +114,7 @@ func readBodyError(err error) error {
 	return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body could not be read"})
 }
 
-func jsonError(err error) error {
+func jsonError(err error, body []byte) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
@@ -125,9 +125,11 @@ func jsonError(err error) error {
 		field := typ.Field
 		if field == "" {
 			field = "body"
+		} else if i := badElement(body, typ); i >= 0 {
+			field = fmt.Sprintf("%s[%d]", field, i)
 		}
 		return validationFailed(Detail{Code: DetailInvalidValue, Field: field,
-			Issue: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
+			Issue: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.Kind()), typ.Value)})
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: unexpected end of input"})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -167,17 +169,40 @@ func unknownFields(body []byte, v any) Problems {
 	return probs
 }
 
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
 		return "a string"
-	case "slice", "array":
+	case reflect.Slice, reflect.Array:
 		return "an array"
-	case "struct", "map":
+	case reflect.Struct, reflect.Map:
 		return "an object"
-	case "bool":
+	case reflect.Bool:
 		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
 	default:
 		return "a number"
 	}
+}
+
+// badElement finds which element of a top-level array member holds the
+// wrongly typed value of typ, so the problem names its JSON path
+// (scopes[1]); -1 when the member is not such an array.
+func badElement(body []byte, typ *json.UnmarshalTypeError) int {
+	var members map[string]json.RawMessage
+	if strings.Contains(typ.Field, ".") || json.Unmarshal(body, &members) != nil {
+		return -1
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(members[typ.Field], &elems) != nil {
+		return -1
+	}
+	for i, e := range elems {
+		if json.Unmarshal(e, reflect.New(typ.Type).Interface()) != nil {
+			return i
+		}
+	}
+	return -1
 }

@@ -1,0 +1,383 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/eudr/eudr/storage"
+)
+
+func TestWellFormedKey(t *testing.T) {
+	body := "0123456789ABCDEFGHIJKLMNOPQRSTUV" // 32 base62
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"sk_test_" + body, true},
+		{"sk_live_" + body, true},
+		{"sk_test_" + strings.Repeat("z", 32), true},
+		{"", false},
+		{"sk_test_", false},
+		{"sk_test_" + body[:31], false},       // truncated
+		{"sk_test_" + body + "W", false},      // too long
+		{"sk_prod_" + body, false},            // unknown prefix
+		{"SK_TEST_" + body, false},            // prefix is case-sensitive
+		{"sk_test" + body + "x", false},       // no underscore
+		{"sk_test_" + body[:31] + "-", false}, // not base62
+		{"sk_test_" + body[:31] + "_", false},
+		{"sk_test_" + body[:31] + "é", false},
+		{"sk_test_" + body[:31] + " ", false},
+		{" sk_test_" + body, false},
+		{body, false},
+	} {
+		if got := wellFormedKey(tc.in); got != tc.want {
+			t.Errorf("wellFormedKey(%q): got %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestHasScope(t *testing.T) {
+	for _, tc := range []struct {
+		scopes []string
+		need   string
+		want   bool
+	}{
+		{[]string{"read"}, "read", true},
+		{[]string{"read"}, "write", false},
+		{[]string{"write"}, "read", true}, // write implies read
+		{[]string{"write"}, "write", true},
+		{[]string{"read", "write"}, "write", true},
+		{nil, "read", false},
+		{[]string{"admin"}, "read", false},
+	} {
+		if got := hasScope(tc.scopes, tc.need); got != tc.want {
+			t.Errorf("hasScope(%q, %s): got %v, want %v", tc.scopes, tc.need, got, tc.want)
+		}
+	}
+}
+
+func TestRequiredScope(t *testing.T) {
+	for m, want := range map[string]string{"GET": "read", "HEAD": "read", "POST": "write", "PUT": "write", "PATCH": "write", "DELETE": "write"} {
+		if got := requiredScope(m); got != want {
+			t.Errorf("requiredScope(%s): got %s, want %s", m, got, want)
+		}
+	}
+}
+
+// authPrincipals builds every kind of caller against a real store, as the
+// sandbox listener sees them.
+func authPrincipals(t *testing.T) map[string]principal {
+	t.Helper()
+	ta := newTestApp(t)
+	_, read := ta.newKey(storage.Sandbox, "read")
+	_, rw := ta.newKey(storage.Sandbox, "read", "write")
+	rotKey, rotated := ta.newKey(storage.Sandbox)
+	if _, _, err := ta.rotateKey(context.Background(), defaultOrg, rotKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, live := ta.newKey(storage.Production)
+	_, liveRead := ta.newKey(storage.Production, "read")
+	liveRotKey, liveRotated := ta.newKey(storage.Production)
+	if _, _, err := ta.rotateKey(context.Background(), defaultOrg, liveRotKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	revKey, revoked := ta.newKey(storage.Sandbox)
+	if w := ta.do("DELETE", enterprisePrefix+"/api-keys/"+revKey.ID, "", "Authorization", "Bearer "+ta.adminToken()); w.Code != 204 {
+		t.Fatalf("revoke: got %d, want 204", w.Code)
+	}
+	ta.addOrgUser("other", "member", "member-password")
+	ta.update(func(tx *storage.Tx) error {
+		u, err := tx.FindUser("member")
+		if err != nil {
+			return err
+		}
+		u.Role = "viewer"
+		return tx.PutUser(u)
+	})
+
+	of := func(hdr ...string) principal {
+		return ta.principalOf(newRequest("GET", "/", "", hdr...), storage.Sandbox)
+	}
+	return map[string]principal{
+		"None":            of(),
+		"KeyRead":         of("X-API-Key", read),
+		"KeyReadWrite":    of("X-API-Key", rw),
+		"Rotated":         of("X-API-Key", rotated),
+		"Revoked":         of("X-API-Key", revoked),
+		"Malformed":       of("X-API-Key", "sk_test_short"),
+		"Unknown":         of("X-API-Key", "sk_test_"+strings.Repeat("A", 32)),
+		"WrongEnv":        of("X-API-Key", live),
+		"WrongEnvRead":    of("X-API-Key", liveRead),
+		"WrongEnvRotated": of("X-API-Key", liveRotated),
+		"JWT":             of("Authorization", "Bearer "+ta.adminToken()),
+		"JWTNonAdmin":     of("Authorization", "Bearer "+ta.login("member", "member-password")),
+		"InvalidJWT":      of("Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.e30.bm90IGEgc2lnbmF0dXJl"),
+		"NoScheme":        of("Authorization", rw),
+		"BasicScheme":     of("Authorization", "Basic "+rw),
+	}
+}
+
+func TestAuthorize(t *testing.T) {
+	ps := authPrincipals(t)
+	type want struct {
+		status int    // 0: allowed
+		detail string // detail code of a 403
+	}
+	ok := want{}
+	u := want{401, ""}
+	f := func(d string) want { return want{403, d} }
+	methods := []string{"GET", "POST", "DELETE"}
+	for _, tc := range []struct {
+		principal string
+		policy    authPolicy
+		byMethod  map[string]want // GET, POST, DELETE
+	}{
+		// authNone lets everyone through, whatever they send.
+		{"None", authNone, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+		{"Revoked", authNone, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+		{"WrongEnv", authNone, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+		{"InvalidJWT", authNone, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+
+		// authKey: the EUDR API.
+		{"None", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"KeyRead", authKey, map[string]want{"GET": ok, "POST": f(DetailScopeRequired), "DELETE": f(DetailScopeRequired)}},
+		{"KeyReadWrite", authKey, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+		{"Rotated", authKey, map[string]want{"GET": f(DetailKeyRotated), "POST": f(DetailKeyRotated), "DELETE": f(DetailKeyRotated)}},
+		{"Revoked", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"Malformed", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"Unknown", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"WrongEnv", authKey, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		// WRONG_ENVIRONMENT comes before SCOPE_REQUIRED and KEY_ROTATED.
+		{"WrongEnvRead", authKey, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		{"WrongEnvRotated", authKey, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		// A login token is not an API key.
+		{"JWT", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"InvalidJWT", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"NoScheme", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"BasicScheme", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+
+		// authAdmin: key management.
+		{"None", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"KeyRead", authAdmin, map[string]want{"GET": f(DetailJWTRequired), "POST": f(DetailJWTRequired), "DELETE": f(DetailJWTRequired)}},
+		{"KeyReadWrite", authAdmin, map[string]want{"GET": f(DetailJWTRequired), "POST": f(DetailJWTRequired), "DELETE": f(DetailJWTRequired)}},
+		// KEY_ROTATED and WRONG_ENVIRONMENT come before JWT_REQUIRED.
+		{"Rotated", authAdmin, map[string]want{"GET": f(DetailKeyRotated), "POST": f(DetailKeyRotated), "DELETE": f(DetailKeyRotated)}},
+		{"WrongEnv", authAdmin, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		{"WrongEnvRotated", authAdmin, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		{"Revoked", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"Malformed", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"JWT", authAdmin, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+		{"JWTNonAdmin", authAdmin, map[string]want{"GET": f(DetailAdminRequired), "POST": f(DetailAdminRequired), "DELETE": f(DetailAdminRequired)}},
+		{"InvalidJWT", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"NoScheme", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+	} {
+		policyName := map[authPolicy]string{authNone: "authNone", authKey: "authKey", authAdmin: "authAdmin"}[tc.policy]
+		t.Run(policyName+"/"+tc.principal, func(t *testing.T) {
+			p, found := ps[tc.principal]
+			if !found {
+				t.Fatalf("no principal %s", tc.principal)
+			}
+			for _, m := range methods {
+				w := tc.byMethod[m]
+				e := authorize(tc.policy, p, m)
+				if w.status == 0 {
+					if e != nil {
+						t.Errorf("%s: got %d %s %+v, want allowed", m, e.Status, e.Code, e.Details)
+					}
+					continue
+				}
+				if e == nil {
+					t.Errorf("%s: got allowed, want %d %s", m, w.status, w.detail)
+					continue
+				}
+				if e.Status != w.status {
+					t.Errorf("%s: status got %d, want %d", m, e.Status, w.status)
+				}
+				switch w.status {
+				case 401:
+					if e.Code != CodeUnauthorized || e.Message != msgUnauthorized || len(e.Details) != 0 {
+						t.Errorf("%s: got %s %q %+v, want UNAUTHORIZED %q without details", m, e.Code, e.Message, e.Details, msgUnauthorized)
+					}
+				case 403:
+					if e.Code != CodeForbidden || e.Message != msgForbidden {
+						t.Errorf("%s: got %s %q, want FORBIDDEN %q", m, e.Code, e.Message, msgForbidden)
+					}
+					if len(e.Details) != 1 || e.Details[0].Code != w.detail {
+						t.Errorf("%s: details got %+v, want one %s", m, e.Details, w.detail)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestApp_PrincipalOf(t *testing.T) {
+	ta := newTestApp(t)
+	k, value := ta.newKey(storage.Sandbox)
+	token := ta.adminToken()
+	for _, tc := range []struct {
+		name      string
+		hdr       []string
+		wantKey   bool
+		wantUser  bool
+		wantField string
+	}{
+		{"XAPIKey", []string{"X-API-Key", value}, true, false, "headers.X-API-Key"},
+		{"XAPIKeySpaces", []string{"X-API-Key", "  " + value + " "}, true, false, "headers.X-API-Key"},
+		{"Bearer", []string{"Authorization", "Bearer " + value}, true, false, "headers.Authorization"},
+		{"LowercaseBearer", []string{"Authorization", "bearer " + value}, true, false, "headers.Authorization"},
+		{"UppercaseBearer", []string{"Authorization", "BEARER " + value}, true, false, "headers.Authorization"},
+		{"BearerJWT", []string{"Authorization", "Bearer " + token}, false, true, "headers.Authorization"},
+		{"XAPIKeyWins", []string{"X-API-Key", value, "Authorization", "Bearer " + token}, true, false, "headers.X-API-Key"},
+		{"XAPIKeyWinsEvenWhenBad", []string{"X-API-Key", "sk_test_bad", "Authorization", "Bearer " + value}, false, false, "headers.X-API-Key"},
+		{"NoScheme", []string{"Authorization", value}, false, false, "headers.Authorization"},
+		{"EmptyBearer", []string{"Authorization", "Bearer "}, false, false, "headers.Authorization"},
+		{"Nothing", nil, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ta.principalOf(newRequest("GET", "/", "", tc.hdr...), storage.Sandbox)
+			if (p.key != nil) != tc.wantKey || (p.user != nil) != tc.wantUser {
+				t.Fatalf("got key=%v user=%v err=%v, want key=%v user=%v", p.key != nil, p.user != nil, p.err, tc.wantKey, tc.wantUser)
+			}
+			if p.key != nil && p.key.ID != k.ID {
+				t.Errorf("key: got %s, want %s", p.key.ID, k.ID)
+			}
+			if (p.key != nil || p.user != nil) && (p.err != nil || p.tenant != (storage.Tenant{Org: defaultOrg, Env: storage.Sandbox})) {
+				t.Errorf("valid credential: got err=%v tenant=%v, want no error and tenant default/sandbox", p.err, p.tenant)
+			}
+			if p.field != tc.wantField {
+				t.Errorf("field: got %q, want %q", p.field, tc.wantField)
+			}
+			if tc.name != "Nothing" && !tc.wantKey && !tc.wantUser && (p.err == nil || p.err.Status != 401) {
+				t.Errorf("refused credential: got err %v, want 401", p.err)
+			}
+			if tc.name == "Nothing" && p.err != nil {
+				t.Errorf("no credential: got err %v, want nil (missing, not refused)", p.err)
+			}
+		})
+	}
+
+	t.Run("QueryStringIgnored", func(t *testing.T) {
+		p := ta.principalOf(newRequest("GET", "/?api_key="+value+"&key="+value, ""), storage.Sandbox)
+		if p.key != nil {
+			t.Error("key in the query string: got a key principal, want none")
+		}
+	})
+
+	t.Run("WrongEnvironmentDetailField", func(t *testing.T) {
+		p := ta.principalOf(newRequest("GET", "/", "", "Authorization", "Bearer "+value), storage.Production)
+		if p.err == nil || p.err.Details[0].Code != DetailWrongEnvironment || p.err.Details[0].Field != "headers.Authorization" {
+			t.Errorf("sandbox key on production: got %+v, want WRONG_ENVIRONMENT on headers.Authorization", p.err)
+		}
+	})
+}
+
+func TestApp_Auth(t *testing.T) {
+	ta := newTestApp(t)
+	_, rw := ta.newKey(storage.Sandbox)
+	_, read := ta.newKey(storage.Sandbox, "read")
+	_, live := ta.newKey(storage.Production)
+	token := ta.adminToken()
+	health := eudrPrefix + "/health"
+	suppliers := eudrPrefix + "/suppliers"
+	supplierBody := `{"erpVendorId":"V1","euOperatorUuid":"3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b","name":"Coop","country":"CI"}`
+
+	for _, tc := range []struct {
+		name       string
+		env        storage.Environment
+		method     string
+		path       string
+		hdr        []string
+		wantStatus int
+		wantDetail string
+	}{
+		{"XAPIKey", storage.Sandbox, "GET", health, []string{"X-API-Key", rw}, 200, ""},
+		{"Bearer", storage.Sandbox, "GET", health, []string{"Authorization", "Bearer " + rw}, 200, ""},
+		{"LowercaseBearer", storage.Sandbox, "GET", health, []string{"Authorization", "bearer " + rw}, 200, ""},
+		{"XAPIKeyWins", storage.Sandbox, "GET", health, []string{"X-API-Key", rw, "Authorization", "Bearer nonsense"}, 200, ""},
+		{"XAPIKeyWinsWhenBad", storage.Sandbox, "GET", health, []string{"X-API-Key", "sk_test_nonsense", "Authorization", "Bearer " + rw}, 401, ""},
+		{"LiveKeyOnProduction", storage.Production, "GET", health, []string{"X-API-Key", live}, 200, ""},
+		{"Missing", storage.Sandbox, "GET", health, nil, 401, ""},
+		{"QueryString", storage.Sandbox, "GET", health + "?api_key=" + rw, nil, 401, ""},
+		{"BareAuthorization", storage.Sandbox, "GET", health, []string{"Authorization", rw}, 401, ""},
+		{"Truncated", storage.Sandbox, "GET", health, []string{"X-API-Key", rw[:len(rw)-1]}, 401, ""},
+		{"JWTOnEUDRRoute", storage.Sandbox, "GET", health, []string{"Authorization", "Bearer " + token}, 401, ""},
+		{"TestKeyOnProduction", storage.Production, "GET", health, []string{"X-API-Key", rw}, 403, DetailWrongEnvironment},
+		{"LiveKeyOnSandbox", storage.Sandbox, "GET", health, []string{"X-API-Key", live}, 403, DetailWrongEnvironment},
+		{"ReadKeyWrites", storage.Sandbox, "POST", suppliers, []string{"X-API-Key", read, "Idempotency-Key", "k1"}, 403, DetailScopeRequired},
+		{"ReadKeyDeletes", storage.Sandbox, "DELETE", suppliers + "/V1", []string{"X-API-Key", read}, 403, DetailScopeRequired},
+		{"ReadKeyReads", storage.Sandbox, "GET", suppliers, []string{"X-API-Key", read}, 200, ""},
+		{"KeyOnKeyManagement", storage.Sandbox, "GET", enterprisePrefix + "/api-keys", []string{"X-API-Key", rw}, 403, DetailJWTRequired},
+		{"JWTOnKeyManagement", storage.Sandbox, "GET", enterprisePrefix + "/api-keys", []string{"Authorization", "Bearer " + token}, 200, ""},
+		{"JWTOnKeyManagementProduction", storage.Production, "GET", enterprisePrefix + "/api-keys", []string{"Authorization", "Bearer " + token}, 200, ""},
+		{"ProbeWithoutKey", storage.Sandbox, "GET", "/livez", nil, 200, ""},
+		{"ProbeWithBadKey", storage.Sandbox, "GET", "/readyz", []string{"X-API-Key", "sk_test_bad"}, 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := ""
+			if tc.method == "POST" {
+				body = supplierBody
+			}
+			w := ta.serve(tc.env, newRequest(tc.method, tc.path, body, tc.hdr...))
+			switch tc.wantStatus {
+			case 200:
+				if w.Code != 200 {
+					t.Fatalf("got %d %s, want 200", w.Code, w.Body)
+				}
+			case 401:
+				e := wantError(t, w, 401, CodeUnauthorized, "")
+				if e.Message != "Missing or invalid API key" {
+					t.Errorf("message: got %q, want %q", e.Message, "Missing or invalid API key")
+				}
+				if len(e.Details) != 0 {
+					t.Errorf("details: got %+v, want []", e.Details)
+				}
+			case 403:
+				e := wantError(t, w, 403, CodeForbidden, tc.wantDetail)
+				if e.Message != "API key does not have the required scope" {
+					t.Errorf("message: got %q, want %q", e.Message, "API key does not have the required scope")
+				}
+			}
+		})
+	}
+
+	t.Run("RefusedWriteChangesNothing", func(t *testing.T) {
+		w := ta.do("GET", suppliers, "", "X-API-Key", rw)
+		if w.Code != 200 || strings.TrimSpace(w.Body.String()) != "[]" {
+			t.Errorf("suppliers after refused writes: got %d %s, want 200 []", w.Code, w.Body)
+		}
+	})
+}
+
+func TestApp_AuthRefusalOrder(t *testing.T) {
+	ta := newTestApp(t)
+	// A read-only production key, rotated: wrong environment, rotated and
+	// lacking the write scope on the sandbox listener all at once.
+	k, old := ta.newKey(storage.Production, "read")
+	if _, _, err := ta.rotateKey(context.Background(), defaultOrg, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A read-only sandbox key, rotated: rotated and lacking the scope.
+	k2, old2 := ta.newKey(storage.Sandbox, "read")
+	if _, _, err := ta.rotateKey(context.Background(), defaultOrg, k2.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, readKey := ta.newKey(storage.Sandbox, "read")
+	for _, tc := range []struct {
+		name, method, path, key, want string
+	}{
+		{"WrongEnvBeforeRotated", "GET", eudrPrefix + "/health", old, DetailWrongEnvironment},
+		{"WrongEnvBeforeScope", "DELETE", eudrPrefix + "/suppliers/V1", old, DetailWrongEnvironment},
+		{"WrongEnvBeforeJWT", "GET", enterprisePrefix + "/api-keys", old, DetailWrongEnvironment},
+		{"RotatedBeforeScope", "DELETE", eudrPrefix + "/suppliers/V1", old2, DetailKeyRotated},
+		{"RotatedBeforeJWT", "GET", enterprisePrefix + "/api-keys", old2, DetailKeyRotated},
+		{"JWTBeforeScope", "DELETE", enterprisePrefix + "/api-keys/" + k.ID, readKey, DetailJWTRequired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := ta.do(tc.method, tc.path, "", "X-API-Key", tc.key)
+			wantError(t, w, http.StatusForbidden, CodeForbidden, tc.want)
+		})
+	}
+}

@@ -1,0 +1,412 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// writeConfigFile writes a YAML config file in a temp dir.
+func writeConfigFile(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "eudr.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func mustLoad(t *testing.T, file string, environ []string) *Config {
+	t.Helper()
+	cfg, err := LoadConfig(file, environ)
+	if err != nil {
+		t.Fatalf("LoadConfig(%q, %q): %v", file, environ, err)
+	}
+	return cfg
+}
+
+func TestLoadConfig_Defaults(t *testing.T) {
+	// Variables that are not EUDR_ settings are ignored.
+	for name, environ := range map[string][]string{
+		"NoEnv":        nil,
+		"OtherVars":    {"HOME=/root", "DATA_DIR=/elsewhere", "RATE_LIMIT_PER_SECOND=1"},
+		"UnknownEUDR_": {"EUDR_NOT_A_SETTING=1", "EUDR_=x", "EUDR_DATA_DIR_X=/elsewhere"},
+		"NoEquals":     {"EUDR_DATA_DIR"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := mustLoad(t, "", environ)
+			for _, c := range []struct {
+				name      string
+				got, want any
+			}{
+				{"data_dir", cfg.DataDir, "./data"},
+				{"admin_password", cfg.AdminPassword, ""},
+				{"shutdown_timeout", cfg.ShutdownTimeout, 30 * time.Second},
+				{"log.level", cfg.Log.Level, "info"},
+				{"log.format", cfg.Log.Format, "auto"},
+				{"production.listen", cfg.Production.Listen, "127.0.0.1:8080"},
+				{"production.tls", cfg.Production.TLS, TLSConfig{}},
+				{"sandbox.listen", cfg.Sandbox.Listen, "127.0.0.1:8081"},
+				{"sandbox.tls", cfg.Sandbox.TLS, TLSConfig{}},
+				{"auth.token_ttl", cfg.Auth.TokenTTL, time.Hour},
+				{"rate_limit.per_second", cfg.RateLimit.PerSecond, 100.0},
+				{"rate_limit.burst", cfg.RateLimit.Burst, 100},
+				{"rate_limit.ip_per_second", cfg.RateLimit.IPPerSecond, 20.0},
+				{"rate_limit.ip_burst", cfg.RateLimit.IPBurst, 40},
+				{"idempotency.ttl", cfg.Idempotency.TTL, 24 * time.Hour},
+				{"idempotency.sweep_interval", cfg.Idempotency.SweepInterval, 10 * time.Minute},
+				{"limits.max_body_bytes", cfg.Limits.MaxBodyBytes, int64(32 << 20)},
+				{"len(trusted_proxies)", len(cfg.TrustedProxies), 0},
+			} {
+				if !reflect.DeepEqual(c.got, c.want) {
+					t.Errorf("%s: got %#v, want %#v", c.name, c.got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadConfig_File(t *testing.T) {
+	t.Run("OverridesDefaults", func(t *testing.T) {
+		file := writeConfigFile(t, `
+data_dir: /var/lib/eudr
+production:
+  listen: 0.0.0.0:9443
+rate_limit:
+  per_second: 5
+idempotency:
+  ttl: 48h
+trusted_proxies: [10.0.0.0/8, 192.168.0.0/16]
+`)
+		cfg := mustLoad(t, file, nil)
+		if cfg.DataDir != "/var/lib/eudr" {
+			t.Errorf("data_dir: got %q, want /var/lib/eudr", cfg.DataDir)
+		}
+		if cfg.Production.Listen != "0.0.0.0:9443" {
+			t.Errorf("production.listen: got %q, want 0.0.0.0:9443", cfg.Production.Listen)
+		}
+		if cfg.RateLimit.PerSecond != 5 {
+			t.Errorf("rate_limit.per_second: got %v, want 5", cfg.RateLimit.PerSecond)
+		}
+		if cfg.Idempotency.TTL != 48*time.Hour {
+			t.Errorf("idempotency.ttl: got %v, want 48h", cfg.Idempotency.TTL)
+		}
+		if want := []string{"10.0.0.0/8", "192.168.0.0/16"}; !slices.Equal(cfg.TrustedProxies, want) {
+			t.Errorf("trusted_proxies: got %q, want %q", cfg.TrustedProxies, want)
+		}
+		// Keys the file does not name keep their defaults, also beside
+		// overridden siblings.
+		if cfg.RateLimit.Burst != 100 {
+			t.Errorf("rate_limit.burst: got %d, want default 100", cfg.RateLimit.Burst)
+		}
+		if cfg.Sandbox.Listen != "127.0.0.1:8081" {
+			t.Errorf("sandbox.listen: got %q, want default 127.0.0.1:8081", cfg.Sandbox.Listen)
+		}
+	})
+
+	t.Run("EnvOverridesFile", func(t *testing.T) {
+		file := writeConfigFile(t, `
+production:
+  listen: 0.0.0.0:9443
+rate_limit:
+  per_second: 5
+  burst: 7
+trusted_proxies: [172.16.0.0/12]
+`)
+		cfg := mustLoad(t, file, []string{
+			"EUDR_RATE_LIMIT_PER_SECOND=50",
+			"EUDR_PRODUCTION_LISTEN=127.0.0.1:7000",
+			"EUDR_TRUSTED_PROXIES=10.0.0.0/8, 192.168.0.0/16,,",
+			"EUDR_IDEMPOTENCY_TTL=36h",
+			"EUDR_LIMITS_MAX_BODY_BYTES=4096",
+		})
+		if cfg.RateLimit.PerSecond != 50 {
+			t.Errorf("rate_limit.per_second: got %v, want 50 (env)", cfg.RateLimit.PerSecond)
+		}
+		if cfg.RateLimit.Burst != 7 {
+			t.Errorf("rate_limit.burst: got %d, want 7 (file)", cfg.RateLimit.Burst)
+		}
+		if cfg.Production.Listen != "127.0.0.1:7000" {
+			t.Errorf("production.listen: got %q, want 127.0.0.1:7000 (env)", cfg.Production.Listen)
+		}
+		if want := []string{"10.0.0.0/8", "192.168.0.0/16"}; !slices.Equal(cfg.TrustedProxies, want) {
+			t.Errorf("trusted_proxies: got %q, want %q (env, comma list)", cfg.TrustedProxies, want)
+		}
+		if cfg.Idempotency.TTL != 36*time.Hour {
+			t.Errorf("idempotency.ttl: got %v, want 36h (env)", cfg.Idempotency.TTL)
+		}
+		if cfg.Limits.MaxBodyBytes != 4096 {
+			t.Errorf("limits.max_body_bytes: got %d, want 4096 (env)", cfg.Limits.MaxBodyBytes)
+		}
+	})
+
+	t.Run("NestedEnvKeys", func(t *testing.T) {
+		dir := t.TempDir()
+		cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+		for _, f := range []string{cert, key} {
+			if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := mustLoad(t, "", []string{"EUDR_SANDBOX_TLS_CERT_FILE=" + cert, "EUDR_SANDBOX_TLS_KEY_FILE=" + key,
+			"EUDR_LOG_LEVEL=debug", "EUDR_AUTH_TOKEN_TTL=2h"})
+		if cfg.Sandbox.TLS != (TLSConfig{CertFile: cert, KeyFile: key}) {
+			t.Errorf("sandbox.tls: got %+v, want cert %s key %s", cfg.Sandbox.TLS, cert, key)
+		}
+		if cfg.Production.TLS != (TLSConfig{}) {
+			t.Errorf("production.tls: got %+v, want empty", cfg.Production.TLS)
+		}
+		if cfg.Log.Level != "debug" {
+			t.Errorf("log.level: got %q, want debug", cfg.Log.Level)
+		}
+		if cfg.Auth.TokenTTL != 2*time.Hour {
+			t.Errorf("auth.token_ttl: got %v, want 2h", cfg.Auth.TokenTTL)
+		}
+	})
+
+	t.Run("UnknownKeyFails", func(t *testing.T) {
+		for name, text := range map[string]string{
+			"TopLevel": "data_dir: /tmp/x\nlisten: 127.0.0.1:1\n",
+			"Nested":   "rate_limit:\n  per_secnod: 5\n",
+		} {
+			t.Run(name, func(t *testing.T) {
+				_, err := LoadConfig(writeConfigFile(t, text), nil)
+				if err == nil {
+					t.Fatalf("LoadConfig(%q): got nil error, want one naming the unknown key", text)
+				}
+				if want := map[string]string{"TopLevel": "listen", "Nested": "per_secnod"}[name]; !strings.Contains(err.Error(), want) {
+					t.Errorf("error: got %q, want it to name %q", err, want)
+				}
+			})
+		}
+	})
+
+	t.Run("MissingFileFails", func(t *testing.T) {
+		if _, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil); err == nil {
+			t.Error("LoadConfig(missing file): got nil error, want one")
+		}
+	})
+
+	t.Run("MalformedYAMLFails", func(t *testing.T) {
+		if _, err := LoadConfig(writeConfigFile(t, "rate_limit: [unclosed\n"), nil); err == nil {
+			t.Error("LoadConfig(malformed YAML): got nil error, want one")
+		}
+	})
+
+	t.Run("BadEnvNumberFails", func(t *testing.T) {
+		if _, err := LoadConfig("", []string{"EUDR_RATE_LIMIT_BURST=many"}); err == nil {
+			t.Error("LoadConfig(EUDR_RATE_LIMIT_BURST=many): got nil error, want one")
+		}
+	})
+}
+
+func TestConfig_Validate(t *testing.T) {
+	dir := t.TempDir()
+	cert := filepath.Join(dir, "cert.pem")
+	if err := os.WriteFile(cert, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		mutate  func(c *Config)
+		wantKey string // "" means valid
+	}{
+		{"Defaults", func(c *Config) {}, ""},
+		{"EmptyDataDir", func(c *Config) { c.DataDir = "" }, "data_dir"},
+		{"ZeroShutdownTimeout", func(c *Config) { c.ShutdownTimeout = 0 }, "shutdown_timeout"},
+		{"BadLogLevel", func(c *Config) { c.Log.Level = "loud" }, "log.level"},
+		{"BadLogFormat", func(c *Config) { c.Log.Format = "xml" }, "log.format"},
+		{"EmptyProductionListen", func(c *Config) { c.Production.Listen = "" }, "production.listen"},
+		{"EmptySandboxListen", func(c *Config) { c.Sandbox.Listen = "" }, "sandbox.listen"},
+		{"SameListen", func(c *Config) { c.Sandbox.Listen = c.Production.Listen }, "sandbox.listen"},
+		{"SameListenPortZero", func(c *Config) { c.Production.Listen, c.Sandbox.Listen = "127.0.0.1:0", "127.0.0.1:0" }, ""},
+		{"CertWithoutKey", func(c *Config) { c.Production.TLS.CertFile = cert }, "production.tls"},
+		{"MissingCertFile", func(c *Config) {
+			c.Sandbox.TLS = TLSConfig{CertFile: filepath.Join(dir, "nope.pem"), KeyFile: cert}
+		}, "sandbox.tls.cert_file"},
+		{"TLSBothFiles", func(c *Config) { c.Sandbox.TLS = TLSConfig{CertFile: cert, KeyFile: cert} }, ""},
+		{"ShortTokenTTL", func(c *Config) { c.Auth.TokenTTL = 59 * time.Second }, "auth.token_ttl"},
+		{"TokenTTLOneMinute", func(c *Config) { c.Auth.TokenTTL = time.Minute }, ""},
+		{"ZeroRate", func(c *Config) { c.RateLimit.PerSecond = 0 }, "rate_limit.per_second"},
+		{"ZeroBurst", func(c *Config) { c.RateLimit.Burst = 0 }, "rate_limit.per_second"},
+		{"NegativeIPRate", func(c *Config) { c.RateLimit.IPPerSecond = -1 }, "rate_limit.ip_per_second"},
+		{"ZeroIPBurst", func(c *Config) { c.RateLimit.IPBurst = 0 }, "rate_limit.ip_per_second"},
+		{"ShortIdempotencyTTL", func(c *Config) { c.Idempotency.TTL = 59 * time.Minute }, "idempotency.ttl"},
+		{"ZeroSweepInterval", func(c *Config) { c.Idempotency.SweepInterval = 0 }, "idempotency.sweep_interval"},
+		{"TinyBodyLimit", func(c *Config) { c.Limits.MaxBodyBytes = 1023 }, "limits.max_body_bytes"},
+		{"BodyLimit1024", func(c *Config) { c.Limits.MaxBodyBytes = 1024 }, ""},
+		{"BadProxy", func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/8", "10.0.0.1"} }, "trusted_proxies"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mustLoad(t, "", nil)
+			tc.mutate(cfg)
+			err := cfg.Validate()
+			if tc.wantKey == "" {
+				if err != nil {
+					t.Fatalf("Validate: got %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate: got nil, want an error naming %s", tc.wantKey)
+			}
+			if !strings.Contains(err.Error(), tc.wantKey) || !strings.Contains(err.Error(), EnvName(tc.wantKey)) {
+				t.Errorf("Validate: got %q, want it to name %s and its variable", err, tc.wantKey)
+			}
+		})
+	}
+
+	t.Run("EveryProblemAtOnce", func(t *testing.T) {
+		_, err := LoadConfig("", []string{
+			"EUDR_DATA_DIR=",
+			"EUDR_LOG_LEVEL=loud",
+			"EUDR_LOG_FORMAT=xml",
+			"EUDR_RATE_LIMIT_PER_SECOND=0",
+			"EUDR_IDEMPOTENCY_TTL=1m",
+			"EUDR_AUTH_TOKEN_TTL=1s",
+			"EUDR_LIMITS_MAX_BODY_BYTES=10",
+			"EUDR_TRUSTED_PROXIES=10.0.0.0/8,not-a-cidr",
+			"EUDR_SANDBOX_LISTEN=127.0.0.1:8080",
+		})
+		if err == nil {
+			t.Fatal("LoadConfig with nine bad values: got nil error")
+		}
+		for _, key := range []string{"data_dir", "log.level", "log.format", "rate_limit.per_second", "idempotency.ttl",
+			"auth.token_ttl", "limits.max_body_bytes", "trusted_proxies", `"not-a-cidr"`, "sandbox.listen",
+			"EUDR_RATE_LIMIT_PER_SECOND"} {
+			if !strings.Contains(err.Error(), key) {
+				t.Errorf("error does not mention %s: got %q", key, err)
+			}
+		}
+		if n := strings.Count(err.Error(), "\n") + 1; n != 9 {
+			t.Errorf("problems listed: got %d, want 9: %q", n, err)
+		}
+	})
+}
+
+func TestEnvName(t *testing.T) {
+	for k, want := range map[string]string{
+		"data_dir":              "EUDR_DATA_DIR",
+		"rate_limit.per_second": "EUDR_RATE_LIMIT_PER_SECOND",
+		"webhooks.ca_file":      "EUDR_WEBHOOKS_CA_FILE",
+		"sandbox.tls.cert_file": "EUDR_SANDBOX_TLS_CERT_FILE",
+	} {
+		if got := EnvName(k); got != want {
+			t.Errorf("EnvName(%q): got %q, want %q", k, got, want)
+		}
+	}
+}
+
+// configLeafKeys lists the dotted mapstructure keys of every leaf of Config.
+func configLeafKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key := prefix + f.Tag.Get("mapstructure")
+		if f.Type.Kind() == reflect.Struct {
+			keys = append(keys, configLeafKeys(f.Type, key+".")...)
+			continue
+		}
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+func TestDefaultKeys(t *testing.T) {
+	keys := DefaultKeys()
+	if !sort.StringsAreSorted(keys) {
+		t.Errorf("DefaultKeys: got %q, want sorted", keys)
+	}
+	// A Config field without a default cannot be overridden by EUDR_ (envKey
+	// knows only the keys of the defaults), so each must have one.
+	fields := configLeafKeys(reflect.TypeOf(Config{}), "")
+	sort.Strings(fields)
+	if !slices.Equal(keys, fields) {
+		t.Errorf("DefaultKeys: got %q, want the keys of Config's fields %q", keys, fields)
+	}
+	// Every key can be set from the environment.
+	for _, k := range keys {
+		if got := envKey(EnvName(k)); got != k {
+			t.Errorf("envKey(%s): got %q, want %q", EnvName(k), got, k)
+		}
+	}
+}
+
+// flattenYAML turns nested mappings into dotted keys.
+func flattenYAML(prefix string, v any, out map[string]any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		out[prefix] = v
+		return
+	}
+	for k, sub := range m {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		flattenYAML(key, sub, out)
+	}
+}
+
+func TestLoadConfig_Example(t *testing.T) {
+	const path = "../config.example.yaml"
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("Loads", func(t *testing.T) {
+		mustLoad(t, path, nil)
+	})
+
+	t.Run("DocumentsEveryKey", func(t *testing.T) {
+		var doc map[string]any
+		if err := yaml.Unmarshal(text, &doc); err != nil {
+			t.Fatalf("parse %s: %v", path, err)
+		}
+		flat := map[string]any{}
+		flattenYAML("", doc, flat)
+		for _, k := range DefaultKeys() {
+			if _, ok := flat[k]; !ok {
+				t.Errorf("%s: key %s missing", path, k)
+			}
+		}
+		for k := range flat {
+			if _, ok := defaults[k]; !ok {
+				t.Errorf("%s: key %s is not a setting", path, k)
+			}
+		}
+	})
+
+	t.Run("CommentsEveryKey", func(t *testing.T) {
+		// Each leaf key line is preceded by a comment line.
+		lines := strings.Split(string(text), "\n")
+		for i, line := range lines {
+			trimmed := strings.TrimSpace(line)
+			if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasSuffix(trimmed, ":") {
+				continue // blank, comment, or a section header
+			}
+			if i == 0 || !strings.HasPrefix(strings.TrimSpace(lines[i-1]), "#") {
+				t.Errorf("%s line %d %q: got no comment line above, want one", path, i+1, trimmed)
+			}
+		}
+	})
+
+	t.Run("SetsExactlyTheDefaults", func(t *testing.T) {
+		got := mustLoad(t, path, nil)
+		want := mustLoad(t, "", nil)
+		if len(got.TrustedProxies) == 0 && len(want.TrustedProxies) == 0 {
+			got.TrustedProxies, want.TrustedProxies = nil, nil // [] and nil say the same
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("LoadConfig(%s):\n got %+v\nwant %+v (no file)", path, got, want)
+		}
+	})
+}
