@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -146,8 +147,11 @@ func (tx *Tx) TouchAPIKeys(lastUsed map[string]time.Time) error {
 	sort.Strings(ids) // sequential writes
 	for _, id := range ids {
 		k, err := tx.FindAPIKey(id)
-		if err != nil {
+		if errors.Is(err, ErrNotFound) {
 			continue // deleted meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("read api key %s: %w", id, err)
 		}
 		t := lastUsed[id].UTC()
 		if k.LastUsedAt != nil && !t.After(*k.LastUsedAt) {

@@ -247,10 +247,22 @@ func WriteFileAtomic(path string, write func(io.Writer) (int64, error)) (int64, 
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path)) // the rename itself must survive a power loss
+	}
 	if err != nil {
 		return 0, fmt.Errorf("write backup %s: %w", path, err)
 	}
 	return n, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // putJSON encodes v into bucket b under key.
