@@ -27,6 +27,7 @@ Usage:
   eudr serve [--config FILE]
   eudr admin create-key [--config FILE] --env sandbox|production [--org ORG] [--name NAME] [--scopes read,write]
   eudr admin backup [--config FILE] FILE
+  eudr admin reset-password [--config FILE] [--user admin]
   eudr version
 
 Settings come from the embedded defaults, then --config FILE, then EUDR_*
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			err = createKey(ctx, args[2:], stdout)
 		case "backup":
 			err = backup(ctx, args[2:], stdout)
+		case "reset-password":
+			err = resetPassword(ctx, args[2:], stdout)
 		default:
 			err = usageError(fmt.Sprintf("unknown admin command %q", args[1]))
 		}
@@ -141,14 +144,7 @@ func createKey(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log, err := server.NewLogger(server.LogConfig{Level: "warn", Format: "console"}, os.Stderr)
-	if err != nil {
-		return err
-	}
-	app, err := server.New(cfg, server.Options{Version: version, Logger: log})
-	if errors.Is(err, storage.ErrInUse) {
-		return fmt.Errorf("%w: stop the appliance first, or create the key through the API (POST /api/v1/enterprise/api-keys)", err)
-	}
+	app, err := openStopped(cfg, "or create the key through the API (POST /api/v1/enterprise/api-keys)")
 	if err != nil {
 		return err
 	}
@@ -158,6 +154,46 @@ func createKey(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, value)
+	return nil
+}
+
+// openStopped opens a stopped appliance's data dir for an admin command;
+// alternative says what to do instead while it runs.
+func openStopped(cfg *server.Config, alternative string) (*server.App, error) {
+	log, err := server.NewLogger(server.LogConfig{Level: "warn", Format: "console"}, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	app, err := server.New(cfg, server.Options{Version: version, Logger: log})
+	if errors.Is(err, storage.ErrInUse) {
+		return nil, fmt.Errorf("%w: stop the appliance first, %s", err, alternative)
+	}
+	return app, err
+}
+
+func resetPassword(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, configFile := newFlags("reset-password")
+	user := fs.String("user", "admin", "the user whose password to reset")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("reset-password takes no arguments")
+	}
+	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	app, err := openStopped(cfg, "then run this again")
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	password, err := app.ResetPassword(ctx, *user)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, password)
 	return nil
 }
 

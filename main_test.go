@@ -1788,3 +1788,27 @@ func TestLog_RequestLinesAndShutdown(t *testing.T) {
 	}
 	assertLogHasNoSecrets(t, p, sk.Key, sk.Key[8:], testAdminPassword, jwt)
 }
+
+func TestCLI_ResetPassword(t *testing.T) {
+	t.Parallel()
+	p := startServer(t)
+	res := runCLI(t, p.DataDir, nil, "admin", "reset-password")
+	if res.Code == 0 || !strings.Contains(res.Stderr, "in use") {
+		t.Errorf("reset-password on a running appliance: exit %d, stderr %q; want non-zero and \"in use\"", res.Code, res.Stderr)
+	}
+	p.Stop(t)
+
+	res = runCLI(t, p.DataDir, nil, "admin", "reset-password")
+	password := strings.TrimSpace(res.Stdout)
+	if res.Code != 0 || len(password) < 16 {
+		t.Fatalf("reset-password: exit %d, stdout %q, stderr %q; want 0 and a password", res.Code, res.Stdout, res.Stderr)
+	}
+	if res := runCLI(t, p.DataDir, nil, "admin", "reset-password", "--user", "nobody"); res.Code != 1 || !strings.Contains(res.Stderr, "does not exist") {
+		t.Errorf("reset-password --user nobody: exit %d, stderr %q; want 1 and \"does not exist\"", res.Code, res.Stderr)
+	}
+
+	q := p.Restart(t)
+	login(t, q.SandboxURL, "admin", password)
+	r := do(t, "POST", q.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": p.AdminPassword})
+	wantUnauthorized(t, r)
+}

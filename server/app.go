@@ -15,8 +15,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -43,14 +43,16 @@ type App struct {
 	started time.Time
 	runID   string // tells this process's in-flight idempotency records from a crashed one's
 
-	jwtKey   []byte
-	keyRate  *rateLimiter // per API key (or logged-in user)
-	ipRate   *rateLimiter // per client IP, for requests without a valid credential
-	usage    *keyUsage
-	keyCache *keyCache
-	proxies  []netip.Prefix
+	jwtKey  []byte
+	keyRate *rateLimiter // per API key (or logged-in user)
+	ipRate  *rateLimiter // per client IP, for requests without a valid credential
+	usage   *keyUsage
+	// hashSlots bounds concurrent password hashing (see checkPasswordBounded).
+	hashSlots chan struct{}
+	hashWait  time.Duration
+	keyCache  *keyCache
+	proxies   []netip.Prefix
 
-	draining atomic.Bool
 	handlers map[storage.Environment]http.Handler
 }
 
@@ -66,18 +68,20 @@ func New(cfg *Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{
-		cfg:      cfg,
-		db:       db,
-		log:      opts.Logger,
-		version:  opts.Version,
-		now:      opts.Now,
-		started:  opts.Now(),
-		runID:    randomHex(8),
-		keyRate:  newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
-		ipRate:   newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
-		usage:    newKeyUsage(),
-		keyCache: newKeyCache(),
-		proxies:  parsePrefixes(cfg.TrustedProxies),
+		cfg:       cfg,
+		db:        db,
+		log:       opts.Logger,
+		version:   opts.Version,
+		now:       opts.Now,
+		started:   opts.Now(),
+		runID:     randomHex(8),
+		keyRate:   newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
+		ipRate:    newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
+		usage:     newKeyUsage(),
+		keyCache:  newKeyCache(),
+		hashSlots: make(chan struct{}, runtime.NumCPU()),
+		hashWait:  5 * time.Second,
+		proxies:   parsePrefixes(cfg.TrustedProxies),
 	}
 	if err := a.bootstrap(context.Background()); err != nil {
 		db.Close()
@@ -175,7 +179,6 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 
 	<-gctx.Done()
-	a.draining.Store(true)
 	a.log.Info().Msg("shutting down: no new requests, finishing in-flight ones")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()

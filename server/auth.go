@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -109,8 +111,13 @@ func (a *App) keyPrincipal(ctx context.Context, value string, env storage.Enviro
 			key, err = tx.FindAPIKeyByHash(hash[:])
 			return err
 		})
-		if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
 			p.err = unauthorized()
+			return p
+		}
+		if err != nil { // the store failed: not the caller's fault
+			p.err = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error",
+				Err: fmt.Errorf("look up api key: %w", err)}
 			return p
 		}
 		a.keyCache.put(hash, key, gen)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 	"github.com/rs/zerolog"
@@ -52,6 +53,21 @@ func (a *App) adminHandler() http.Handler {
 // transaction while writes go on. It serves GET /api/v1/enterprise/admin/backup
 // and the admin socket that `eudr admin backup` uses.
 func (a *App) handleBackup(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	if r.Method == http.MethodHead { // the size, without copying the store into nothing
+		st, err := a.db.Status(r.Context())
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(st.SizeBytes, 10))
+		return
+	}
+	// A large store over a slow link takes longer than the listener's
+	// write timeout: this response has none.
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Time{}); err != nil {
+		zerolog.Ctx(r.Context()).Debug().Err(err).Msg("clear write deadline")
+	}
 	n, err := a.db.Backup(r.Context(), w, func(size int64) {
 		h := w.Header()
 		h.Set("Content-Type", "application/octet-stream")

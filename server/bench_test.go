@@ -82,7 +82,7 @@ func BenchmarkSuppliersList_FullChain(b *testing.B) {
 	for i := range 100 {
 		s := &storage.Supplier{ERPVendorID: "V" + string(rune('A'+i%26)) + time.Duration(i).String(),
 			EUOperatorUUID: "3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b", Name: "Supplier", Country: "CI", Role: roleOperator}
-		if err := a.upsertSupplier(context.Background(), t, s); err != nil {
+		if err := a.db.Update(context.Background(), func(tx *storage.Tx) error { return upsertSupplier(tx, t, s) }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -30,13 +30,8 @@ func (a *App) handleLivez(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	writeJSON(w, r, http.StatusOK, probeResponse{Status: "ok"})
 }
 
-// handleReadyz answers 200 while the store serves reads and the appliance is
-// not shutting down, so a load balancer drains it first.
+// handleReadyz answers 200 while the store serves reads.
 func (a *App) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	if a.draining.Load() {
-		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "shutting down"})
-		return
-	}
 	if _, err := a.db.Status(r.Context()); err != nil {
 		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "store unavailable", Err: err})
 		return

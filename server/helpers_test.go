@@ -251,3 +251,16 @@ func detailSet(ds []Detail) map[string]bool {
 	}
 	return m
 }
+
+// rotateKey rotates a key as the API does and returns its new value.
+func (ta *testApp) rotateKey(ctx context.Context, org, id string) (*storage.APIKey, string, error) {
+	var key *storage.APIKey
+	var value string
+	err := ta.db.Update(ctx, func(tx *storage.Tx) error {
+		var err error
+		key, value, err = rotateKey(tx, org, id)
+		return err
+	})
+	ta.keyCache.invalidate()
+	return key, value, err
+}

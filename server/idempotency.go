@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -26,17 +27,16 @@ const (
 
 const maxIdempotencyKeyLen = 255
 
-// idempotencyHeadersNotStored are response headers that describe this
-// answer rather than the stored one: a replay sets them afresh.
-var idempotencyHeadersNotStored = []string{"X-Trace-Id", "X-Ratelimit-Limit", "X-Ratelimit-Remaining",
-	"X-Ratelimit-Reset", "Retry-After", "Date", "Content-Length"}
-
 // idempotent wraps a write route (API.md section 3). Same key, same
 // fingerprint (method, path, SHA-256 of the body) within idempotency.ttl:
 // the stored response again with Idempotent-Replayed: true. Same key, other
-// fingerprint: 409. Same key while the first request runs: 423. Only 2xx
-// answers are remembered; an error leaves the key unused, so the corrected
-// request may reuse it.
+// fingerprint: 409. Same key while the first request runs: 423.
+//
+// The handler stores its answer through commit, in the transaction of the
+// state change itself, so a crash can never leave a change without the
+// answer a retry replays (or the reverse). Only 2xx answers are stored: when
+// the handler ends without one (an error, a panic), the key is released and
+// the corrected request may reuse it.
 func (a *App) idempotent(policy idemPolicy, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := idempotencyKey(r.Header.Get("Idempotency-Key"))
@@ -70,39 +70,43 @@ func (a *App) idempotent(policy idemPolicy, next http.Handler) http.Handler {
 			return
 		}
 
-		cw := &capturingWriter{ResponseWriter: w}
-		completed := false
+		p := &pendingIdempotency{tenant: t, rec: rec}
 		defer func() {
-			if !completed { // a panic or an error answer: forget the key
-				if err := a.db.Update(context.WithoutCancel(r.Context()), func(tx *storage.Tx) error {
-					return tx.DeleteIdempotency(t, key)
-				}); err != nil {
-					zerolog.Ctx(r.Context()).Error().Err(err).Msg("release idempotency key")
-				}
+			if p.stored {
+				return
+			}
+			// An error answer or a panic: forget the key.
+			if err := a.db.Update(context.WithoutCancel(r.Context()), func(tx *storage.Tx) error {
+				return tx.DeleteIdempotency(t, key)
+			}); err != nil {
+				zerolog.Ctx(r.Context()).Error().Err(err).Msg("release idempotency key")
 			}
 		}()
-		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), ctxIdempotency, cw)))
-		if cw.status < 200 || cw.status > 299 {
-			return
-		}
-		rec.State = storage.IdemCompleted
-		rec.Owner = ""
-		rec.Status = cw.status
-		rec.Header = cw.stored
-		rec.Body = cw.body.Bytes()
-		if cw.replayBody != nil {
-			rec.Body = cw.replayBody
-		}
-		if err := a.db.Update(context.WithoutCancel(r.Context()), func(tx *storage.Tx) error {
-			return tx.PutIdempotency(t, rec)
-		}); err != nil {
-			// The answer went out but cannot be remembered: the deferred
-			// release forgets the key rather than leave it locked.
-			zerolog.Ctx(r.Context()).Error().Err(err).Msg("store idempotent response")
-			return
-		}
-		completed = true
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxIdempotency, p)))
 	})
+}
+
+// pendingIdempotency is the in-flight record of a request that carries an
+// Idempotency-Key, for commit to complete.
+type pendingIdempotency struct {
+	tenant storage.Tenant
+	rec    *storage.IdempotencyRecord
+	stored bool // set once the completed record is committed
+}
+
+// storeIdempotent completes the request's in-flight record, if it has one,
+// with the answer to replay, inside tx. done is called after the commit.
+func storeIdempotent(ctx context.Context, tx *storage.Tx, status int, header http.Header, body []byte) (done func(), err error) {
+	p, ok := ctx.Value(ctxIdempotency).(*pendingIdempotency)
+	if !ok {
+		return func() {}, nil
+	}
+	rec := *p.rec
+	rec.State, rec.Owner, rec.Status, rec.Header, rec.Body = storage.IdemCompleted, "", status, header, body
+	if err := tx.PutIdempotency(p.tenant, &rec); err != nil {
+		return nil, fmt.Errorf("store idempotent answer: %w", err)
+	}
+	return func() { p.stored = true }, nil
 }
 
 // beginIdempotent looks the key up and either returns the completed record
@@ -176,42 +180,6 @@ func replay(w http.ResponseWriter, rec *storage.IdempotencyRecord) {
 	h.Set("Idempotent-Replayed", "true")
 	w.WriteHeader(rec.Status)
 	w.Write(rec.Body)
-}
-
-// capturingWriter passes a response through and keeps a copy to store.
-type capturingWriter struct {
-	http.ResponseWriter
-	status     int
-	stored     http.Header
-	body       bytes.Buffer
-	replayBody []byte // set by handlers whose answer holds a secret shown once
-}
-
-func (w *capturingWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-		w.stored = w.Header().Clone()
-		for _, k := range idempotencyHeadersNotStored {
-			w.stored.Del(k)
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *capturingWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	w.body.Write(b)
-	return w.ResponseWriter.Write(b)
-}
-
-// setReplayBody makes a replay of this request answer body instead of what
-// was sent: used where the answer shows a secret once (a new key value).
-func setReplayBody(ctx context.Context, body []byte) {
-	if cw, ok := ctx.Value(ctxIdempotency).(*capturingWriter); ok {
-		cw.replayBody = body
-	}
 }
 
 // sweepIdempotency deletes expired records in small transactions so the

@@ -36,51 +36,83 @@ func formatTimePtr(t *time.Time) *string {
 // writeJSON marshals v before writing anything, so an encoding failure still
 // becomes a clean 500 envelope.
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := marshalBody(v)
 	if err != nil {
 		zerolog.Ctx(r.Context()).Error().Err(err).Msg("encode response")
 		status = http.StatusInternalServerError
-		body = []byte(`{"code":"INTERNAL","message":"internal error","details":[]}`)
+		body = []byte(`{"code":"INTERNAL","message":"internal error","details":[]}` + "\n")
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
+	w.Write(body)
 }
 
 // writeNoContent answers 204.
 func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
 
-// decodeJSON reads the request body into v. It rejects another content type
-// (415), a body over the limit (413), malformed JSON, trailing data, unknown
-// fields and wrongly typed fields (400, with the field's JSON path).
-func decodeJSON(r *http.Request, v any, mediaTypes ...string) error {
+// decodeJSON reads the request body into v. It refuses another content type
+// (415), a body over the limit (413) and malformed JSON or trailing data
+// (400). Well-formed JSON with unknown members (names are exact: a member
+// that differs only in case is unknown) or wrongly typed ones is decoded as
+// far as it goes and those problems are returned, so the caller can add its
+// own checks and answer every problem at once (mergeProblems).
+func decodeJSON(r *http.Request, v any, mediaTypes ...string) (Problems, error) {
 	if err := checkContentType(r, mediaTypes...); err != nil {
-		return err
+		return nil, err
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return readBodyError(err)
+		return nil, readBodyError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body is empty; a JSON object is required"})
+		return nil, validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body is empty; a JSON object is required"})
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	// encoding/json matches member names case-insensitively; the API's
-	// names are exact, so a member that differs in case is unknown too.
-	if unknown := unknownFields(body, v); len(unknown) > 0 {
-		return unknown.Err()
+	// Unmarshal checks the whole input first (trailing data included), then
+	// fills what it can and reports the first wrongly typed value.
+	err = json.Unmarshal(body, v)
+	var typ *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typ) {
+		return nil, jsonError(err)
 	}
-	if err != nil {
-		return jsonError(err, body)
+	probs := unknownFields(body, v)
+	if typ != nil {
+		d := typeProblem(typ, body)
+		if d.Field == "body" {
+			return nil, validationFailed(d) // not even an object: nothing else to check
+		}
+		probs = append(probs, d)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "unexpected data after the JSON value"})
+	if len(probs) == 0 {
+		probs = nestedUnknownField(body, v)
 	}
-	return nil
+	return probs, nil
+}
+
+// mergeProblems answers the decoder's problems together with the
+// validator's (err), one problem per field, the decoder's first.
+func mergeProblems(decoded Problems, err error) error {
+	if err == nil || len(decoded) == 0 {
+		if err == nil {
+			return decoded.Err()
+		}
+		return err
+	}
+	e := asError(err)
+	if e.Status != http.StatusBadRequest {
+		return decoded.Err()
+	}
+	seen := map[string]bool{}
+	for _, d := range decoded {
+		seen[d.Field] = true
+	}
+	for _, d := range e.Details {
+		if !seen[d.Field] {
+			decoded = append(decoded, d)
+		}
+	}
+	return decoded.Err()
 }
 
 func checkContentType(r *http.Request, allowed ...string) error {
@@ -114,30 +146,44 @@ func readBodyError(err error) error {
 	return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body could not be read"})
 }
 
-func jsonError(err error, body []byte) error {
+func jsonError(err error) error {
 	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
 		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body",
 			Issue: fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())})
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "body"
-		} else if i := badElement(body, typ); i >= 0 {
-			field = fmt.Sprintf("%s[%d]", field, i)
-		}
-		return validationFailed(Detail{Code: DetailInvalidValue, Field: field,
-			Issue: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.Kind()), typ.Value)})
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: unexpected end of input"})
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return validationFailed(Detail{Code: DetailUnknownField, Field: name, Issue: "unknown field"})
 	default:
 		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: " + err.Error()})
 	}
+}
+
+// typeProblem names a wrongly typed value by its JSON path.
+func typeProblem(typ *json.UnmarshalTypeError, body []byte) Detail {
+	field := typ.Field
+	if field == "" {
+		field = "body"
+	} else if i := badElement(body, typ); i >= 0 {
+		field = fmt.Sprintf("%s[%d]", field, i)
+	}
+	return Detail{Code: DetailInvalidValue, Field: field,
+		Issue: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.Kind()), typ.Value)}
+}
+
+// nestedUnknownField finds a member unknown to a nested object type (the
+// top-level ones are listed by unknownFields); the strict decoder names the
+// first only, by its member name.
+func nestedUnknownField(body []byte, v any) Problems {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(reflect.New(reflect.TypeOf(v).Elem()).Interface())
+	if err == nil || !strings.HasPrefix(err.Error(), "json: unknown field ") {
+		return nil
+	}
+	var probs Problems
+	probs.Add(DetailUnknownField, strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "unknown field")
+	return probs
 }
 
 // unknownFields lists every top-level member of body that the struct v

@@ -103,7 +103,7 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "UnknownFieldsAllListed", body: `{"zeta":1,"name":"a","alpha":2,"mid":{}}`, wantStatus: 400, wantCode: CodeValidationFailed,
 			wantDetails: []string{"UNKNOWN_FIELD alpha", "UNKNOWN_FIELD mid", "UNKNOWN_FIELD zeta"}},
 		{name: "MemberNameCase", body: `{"Name":"a","count":1}`, wantStatus: 400, wantCode: CodeValidationFailed, wantDetails: []string{"UNKNOWN_FIELD Name"}},
-		{name: "UnknownBeforeWrongType", body: `{"count":"x","extra":1}`, wantStatus: 400, wantCode: CodeValidationFailed, wantDetails: []string{"UNKNOWN_FIELD extra"}},
+		{name: "UnknownBeforeWrongType", body: `{"count":"x","extra":1}`, wantStatus: 400, wantCode: CodeValidationFailed, wantDetails: []string{"UNKNOWN_FIELD extra", "INVALID_VALUE count"}},
 		{name: "UnknownNestedField", body: `{"inner":{"n":1,"m":2}}`, wantStatus: 400, wantCode: CodeValidationFailed, wantDetails: []string{"UNKNOWN_FIELD m"}},
 		{name: "TextPlain", contentType: "text/plain", body: `{"name":"a"}`, wantStatus: 415, wantCode: CodeUnsupportedMediaType,
 			wantDetails: []string{"INVALID_VALUE headers.Content-Type"}},
@@ -127,7 +127,7 @@ func TestDecodeJSON(t *testing.T) {
 				r.Header.Set("Content-Type", tc.contentType)
 			}
 			var v decodeTarget
-			err := decodeJSON(r, &v)
+			err := decodeAll(r, &v)
 			if tc.wantStatus == 0 {
 				if err != nil {
 					t.Fatalf("decodeJSON(%s): got %v, want nil", tc.body, err)
@@ -156,7 +156,7 @@ func TestDecodeJSON(t *testing.T) {
 
 	t.Run("FractionForInteger", func(t *testing.T) {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(`{"count":1.5}`))
-		e := asError(decodeJSON(r, &decodeTarget{}))
+		e := asError(decodeAll(r, &decodeTarget{}))
 		if len(e.Details) != 1 || e.Details[0].Code != DetailInvalidValue || e.Details[0].Field != "count" {
 			t.Fatalf("details: got %+v, want INVALID_VALUE count", e.Details)
 		}
@@ -168,7 +168,7 @@ func TestDecodeJSON(t *testing.T) {
 	t.Run("DecodedValues", func(t *testing.T) {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"a","count":2,"tags":["x","y"],"inner":{"n":7}}`))
 		var v decodeTarget
-		if err := decodeJSON(r, &v); err != nil {
+		if err := decodeAll(r, &v); err != nil {
 			t.Fatal(err)
 		}
 		if v.Name != "a" || v.Count != 2 || strings.Join(v.Tags, ",") != "x,y" || v.Inner.N != 7 {
@@ -185,7 +185,7 @@ func TestDecodeJSON(t *testing.T) {
 			r := httptest.NewRequest("POST", "/", strings.NewReader(`{}`))
 			r.Header.Set("Content-Type", ct)
 			var v decodeTarget
-			err := decodeJSON(r, &v, "application/json", "application/geo+json")
+			err := decodeAll(r, &v, "application/json", "application/geo+json")
 			if (err == nil) != wantOK {
 				t.Errorf("decodeJSON with %s allowing json and geo+json: got %v, want ok=%v", ct, err, wantOK)
 			}
@@ -195,7 +195,7 @@ func TestDecodeJSON(t *testing.T) {
 		}
 		r := httptest.NewRequest("POST", "/", strings.NewReader(`{}`))
 		r.Header.Set("Content-Type", "application/geo+json")
-		if err := decodeJSON(r, &decodeTarget{}); asError(err).Status != http.StatusUnsupportedMediaType {
+		if err := decodeAll(r, &decodeTarget{}); asError(err).Status != http.StatusUnsupportedMediaType {
 			t.Errorf("decodeJSON with geo+json and no media types given: got %v, want 415 (only application/json)", err)
 		}
 	})
@@ -206,7 +206,7 @@ func TestDecodeJSON(t *testing.T) {
 		r := httptest.NewRequest("POST", "/", strings.NewReader(body))
 		r.Body = http.MaxBytesReader(w, r.Body, 50)
 		var v decodeTarget
-		err := decodeJSON(r, &v)
+		err := decodeAll(r, &v)
 		e := asError(err)
 		if e.Status != http.StatusRequestEntityTooLarge || e.Code != CodePayloadTooLarge {
 			t.Fatalf("decodeJSON of %d bytes with a 50-byte limit: got %d %s, want 413 %s", len(body), e.Status, e.Code, CodePayloadTooLarge)
@@ -218,7 +218,7 @@ func TestDecodeJSON(t *testing.T) {
 
 	t.Run("ReadFailure", func(t *testing.T) {
 		r := httptest.NewRequest("POST", "/", errReader{})
-		err := decodeJSON(r, &decodeTarget{})
+		err := decodeAll(r, &decodeTarget{})
 		e := asError(err)
 		if e.Status != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Code != DetailMalformedJSON {
 			t.Errorf("decodeJSON of an unreadable body: got %d %+v, want 400 with one MALFORMED_JSON detail", e.Status, e.Details)
@@ -435,4 +435,11 @@ func TestError_JSON(t *testing.T) {
 	if want := `{"code":"C","message":"m","details":[]}`; string(b) != want {
 		t.Errorf("Error JSON: got %s, want %s", b, want)
 	}
+}
+
+// decodeAll is decodeJSON with its member problems answered as one error,
+// as handlers do with mergeProblems.
+func decodeAll(r *http.Request, v any, mediaTypes ...string) error {
+	probs, err := decodeJSON(r, v, mediaTypes...)
+	return mergeProblems(probs, err)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -94,59 +93,65 @@ func ParseKeyRequest(org, name, env string, scopes []string) (KeyRequest, error)
 
 func (a *App) handleKeysCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	var req keyCreateRequest
-	if err := decodeJSON(r, &req); err != nil {
+	decoded, err := decodeJSON(r, &req)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	kr, err := ParseKeyRequest(tenantFrom(r.Context()).Org, req.Name, req.Environment, req.Scopes)
-	if err != nil {
+	if err := mergeProblems(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	key, value, err := a.CreateKey(r.Context(), kr)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	a.writeKeyCreated(w, r, key, value)
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		key, value, err := createKey(tx, kr)
+		if err != nil {
+			return reply{}, err
+		}
+		return a.keyReply(key, value), nil
+	})
 }
 
-// writeKeyCreated answers with the key value, and tells the idempotency layer
-// to replay it redacted: the value is shown once and is not kept anywhere.
-func (a *App) writeKeyCreated(w http.ResponseWriter, r *http.Request, key *storage.APIKey, value string) {
+// keyReply answers with the key value, shown once: a replay of the request
+// answers the same record with the value redacted, since it is not kept.
+// The key cache is cleared once the change is committed.
+func (a *App) keyReply(key *storage.APIKey, value string) reply {
 	resp := keyCreatedResponse{KeyID: key.ID, Name: key.Name, Environment: string(key.Env), Scopes: key.Scopes,
 		Key: value, CreatedAt: formatTime(key.CreatedAt)}
 	redacted := resp
 	redacted.Key = key.Prefix + strings.Repeat("*", len(value)-len(key.Prefix)-4) + key.Last4
-	if b, err := json.Marshal(redacted); err == nil {
-		setReplayBody(r.Context(), append(b, '\n'))
-	}
-	writeJSON(w, r, http.StatusOK, resp)
+	return reply{status: http.StatusOK, body: resp, replay: redacted, onCommit: a.keyCache.invalidate}
 }
 
 // CreateKey makes a new key and returns its record and its value, which is
-// not stored (only its SHA-256 is).
+// not stored (only its SHA-256 is). `eudr admin create-key` uses it.
 func (a *App) CreateKey(ctx context.Context, kr KeyRequest) (*storage.APIKey, string, error) {
-	value := newKeyValue(kr.Env)
-	hash := sha256.Sum256([]byte(value))
-	key := &storage.APIKey{Org: kr.Org, Env: kr.Env, Name: kr.Name, Scopes: kr.Scopes, Hash: hash[:],
-		Prefix: value[:12], Last4: value[len(value)-4:]}
+	var key *storage.APIKey
+	var value string
 	err := a.db.Update(ctx, func(tx *storage.Tx) error {
-		if _, err := tx.FindOrg(kr.Org); err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
-				return fmt.Errorf("organisation %q does not exist", kr.Org)
-			}
-			return err
-		}
-		key.ID = newID("key", tx.Now())
-		key.CreatedAt = tx.Now()
-		return tx.CreateAPIKey(key)
+		var err error
+		key, value, err = createKey(tx, kr)
+		return err
 	})
 	if err != nil {
 		return nil, "", err
 	}
 	a.keyCache.invalidate()
 	return key, value, nil
+}
+
+func createKey(tx *storage.Tx, kr KeyRequest) (*storage.APIKey, string, error) {
+	if _, err := tx.FindOrg(kr.Org); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, "", fmt.Errorf("organisation %q does not exist", kr.Org)
+		}
+		return nil, "", err
+	}
+	value := newKeyValue(kr.Env)
+	hash := sha256.Sum256([]byte(value))
+	key := &storage.APIKey{ID: newID("key", tx.Now()), Org: kr.Org, Env: kr.Env, Name: kr.Name, Scopes: kr.Scopes,
+		Hash: hash[:], Prefix: value[:12], Last4: value[len(value)-4:], CreatedAt: tx.Now()}
+	return key, value, tx.CreateAPIKey(key)
 }
 
 // newKeyValue is the environment's prefix and 32 base62 characters from
@@ -197,32 +202,27 @@ func (a *App) handleKeysList(w http.ResponseWriter, r *http.Request, _ httproute
 }
 
 func (a *App) handleKeysRotate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	key, value, err := a.rotateKey(r.Context(), tenantFrom(r.Context()).Org, ps.ByName("keyId"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	a.writeKeyCreated(w, r, key, value)
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		key, value, err := rotateKey(tx, tenantFrom(r.Context()).Org, ps.ByName("keyId"))
+		if err != nil {
+			return reply{}, err
+		}
+		return a.keyReply(key, value), nil
+	})
 }
 
 // rotateKey gives a key a new value; the old value is then refused with 403
 // KEY_ROTATED. Keys of other organisations and revoked keys are 404.
-func (a *App) rotateKey(ctx context.Context, org, id string) (*storage.APIKey, string, error) {
-	var key *storage.APIKey
-	var value string
-	err := a.db.Update(ctx, func(tx *storage.Tx) error {
-		var err error
-		if key, err = findOwnKey(tx, org, id); err != nil {
-			return err
-		}
-		value = newKeyValue(key.Env)
-		hash := sha256.Sum256([]byte(value))
-		now := tx.Now()
-		key.Hash, key.Prefix, key.Last4, key.RotatedAt = hash[:], value[:12], value[len(value)-4:], &now
-		return tx.UpdateAPIKey(key)
-	})
-	a.keyCache.invalidate()
-	return key, value, err
+func rotateKey(tx *storage.Tx, org, id string) (*storage.APIKey, string, error) {
+	key, err := findOwnKey(tx, org, id)
+	if err != nil {
+		return nil, "", err
+	}
+	value := newKeyValue(key.Env)
+	hash := sha256.Sum256([]byte(value))
+	now := tx.Now()
+	key.Hash, key.Prefix, key.Last4, key.RotatedAt = hash[:], value[:12], value[len(value)-4:], &now
+	return key, value, tx.UpdateAPIKey(key)
 }
 
 func (a *App) handleKeysRevoke(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
@@ -235,11 +235,11 @@ func (a *App) handleKeysRevoke(w http.ResponseWriter, r *http.Request, ps httpro
 		key.RevokedAt = &now
 		return tx.UpdateAPIKey(key)
 	})
-	a.keyCache.invalidate()
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	a.keyCache.invalidate()
 	writeNoContent(w)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -41,44 +42,81 @@ const (
 
 // bootstrap runs on every start: on an empty store it creates organisation
 // "default" and user "admin" with EUDR_ADMIN_PASSWORD, or a random password
-// written once to <data_dir>/initial-admin-password. It also loads the login
+// written to <data_dir>/initial-admin-password. It also loads the login
 // token key, creating it on first start.
 func (a *App) bootstrap(ctx context.Context) error {
-	var generated string
+	var hasUsers bool
 	err := a.db.Update(ctx, func(tx *storage.Tx) error {
 		var err error
 		if a.jwtKey, err = tx.Secret("jwt", 32); err != nil {
 			return fmt.Errorf("load token key: %w", err)
 		}
-		if tx.HasUsers() {
-			return nil
+		hasUsers = tx.HasUsers()
+		return nil
+	})
+	if err != nil || hasUsers {
+		return err
+	}
+	password, file := a.cfg.AdminPassword, ""
+	if password == "" {
+		// The file is on disk before the user is committed: a crash in
+		// between leaves a stale file that the next start overwrites, never
+		// an admin whose password nobody knows.
+		password, file = randomPassword(), filepath.Join(a.cfg.DataDir, InitialPasswordFile)
+		if _, err := storage.WriteFileAtomic(file, func(w io.Writer) (int64, error) {
+			n, err := io.WriteString(w, password+"\n")
+			return int64(n), err
+		}); err != nil {
+			return fmt.Errorf("write initial admin password: %w", err)
 		}
-		password := a.cfg.AdminPassword
-		if password == "" {
-			password = randomPassword()
-			generated = password
-		}
-		hash, err := hashPassword(password)
-		if err != nil {
-			return err
-		}
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return err
+	}
+	err = a.db.Update(ctx, func(tx *storage.Tx) error {
 		if err := tx.PutOrg(&storage.Org{ID: defaultOrg, CreatedAt: tx.Now()}); err != nil {
 			return err
 		}
 		return tx.PutUser(&storage.User{Username: adminUsername, Org: defaultOrg, Role: roleAdmin, PasswordHash: hash, CreatedAt: tx.Now()})
 	})
 	if err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
-	}
-	if generated != "" {
-		path := filepath.Join(a.cfg.DataDir, InitialPasswordFile)
-		if err := os.WriteFile(path, []byte(generated+"\n"), 0o600); err != nil {
-			return fmt.Errorf("write initial admin password: %w", err)
+		if file != "" {
+			os.Remove(file)
 		}
-		a.log.Warn().Str("user", adminUsername).Str("password_file", path).
+		return fmt.Errorf("create first admin: %w", err)
+	}
+	if file != "" {
+		a.log.Warn().Str("user", adminUsername).Str("password_file", file).
 			Msg("created the first admin with a generated password; read it from the file, then delete the file")
 	}
 	return nil
+}
+
+// ResetPassword gives a user a new random password and returns it: the way
+// back in when the admin password is lost. `eudr admin reset-password` runs
+// it on a stopped appliance's data dir.
+func (a *App) ResetPassword(ctx context.Context, username string) (string, error) {
+	password := randomPassword()
+	hash, err := hashPassword(password)
+	if err != nil {
+		return "", err
+	}
+	err = a.db.Update(ctx, func(tx *storage.Tx) error {
+		u, err := tx.FindUser(username)
+		if errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("user %q does not exist", username)
+		}
+		if err != nil {
+			return err
+		}
+		u.PasswordHash = hash
+		return tx.PutUser(u)
+	})
+	if err != nil {
+		return "", err
+	}
+	return password, nil
 }
 
 func randomPassword() string {
@@ -127,6 +165,24 @@ func checkPassword(hash, password string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
+// checkPasswordBounded runs checkPassword in one of a few slots: each
+// argon2id run holds 19 MiB, so logins without a bound could exhaust memory.
+// When no slot frees up in time the answer is 503 with Retry-After.
+func (a *App) checkPasswordBounded(ctx context.Context, hash, password string) (bool, error) {
+	timer := time.NewTimer(a.hashWait)
+	defer timer.Stop()
+	select {
+	case a.hashSlots <- struct{}{}:
+		defer func() { <-a.hashSlots }()
+		return checkPassword(hash, password), nil
+	case <-timer.C:
+		return false, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, RetryAfter: 1,
+			Message: "too many logins at once; retry shortly"}
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
 // dummyHash is checked against when the user does not exist, so a login's
 // time does not tell which usernames exist.
 var dummyHash, _ = hashPassword("not a password")
@@ -143,7 +199,8 @@ type loginResponse struct {
 
 func (a *App) handleLogin(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	var req loginRequest
-	if err := decodeJSON(r, &req); err != nil {
+	decoded, err := decodeJSON(r, &req)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -154,7 +211,7 @@ func (a *App) handleLogin(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if req.Password == "" {
 		probs.Add(DetailRequired, "password", "is required")
 	}
-	if err := probs.Err(); err != nil {
+	if err := mergeProblems(decoded, probs.Err()); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -178,11 +235,15 @@ func (a *App) login(ctx context.Context, username, password string) (*loginRespo
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
 	}
-	if user == nil {
-		checkPassword(dummyHash, password)
-		return nil, unauthorized()
+	hash := dummyHash // an unknown user costs the same time as a known one
+	if user != nil {
+		hash = user.PasswordHash
 	}
-	if !checkPassword(user.PasswordHash, password) {
+	ok, err := a.checkPasswordBounded(ctx, hash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || user == nil {
 		return nil, unauthorized()
 	}
 	now := a.now()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -322,4 +323,64 @@ func TestApp_Bootstrap(t *testing.T) {
 			t.Errorf("generated passwords of two stores: both %q, want random ones", p1)
 		}
 	})
+}
+
+func TestApp_LoginBounded(t *testing.T) {
+	ta := newTestApp(t)
+	ta.hashWait = 50 * time.Millisecond
+	for range cap(ta.hashSlots) { // every slot busy
+		ta.hashSlots <- struct{}{}
+	}
+	creds := `{"username":"admin","password":"` + testAdminPassword + `"}`
+	w := ta.do("POST", enterprisePrefix+"/auth/login", creds)
+	wantError(t, w, http.StatusServiceUnavailable, CodeServiceUnavailable, "")
+	if w.Header().Get("Retry-After") != "1" {
+		t.Errorf("Retry-After: got %q, want 1", w.Header().Get("Retry-After"))
+	}
+	<-ta.hashSlots // one slot frees up
+	if w := ta.do("POST", enterprisePrefix+"/auth/login", creds); w.Code != http.StatusOK {
+		t.Errorf("login with a free slot: got %d %s, want 200", w.Code, w.Body)
+	}
+}
+
+func TestApp_BootstrapStaleFile(t *testing.T) {
+	// A password file left by a start that died before committing the admin
+	// is overwritten by the next start, whose password then logs in.
+	dir := t.TempDir()
+	path := filepath.Join(dir, InitialPasswordFile)
+	if err := os.WriteFile(path, []byte("stale\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ta := newTestAppAt(t, dir, newFakeClock(), "EUDR_ADMIN_PASSWORD=")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := strings.TrimSpace(string(b))
+	if password == "stale" {
+		t.Fatal("initial-admin-password: got the stale content, want a new password")
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode: got %v, want 0600", fi.Mode().Perm())
+	}
+	if _, err := ta.App.login(context.Background(), adminUsername, password); err != nil {
+		t.Errorf("login with the new password: %v", err)
+	}
+}
+
+func TestApp_ResetPassword(t *testing.T) {
+	ta := newTestApp(t)
+	password, err := ta.ResetPassword(context.Background(), adminUsername)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ta.App.login(context.Background(), adminUsername, testAdminPassword); err == nil {
+		t.Error("old password still logs in after a reset")
+	}
+	if _, err := ta.App.login(context.Background(), adminUsername, password); err != nil {
+		t.Errorf("new password: %v", err)
+	}
+	if _, err := ta.ResetPassword(context.Background(), "nobody"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("unknown user: got %v, want an error saying it does not exist", err)
+	}
 }

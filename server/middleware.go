@@ -156,17 +156,23 @@ func (a *App) recoverPanics(next http.Handler) http.Handler {
 }
 
 // limitBody caps every request body at limits.max_body_bytes; reading past it
-// fails, and decodeJSON turns that into 413.
+// fails, and decodeJSON turns that into 413. A body announced as too large
+// is refused by wrap, after the route's authentication.
 func (a *App) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > a.cfg.Limits.MaxBodyBytes {
-			writeError(w, r, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
-				Message: fmt.Sprintf("request body exceeds %d bytes", a.cfg.Limits.MaxBodyBytes)})
-			return
-		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.Limits.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tooLarge refuses a request whose Content-Length is over the limit before
+// any of its body is read.
+func (a *App) tooLarge(r *http.Request) error {
+	if r.ContentLength <= a.cfg.Limits.MaxBodyBytes {
+		return nil
+	}
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+		Message: fmt.Sprintf("request body exceeds %d bytes", a.cfg.Limits.MaxBodyBytes)}
 }
 
 // newStdLogger routes net/http's own messages (TLS handshake errors and the

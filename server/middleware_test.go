@@ -176,11 +176,14 @@ func TestApp_LimitBody(t *testing.T) {
 		}
 	})
 
-	t.Run("DeclaredOverBeforeRouting", func(t *testing.T) {
-		// Routes that never read a body still refuse a declared oversize one.
+	t.Run("DeclaredOverAfterAuthentication", func(t *testing.T) {
+		// A declared oversize body is refused on any route before it is read,
+		// but only once the caller is known: without a key it is 401 first.
+		_, key := ta.newKey(storage.Sandbox)
 		big := strings.Repeat("x", 1025)
-		for _, tc := range []struct{ method, path string }{{"GET", "/livez"}, {"POST", "/nope"}, {"PUT", "/livez"}} {
-			w := ta.do(tc.method, tc.path, big, "Content-Type", "text/plain")
+		wantError(t, ta.do("POST", eudrPrefix+"/suppliers", big), http.StatusUnauthorized, CodeUnauthorized, "")
+		for _, tc := range []struct{ method, path string }{{"GET", "/livez"}, {"POST", eudrPrefix + "/suppliers"}, {"GET", eudrPrefix + "/health"}} {
+			w := ta.do(tc.method, tc.path, big, "Content-Type", "text/plain", "X-API-Key", key)
 			wantError(t, w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "")
 		}
 	})
@@ -216,10 +219,13 @@ func TestApp_Probes(t *testing.T) {
 			}
 		}
 	}
-	ta.draining.Store(true)
+	// A store that cannot serve reads makes the appliance unready, not dead.
+	if err := ta.db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	wantError(t, ta.do("GET", "/readyz", ""), http.StatusServiceUnavailable, CodeServiceUnavailable, "")
 	if w := ta.do("GET", "/livez", ""); w.Code != 200 {
-		t.Errorf("/livez while draining: got %d, want 200", w.Code)
+		t.Errorf("/livez with the store closed: got %d, want 200", w.Code)
 	}
 }
 

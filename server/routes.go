@@ -78,6 +78,10 @@ func (a *App) wrap(rte route) httprouter.Handle {
 			writeError(w, r, err)
 			return
 		}
+		if err := a.tooLarge(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rte.handle(w, r, ps) })
 		if rte.idem == idemNone {
 			h(w, r)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -111,30 +110,31 @@ func (req *supplierRequest) validate() (*storage.Supplier, error) {
 
 func (a *App) handleSuppliersUpsert(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	var req supplierRequest
-	if err := decodeJSON(r, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	s, err := req.validate()
+	decoded, err := decodeJSON(r, &req)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if err := a.upsertSupplier(r.Context(), tenantFrom(r.Context()), s); err != nil {
+	s, err := req.validate()
+	if err := mergeProblems(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, toSupplierResponse(s))
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		if err := upsertSupplier(tx, t, s); err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusOK, body: toSupplierResponse(s)}, nil
+	})
 }
 
 // upsertSupplier inserts or replaces the mapping of s.ERPVendorID; a
 // replaced mapping keeps its supplierId and createdAt.
-func (a *App) upsertSupplier(ctx context.Context, t storage.Tenant, s *storage.Supplier) error {
-	return a.db.Update(ctx, func(tx *storage.Tx) error {
-		s.ID = newID("sup", tx.Now())
-		s.CreatedAt, s.UpdatedAt = tx.Now(), tx.Now()
-		return tx.PutSupplier(t, s)
-	})
+func upsertSupplier(tx *storage.Tx, t storage.Tenant, s *storage.Supplier) error {
+	s.ID = newID("sup", tx.Now())
+	s.CreatedAt, s.UpdatedAt = tx.Now(), tx.Now()
+	return tx.PutSupplier(t, s)
 }
 
 func (a *App) handleSuppliersList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {

@@ -13,7 +13,7 @@
 //
 // Global records (not owned by any tenant):
 //
-//	meta               schema_version, jwt_key, created_at
+//	meta               schema_version, created_at, secret:<name> (the login token key)
 //	orgs               org id -> Org
 //	users              username -> User
 //	api_keys           key id -> APIKey

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -284,13 +283,6 @@ func getJSON(b *bolt.Bucket, key []byte, v any) error {
 		return ErrNotFound
 	}
 	return json.Unmarshal(data, v)
-}
-
-// u64 is the 8-byte big-endian encoding that keeps numeric keys sorted.
-func u64(n uint64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, n)
-	return b
 }
 
 func unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

@@ -1,0 +1,81 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// reply is a handler's successful answer.
+type reply struct {
+	status int
+	header http.Header // extra headers, such as Location
+	body   any
+	// replay, when not nil, is what a replay of this request (same
+	// Idempotency-Key) answers instead of body: for answers that show a
+	// secret once, such as a new key value.
+	replay any
+	// onCommit, when not nil, runs once the change is committed (to clear
+	// a cache the change makes stale).
+	onCommit func()
+}
+
+// commit runs fn in one write transaction and sends the reply it returns.
+// When the request carries an Idempotency-Key, the reply is stored in that
+// same transaction: the state change and the answer a retry replays commit
+// together or not at all. Errors from fn are sent as the error envelope.
+func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage.Tx) (reply, error)) {
+	var rep reply
+	var body []byte
+	var done func()
+	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
+		var err error
+		if rep, err = fn(tx); err != nil {
+			return err
+		}
+		if body, err = marshalBody(rep.body); err != nil {
+			return err
+		}
+		stored := body
+		if rep.replay != nil {
+			if stored, err = marshalBody(rep.replay); err != nil {
+				return err
+			}
+		}
+		header := rep.header.Clone()
+		if header == nil {
+			header = http.Header{}
+		}
+		header.Set("Content-Type", "application/json")
+		done, err = storeIdempotent(r.Context(), tx, rep.status, header, stored)
+		return err
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	done()
+	if rep.onCommit != nil {
+		rep.onCommit()
+	}
+	h := w.Header()
+	for k, vs := range rep.header {
+		h[k] = vs
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(rep.status)
+	w.Write(body)
+}
+
+// marshalBody is the JSON of a response body, newline-terminated like writeJSON's.
+func marshalBody(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode response: %w", err)
+	}
+	return append(b, '\n'), nil
+}
