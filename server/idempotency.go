@@ -21,7 +21,7 @@ type idemPolicy int
 
 const (
 	idemNone     idemPolicy = iota // reads, deletes
-	idemOptional                   // login-free actions API.md exempts: rotate, ping, DLQ actions
+	idemOptional                   // rotate, ping and DLQ actions, which API.md exempts
 	idemRequired                   // every other POST that creates or changes something
 )
 
@@ -112,7 +112,8 @@ func storeIdempotent(ctx context.Context, tx *storage.Tx, status int, header htt
 // beginIdempotent looks the key up and either returns the completed record
 // to replay, refuses (409, 423), or records the request as in flight.
 // An in-flight record left by an earlier process (it crashed or was killed)
-// is taken over: that request's answer never reached its client.
+// is taken over: that request's change never committed, since its answer
+// is stored in the same transaction as the change.
 func (a *App) beginIdempotent(ctx context.Context, t storage.Tenant, key, fp string) (*storage.IdempotencyRecord, error) {
 	var rec *storage.IdempotencyRecord
 	err := a.db.Update(ctx, func(tx *storage.Tx) error {
