@@ -18,7 +18,7 @@ test:
 # p50/p99 latency of the full middleware chain next to a bare handler).
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage
-	EUDR_LOAD=1 $(GO) test -count=1 -run='^TestLoad$$' -v -timeout=10m .
+	EUDR_LOAD=1 $(GO) test -count=1 -run='^TestLoad' -v -timeout=10m .
 
 fuzz:
 	@echo "no fuzz targets yet"

@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -52,6 +53,9 @@ type App struct {
 	hashWait  time.Duration
 	keyCache  *keyCache
 	proxies   []netip.Prefix
+
+	runner     *queue.Runner     // jobs
+	dispatcher *queue.Dispatcher // webhook deliveries
 
 	handlers map[storage.Environment]http.Handler
 }
@@ -84,6 +88,10 @@ func New(cfg *Config, opts Options) (*App, error) {
 		proxies:   parsePrefixes(cfg.TrustedProxies),
 	}
 	if err := a.bootstrap(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := a.startQueues(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -172,6 +180,15 @@ func (a *App) Run(ctx context.Context) error {
 	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBackground()
 	var bg sync.WaitGroup
+	for _, run := range []func(context.Context) error{a.runner.Run, a.dispatcher.Run} {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if err := run(bgCtx); err != nil {
+				a.log.Error().Err(err).Msg("background worker stopped")
+			}
+		}()
+	}
 	bg.Add(1)
 	go func() {
 		defer bg.Done()
@@ -197,6 +214,39 @@ func (a *App) Run(ctx context.Context) error {
 	err = errors.Join(g.Wait(), shutdownErr)
 	a.log.Info().Msg("stopped")
 	return err
+}
+
+// startQueues creates the queue buckets and the job runner and webhook
+// dispatcher that Run starts.
+func (a *App) startQueues() error {
+	if err := a.db.Update(context.Background(), func(tx *storage.Tx) error { return queue.Init(tx.Tx) }); err != nil {
+		return fmt.Errorf("init queues: %w", err)
+	}
+	policies, err := webhookPolicies(a.cfg.Webhooks)
+	if err != nil {
+		return err
+	}
+	a.dispatcher = queue.NewDispatcher(queue.DispatcherOptions{
+		DB:        a.db.Bolt(),
+		PolicyFor: func(scope string) queue.Policy { return policies[envOfScope(scope)] },
+		Workers:   a.cfg.Webhooks.Workers,
+		PerTarget: a.cfg.Webhooks.PerTarget,
+		// A send lasts at most the timeout; a claim outlives it with room to
+		// record the outcome, and after a crash the delivery is retried then.
+		Lease:  3 * a.cfg.Webhooks.Timeout,
+		Now:    a.now,
+		Logger: a.log.With().Str("component", "webhooks").Logger(),
+	})
+	a.runner = queue.NewRunner(queue.RunnerOptions{
+		DB:           a.db.Bolt(),
+		Workers:      a.cfg.Jobs.Workers,
+		Lease:        a.cfg.Jobs.Lease,
+		DrainTimeout: a.cfg.ShutdownTimeout,
+		Now:          a.now,
+		Logger:       a.log.With().Str("component", "jobs").Logger(),
+		OnFailed:     a.failJob,
+	})
+	return nil
 }
 
 func (a *App) listenConfig(env storage.Environment) ListenConfig {

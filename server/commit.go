@@ -13,7 +13,7 @@ import (
 type reply struct {
 	status int
 	header http.Header // extra headers, such as Location
-	body   any
+	body   any         // nil: no body
 	// replay, when not nil, is what a replay of this request (same
 	// Idempotency-Key) answers instead of body: for answers that show a
 	// secret once, such as a new key value.
@@ -36,8 +36,10 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 		if rep, err = fn(tx); err != nil {
 			return err
 		}
-		if body, err = marshalBody(rep.body); err != nil {
-			return err
+		if rep.body != nil {
+			if body, err = marshalBody(rep.body); err != nil {
+				return err
+			}
 		}
 		stored := body
 		if rep.replay != nil {
@@ -49,7 +51,9 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 		if header == nil {
 			header = http.Header{}
 		}
-		header.Set("Content-Type", "application/json")
+		if body != nil {
+			header.Set("Content-Type", "application/json")
+		}
 		done, err = storeIdempotent(r.Context(), tx, rep.status, header, stored)
 		return err
 	})
@@ -61,11 +65,17 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 	if rep.onCommit != nil {
 		rep.onCommit()
 	}
+	// The change may have queued jobs or deliveries: look now rather than
+	// at the next poll (both calls are cheap and coalesce).
+	a.runner.Wake()
+	a.dispatcher.Wake()
 	h := w.Header()
 	for k, vs := range rep.header {
 		h[k] = vs
 	}
-	h.Set("Content-Type", "application/json")
+	if body != nil {
+		h.Set("Content-Type", "application/json")
+	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(rep.status)
 	w.Write(body)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+
+	"github.com/eudr/eudr/queue"
 )
 
 // Config is every setting of the appliance. config.example.yaml documents each
@@ -27,6 +29,26 @@ type Config struct {
 	Idempotency     IdemConfig    `mapstructure:"idempotency"`
 	Limits          LimitsConfig  `mapstructure:"limits"`
 	TrustedProxies  []string      `mapstructure:"trusted_proxies"`
+	Webhooks        WebhookConfig `mapstructure:"webhooks"`
+	Jobs            JobsConfig    `mapstructure:"jobs"`
+}
+
+// WebhookConfig sets how events are delivered.
+type WebhookConfig struct {
+	RetrySchedule              []time.Duration `mapstructure:"retry_schedule"`
+	SandboxRetrySchedule       []time.Duration `mapstructure:"sandbox_retry_schedule"`
+	AllowPrivateTargets        bool            `mapstructure:"allow_private_targets"`
+	SandboxAllowPrivateTargets bool            `mapstructure:"sandbox_allow_private_targets"`
+	CAFile                     string          `mapstructure:"ca_file"`
+	Timeout                    time.Duration   `mapstructure:"timeout"`
+	Workers                    int             `mapstructure:"workers"`
+	PerTarget                  int             `mapstructure:"per_target"`
+}
+
+// JobsConfig sets the job runner.
+type JobsConfig struct {
+	Workers int           `mapstructure:"workers"`
+	Lease   time.Duration `mapstructure:"lease"`
 }
 
 // LogConfig selects the log level and format.
@@ -93,6 +115,17 @@ var defaults = map[string]any{
 	"idempotency.sweep_interval": "10m",
 	"limits.max_body_bytes":      32 << 20,
 	"trusted_proxies":            []string{},
+
+	"webhooks.retry_schedule":                []string{"30s", "2m", "10m", "1h"},
+	"webhooks.sandbox_retry_schedule":        []string{"1s", "2s", "4s", "8s"},
+	"webhooks.allow_private_targets":         false,
+	"webhooks.sandbox_allow_private_targets": true,
+	"webhooks.ca_file":                       "",
+	"webhooks.timeout":                       "10s",
+	"webhooks.workers":                       16,
+	"webhooks.per_target":                    4,
+	"jobs.workers":                           4,
+	"jobs.lease":                             "1m",
 }
 
 // DefaultKeys lists every config key, sorted (config.example.yaml must
@@ -236,6 +269,34 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxBodyBytes < 1024 {
 		bad("limits.max_body_bytes", "must be at least 1024")
+	}
+	for key, sched := range map[string][]time.Duration{"webhooks.retry_schedule": c.Webhooks.RetrySchedule,
+		"webhooks.sandbox_retry_schedule": c.Webhooks.SandboxRetrySchedule} {
+		if len(sched) != queue.MaxAttempts-1 {
+			bad(key, "must list %d delays (five attempts in all), not %d", queue.MaxAttempts-1, len(sched))
+		}
+		for _, d := range sched {
+			if d <= 0 {
+				bad(key, "delays must be positive, not %s", d)
+			}
+		}
+	}
+	if c.Webhooks.CAFile != "" {
+		if _, err := os.Stat(c.Webhooks.CAFile); err != nil {
+			bad("webhooks.ca_file", "%v", err)
+		}
+	}
+	if c.Webhooks.Timeout <= 0 || c.Webhooks.Timeout > time.Minute {
+		bad("webhooks.timeout", "must be between 0 and 1m (SPEC.md: receivers answer within 10s)")
+	}
+	if c.Webhooks.Workers < 1 || c.Webhooks.PerTarget < 1 {
+		bad("webhooks.workers", "workers and per_target must be at least 1")
+	}
+	if c.Jobs.Workers < 1 {
+		bad("jobs.workers", "must be at least 1")
+	}
+	if c.Jobs.Lease < 10*time.Second {
+		bad("jobs.lease", "must be at least 10s")
 	}
 	for _, p := range c.TrustedProxies {
 		if _, err := netip.ParsePrefix(p); err != nil {

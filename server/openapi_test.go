@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -14,18 +15,23 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -485,7 +491,7 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 			}
 
 			var idem map[string]any
-			var hasLimit bool
+			var hasLimit, hasCursor bool
 			params, _ := op["parameters"].([]any)
 			for _, p := range params {
 				pm := oaDeref(t, doc, p)
@@ -494,7 +500,12 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 					idem = pm
 				case pm["in"] == "query" && pm["name"] == "limit":
 					hasLimit = true
+				case pm["in"] == "query" && pm["name"] == "cursor":
+					hasCursor = true
 				}
+			}
+			if hasCursor && !hasLimit {
+				t.Error("declares cursor without limit")
 			}
 			switch rte.idem {
 			case idemNone:
@@ -523,8 +534,8 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 				}
 				_, link := hdrs["Link"]
 				_, next := hdrs["X-Next-Cursor"]
-				if link != hasLimit || next != hasLimit {
-					t.Errorf("response %s: Link/X-Next-Cursor declared %v/%v; a list (limit parameter: %v) has both", code, link, next, hasLimit)
+				if link != hasCursor || next != hasCursor {
+					t.Errorf("response %s: Link/X-Next-Cursor declared %v/%v; a paged list (cursor parameter: %v) has both", code, link, next, hasCursor)
 				}
 			}
 			if hasLimit {
@@ -532,9 +543,41 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 					t.Error("a list with limit answers 400 for a bad limit")
 				}
 			}
+
+			// A sandbox-only route is served by the sandbox listener
+			// alone: its path names that server, and production's 404
+			// is documented. Every other route is on both listeners.
+			item, _ := oaPointer(doc, "/paths/"+strings.ReplaceAll(path, "/", "~1"))
+			servers, overridden := item.(map[string]any)["servers"].([]any)
+			if _, ok := op["servers"]; ok {
+				t.Error("servers belong on the path item, not the operation")
+			}
+			if underPrefix(rte.path, sandboxOnlyPrefix) {
+				var urls []string
+				for _, s := range servers {
+					u, _ := s.(map[string]any)["url"].(string)
+					urls = append(urls, u)
+				}
+				if want := []string{oaSandboxServer}; !slices.Equal(urls, want) {
+					t.Errorf("sandbox-only route: path servers %v, want %v", urls, want)
+				}
+				if _, ok := responses["404"]; !ok {
+					t.Error("sandbox-only route: no 404 response for the production listener")
+				}
+				for _, k := range []string{"summary", "description"} {
+					if s, _ := op[k].(string); !strings.Contains(strings.ToLower(s), "sandbox") {
+						t.Errorf("sandbox-only route: the %s does not say so", k)
+					}
+				}
+			} else if overridden {
+				t.Error("servers overridden on a route both listeners serve")
+			}
 		})
 	}
 }
+
+// oaSandboxServer is the sandbox listener's entry in the document's servers.
+const oaSandboxServer = "http://127.0.0.1:8081"
 
 // TestOpenAPI_MatchesCode checks the schemas against the Go types and the
 // validators they describe.
@@ -550,9 +593,13 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			t.Errorf("Error.code enum: got %v, want the Code* constants of errors.go %v", got, codes)
 		}
 		desc := oaMust(t, doc, "/components/schemas/ErrorDetail/description").(string)
+		intro := oaMust(t, doc, "/info/description").(string)
 		for _, d := range details {
 			if !strings.Contains(desc, "`"+d+"`") {
-				t.Errorf("detail code %s (errors.go) is not listed in ErrorDetail's description", d)
+				t.Errorf("detail code %s is not listed in ErrorDetail's description", d)
+			}
+			if !strings.Contains(intro, "`"+d+"`") {
+				t.Errorf("detail code %s is not listed in the error table of info.description", d)
 			}
 		}
 	})
@@ -575,6 +622,20 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{probeResponse{}, "ProbeStatus", true},
 			{Error{}, "Error", true},
 			{Detail{}, "ErrorDetail", true},
+			{webhookRequest{}, "WebhookRequest", false},
+			{webhookResponse{}, "Webhook", true},
+			{secretResponse{}, "WebhookSecret", true},
+			{attemptResponse{}, "WebhookDelivery", true},
+			{dlqListResponse{}, "DlqList", true},
+			{dlqMessage{}, "DlqMessage", true},
+			{dlqEventIDs{}, "DlqEventIds", false},
+			{jobResponse{}, "Job", true},
+			{progressBody{}, "JobProgress", true},
+			{jobErrorBody{}, "JobError", true},
+			{storage.JobError{}, "JobError", true},
+			{jobFailedData{}, "JobFailedData", true},
+			{sandboxEventRequest{}, "SandboxEventRequest", false},
+			{sandboxEventResponse{}, "SandboxEventResponse", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {
@@ -610,6 +671,22 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/parameters/IdempotencyKeyOptional/schema/maxLength", float64(maxIdempotencyKeyLen)},
 			{"/components/responses/Unauthorized" + resp, msgUnauthorized},
 			{"/components/responses/Forbidden" + resp, msgForbidden},
+			{"/components/schemas/EventType/enum", oaAnys(subscribableEvents...)},
+			{"/components/schemas/AnyEventType/enum", oaAnys(append(slices.Clone(subscribableEvents), EventWebhookPing)...)},
+			{"/components/schemas/WebhookRequest/properties/targetUrl/maxLength", float64(maxTargetURLLen)},
+			{"/components/schemas/WebhookRequest/properties/targetUrl/pattern", "^https://"},
+			{"/components/schemas/Webhook/properties/status/const", webhookStatusRegistered},
+			{"/components/schemas/WebhookDelivery/properties/errorClass/enum", oaAnys("", queue.ErrorClassTimeout,
+				queue.ErrorClassConnection, queue.ErrorClassTLS, queue.ErrorClassTargetNotAllowed, queue.ErrorClassHTTPStatus, queue.ErrorClassRedirect)},
+			{"/components/schemas/WebhookDelivery/properties/attempt/maximum", float64(queue.MaxAttempts - 1)},
+			{"/components/schemas/WebhookEnvelope/properties/attempt/maximum", float64(queue.MaxAttempts - 1)},
+			{"/components/schemas/DlqMessage/properties/attempts/maximum", float64(queue.MaxAttempts)},
+			{"/components/schemas/Job/properties/status/enum", oaAnys(storage.JobQueued, storage.JobRunning, storage.JobCompleted, storage.JobFailed)},
+			{"/components/parameters/DeliveryLimit/schema/maximum", float64(maxPageLimit)},
+			{"/components/parameters/DeliveryLimit/schema/default", float64(defaultPageLimit)},
+			{"/components/parameters/DlqLimit/schema/maximum", float64(maxPageLimit)},
+			{"/components/parameters/DlqLimit/schema/default", float64(defaultPageLimit)},
+			{"/components/parameters/DlqReplayLimit/schema/maximum", float64(maxPageLimit)},
 		}
 		for _, c := range checks {
 			if got := oaMust(t, doc, c.ptr); !reflect.DeepEqual(got, c.want) {
@@ -632,6 +709,10 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 
 	t.Run("Patterns", func(t *testing.T) {
 		now := time.Date(2026, 11, 20, 10, 15, 30, 123456789, time.FixedZone("CET", 3600))
+		secret, err := webhooksig.NewSecret()
+		if err != nil {
+			t.Fatal(err)
+		}
 		matches := []struct {
 			ptr   string
 			value string
@@ -643,6 +724,13 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/ApiKey/properties/prefix/pattern", newKeyValue(storage.Production)[:12]},
 			{"/components/schemas/ApiKey/properties/keyId/pattern", newID("key", now)},
 			{"/components/schemas/Supplier/properties/supplierId/pattern", newID("sup", now)},
+			{"/components/schemas/WebhookId/pattern", newID("wh", now)},
+			{"/components/schemas/EventId/pattern", newID("evt", now)},
+			{"/components/schemas/JobId/pattern", newID("job", now)},
+			{"/components/schemas/Webhook/properties/signingSecret/pattern", secret},
+			{"/components/schemas/Webhook/properties/signingSecret/pattern", redactSecret(secret)},
+			{"/components/parameters/ServiceSignature/schema/pattern", webhooksig.Sign(secret, []byte(`{}`))},
+			{"/components/parameters/StandardWebhookSignature/schema/pattern", webhooksig.SignStandard(secret, newID("evt", now), now, []byte(`{}`))},
 		}
 		for _, m := range matches {
 			re := regexp.MustCompile(oaMust(t, doc, m.ptr).(string))
@@ -665,6 +753,79 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			}
 		}
 	})
+
+	// The deliveries: one webhook (OpenAPI 3.1 top-level webhooks) per
+	// event type a delivery can carry, each declaring the signature
+	// headers and the envelope with its type; the registration lists
+	// the same as callbacks.
+	t.Run("Webhooks", func(t *testing.T) {
+		want := append(slices.Clone(subscribableEvents), EventWebhookPing)
+		sort.Strings(want)
+		hooks, _ := doc["webhooks"].(map[string]any)
+		if got := slices.Sorted(maps.Keys(hooks)); !slices.Equal(got, want) {
+			t.Errorf("webhooks: got %v, want %v", got, want)
+		}
+		cbs, _ := oaFindOperation(t, doc, "POST", eudrPrefix+"/webhooks")["callbacks"].(map[string]any)
+		if got := slices.Sorted(maps.Keys(cbs)); !slices.Equal(got, want) {
+			t.Errorf("createWebhook callbacks: got %v, want %v", got, want)
+		}
+		for _, ev := range want {
+			t.Run(ev, func(t *testing.T) {
+				item := oaDeref(t, doc, hooks[ev])
+				if cb, ok := cbs[ev].(map[string]any); ok {
+					if !reflect.DeepEqual(oaDeref(t, doc, cb["{$request.body#/targetUrl}"]), item) {
+						t.Error("the createWebhook callback is not the same Path Item as the webhook")
+					}
+				}
+				post, ok := item["post"].(map[string]any)
+				if !ok {
+					t.Fatal("no post operation")
+				}
+				params := map[string]map[string]any{}
+				for _, p := range oaList(post["parameters"]) {
+					pm := oaDeref(t, doc, p)
+					if pm["in"] == "header" {
+						params[fmt.Sprint(pm["name"])] = pm
+					}
+				}
+				for _, h := range []string{webhooksig.HeaderSignature, webhooksig.HeaderEventID, webhooksig.HeaderEventType,
+					webhooksig.HeaderWebhookID, webhooksig.HeaderWebhookTimestamp, webhooksig.HeaderWebhookSignature} {
+					if p, ok := params[h]; !ok || p["required"] != true {
+						t.Errorf("header %s is not declared as a required parameter", h)
+					}
+				}
+				if got, _ := oaPointer(params[webhooksig.HeaderEventType], "/schema/const"); got != ev {
+					t.Errorf("%s: const %v, want %s", webhooksig.HeaderEventType, got, ev)
+				}
+				body, ok := oaPointer(post, "/requestBody/content/application~1json/schema/allOf")
+				if !ok {
+					t.Fatal("the request body schema is not allOf [WebhookEnvelope, {...}]")
+				}
+				all := oaList(body)
+				if len(all) != 2 || all[0].(map[string]any)["$ref"] != "#/components/schemas/WebhookEnvelope" {
+					t.Errorf("request body: allOf %v does not start with WebhookEnvelope", oaShort(all))
+				}
+				if got, _ := oaPointer(all[len(all)-1], "/properties/eventType/const"); got != ev {
+					t.Errorf("request body: eventType const %v, want %s", got, ev)
+				}
+				if _, ok := oaPointer(all[len(all)-1], "/properties/data/$ref"); !ok {
+					t.Error("request body: data has no schema of its own")
+				}
+				if _, ok := oaPointer(post, "/responses/410"); !ok {
+					t.Error("no 410 response (a 410 answer dead-letters the event)")
+				}
+			})
+		}
+	})
+}
+
+// oaAnys is a list as JSON decodes it.
+func oaAnys(ss ...string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 func oaMust(t *testing.T, doc map[string]any, ptr string) any {
@@ -686,14 +847,27 @@ func oaStrings(v any) []string {
 }
 
 // oaErrorCodeConstants reads the values of the Code* and Detail* constants of
-// errors.go, so a new code cannot be forgotten here.
+// the package (errors.go and the handlers' own, such as webhooks.go), so a
+// new code cannot be forgotten here.
 func oaErrorCodeConstants(t *testing.T) (codes, details []string) {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range f.Decls {
+	fset := token.NewFileSet()
+	var decls []ast.Decl
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decls = append(decls, f.Decls...)
+	}
+	for _, d := range decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok || gd.Tok != token.CONST {
 			continue
@@ -719,7 +893,7 @@ func oaErrorCodeConstants(t *testing.T) (codes, details []string) {
 		}
 	}
 	if len(codes) == 0 || len(details) == 0 {
-		t.Fatal("found no Code* or Detail* constants in errors.go")
+		t.Fatal("found no Code* or Detail* constants in the package")
 	}
 	return codes, details
 }
@@ -760,7 +934,13 @@ func oaCheckStruct(t *testing.T, doc map[string]any, typ reflect.Type, name stri
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if want := oaGoType(ft); !types[want] {
+		if ft == reflect.TypeFor[json.RawMessage]() {
+			// Raw JSON: any value the handler puts there; the schema
+			// must still say which.
+			if len(types) == 0 {
+				t.Errorf("member %q (raw JSON) has no type in the schema", jsonName)
+			}
+		} else if want := oaGoType(ft); !types[want] {
 			t.Errorf("member %q: schema types %v do not include %s (Go %s)", jsonName, slices.Sorted(maps.Keys(types)), want, f.Type)
 		}
 		if response {
@@ -832,7 +1012,7 @@ func oaSchemaTypes(t *testing.T, doc map[string]any, v any) map[string]bool {
 	for _, e := range oaList(s["enum"]) {
 		out[oaJSONType(e)] = true
 	}
-	for _, sub := range oaList(s["allOf"]) {
+	for _, sub := range append(oaList(s["allOf"]), oaList(s["anyOf"])...) {
 		for k := range oaSchemaTypes(t, doc, sub) {
 			out[k] = true
 		}
@@ -880,9 +1060,10 @@ func TestOpenAPI_Examples(t *testing.T) {
 }
 
 // oaSchemaChecker validates a JSON value against the subset of JSON Schema
-// 2020-12 that openapi.json uses: $ref, allOf, type, const, enum, required,
-// properties, additionalProperties: false, items, min/maxItems,
-// min/maxLength, pattern, minimum, maximum. Other keywords are ignored.
+// 2020-12 that openapi.json uses: $ref, allOf, anyOf, type, const, enum,
+// required, properties, additionalProperties (false or a schema), items,
+// min/maxItems, min/maxProperties, min/maxLength, pattern, minimum, maximum.
+// Other keywords are ignored.
 type oaSchemaChecker struct{ doc map[string]any }
 
 func (sc oaSchemaChecker) check(schema any, v any, at string) []string {
@@ -902,6 +1083,22 @@ func (sc oaSchemaChecker) check(schema any, v any, at string) []string {
 	}
 	for _, sub := range oaList(s["allOf"]) {
 		errs = append(errs, sc.check(sub, v, at)...)
+	}
+	if branches := oaList(s["anyOf"]); len(branches) > 0 {
+		var first []string
+		for i, sub := range branches {
+			e := sc.check(sub, v, at)
+			if len(e) == 0 {
+				first = nil
+				break
+			}
+			if i == 0 {
+				first = e
+			}
+		}
+		if first != nil {
+			fail("matches no branch of anyOf; the first says: %s", strings.Join(first, "; "))
+		}
 	}
 	if ty, ok := s["type"]; ok {
 		allowed := oaStrings(ty)
@@ -963,9 +1160,17 @@ func (sc oaSchemaChecker) check(schema any, v any, at string) []string {
 				fail("member %q is required", r)
 			}
 		}
+		if min, ok := s["minProperties"].(float64); ok && float64(len(x)) < min {
+			fail("%d members, want at least %v", len(x), min)
+		}
+		if max, ok := s["maxProperties"].(float64); ok && float64(len(x)) > max {
+			fail("%d members, want at most %v", len(x), max)
+		}
 		for k, mv := range x {
 			if ps, ok := props[k]; ok {
 				errs = append(errs, sc.check(ps, mv, at+"."+k)...)
+			} else if ap, ok := s["additionalProperties"].(map[string]any); ok {
+				errs = append(errs, sc.check(ap, mv, at+"."+k)...)
 			} else if s["additionalProperties"] == false {
 				fail("member %q is not allowed", k)
 			}
@@ -1188,7 +1393,18 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an appliance")
 	}
+	// A webhook receiver with a certificate of its own, which the
+	// appliance trusts through webhooks.ca_file: /gone answers 410, every
+	// other path 200.
+	recv := &oaReceiver{}
+	recvSrv := httptest.NewTLSServer(recv)
+	t.Cleanup(recvSrv.Close)
+	caFile := filepath.Join(t.TempDir(), "receiver-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: recvSrv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := LoadConfig("", []string{
+		"EUDR_WEBHOOKS_CA_FILE=" + caFile,
 		"EUDR_DATA_DIR=" + t.TempDir(),
 		"EUDR_ADMIN_PASSWORD=openapi-password",
 		"EUDR_RATE_LIMIT_PER_SECOND=100000",
@@ -1361,6 +1577,8 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	c.do(oaCall{method: "DELETE", target: suppliers + "/100234", op: supplier, hdr: rw, want: 204})
 	c.do(oaCall{method: "DELETE", target: suppliers + "/100234", op: supplier, hdr: rw, want: 404})
 
+	c.webhooks(recv, recvSrv.URL, rw, ro, []string{"X-API-Key", liveKey})
+
 	// Rotation and revocation.
 	an = c.do(oaCall{method: "POST", target: keys + "/" + rwID + "/rotate", op: rotate, hdr: jwt, want: 200})
 	newKey := fmt.Sprint(an.body["key"])
@@ -1413,4 +1631,423 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	if an.rec.Header().Get("Retry-After") == "" {
 		t.Error("429 without Retry-After")
 	}
+}
+
+// oaReceiver is a webhook receiver that keeps every request it gets.
+type oaReceiver struct {
+	mu   sync.Mutex
+	reqs []oaDelivery
+}
+
+type oaDelivery struct {
+	path   string
+	header http.Header
+	body   []byte
+}
+
+func (rv *oaReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rv.mu.Lock()
+	rv.reqs = append(rv.reqs, oaDelivery{path: r.URL.Path, header: r.Header.Clone(), body: body})
+	rv.mu.Unlock()
+	if r.URL.Path == "/gone" {
+		http.Error(w, "gone", http.StatusGone)
+		return
+	}
+	io.WriteString(w, "ok")
+}
+
+// find returns the last request that carried eventID.
+func (rv *oaReceiver) find(eventID string) (oaDelivery, bool) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	for i := len(rv.reqs) - 1; i >= 0; i-- {
+		if rv.reqs[i].header.Get(webhooksig.HeaderEventID) == eventID {
+			return rv.reqs[i], true
+		}
+	}
+	return oaDelivery{}, false
+}
+
+// oaEventually polls cond for up to 10 seconds.
+func oaEventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// checkDelivery holds a request the appliance sent to a receiver to the
+// document's webhook of its event type: the declared headers, the body
+// schema, and both signatures made with secret.
+func (c *oaConformance) checkDelivery(eventType string, d oaDelivery, secret string) map[string]any {
+	t := c.t
+	t.Helper()
+	name := "delivery of " + eventType
+	hook, ok := c.doc["webhooks"].(map[string]any)[eventType]
+	if !ok {
+		t.Errorf("%s: no webhook %q in the document", name, eventType)
+		return nil
+	}
+	post, _ := oaDeref(t, c.doc, hook)["post"].(map[string]any)
+	for _, p := range oaList(post["parameters"]) {
+		pm := oaDeref(t, c.doc, p)
+		if pm["in"] != "header" {
+			continue
+		}
+		hn := fmt.Sprint(pm["name"])
+		val := d.header.Get(hn)
+		if val == "" {
+			if pm["required"] == true {
+				t.Errorf("%s: header %s missing", name, hn)
+			}
+			continue
+		}
+		schema, _ := pm["schema"].(map[string]any)
+		var v any = val
+		if schema["type"] == "integer" {
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				t.Errorf("%s: header %s: %q is not an integer", name, hn, val)
+				continue
+			}
+			v = float64(n)
+		}
+		for _, e := range c.sc.check(schema, v, "header "+hn) {
+			t.Errorf("%s: %s", name, e)
+		}
+	}
+	if ct := d.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type %q, want application/json", name, ct)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(d.body, &body); err != nil {
+		t.Errorf("%s: body is not a JSON object: %v", name, err)
+		return nil
+	}
+	schema, _ := oaPointer(post, "/requestBody/content/application~1json/schema")
+	for _, e := range c.sc.check(schema, body, "body") {
+		t.Errorf("%s: %s", name, e)
+	}
+	if err := webhooksig.Verify(secret, d.body, d.header.Get(webhooksig.HeaderSignature)); err != nil {
+		t.Errorf("%s: %s: %v", name, webhooksig.HeaderSignature, err)
+	}
+	if err := webhooksig.VerifyStandard(secret, d.header, d.body, webhooksig.DefaultTolerance, time.Now()); err != nil {
+		t.Errorf("%s: Standard Webhooks signature: %v", name, err)
+	}
+	if got := d.header.Get(webhooksig.HeaderEventID); got != body["eventId"] || d.header.Get(webhooksig.HeaderWebhookID) != got {
+		t.Errorf("%s: %s %q and webhook-id %q, body eventId %v; want all equal", name, webhooksig.HeaderEventID, got,
+			d.header.Get(webhooksig.HeaderWebhookID), body["eventId"])
+	}
+	return body
+}
+
+// webhooks drives the webhook, DLQ, sandbox event and job routes: a sandbox
+// key registers webhooks to the receiver at base (trusted through
+// webhooks.ca_file), the dispatcher really delivers, /gone's 410 fills the
+// DLQ.
+func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []string) {
+	t := c.t
+	t.Helper()
+	const (
+		webhooks   = eudrPrefix + "/webhooks"
+		webhook    = webhooks + "/{webhookId}"
+		rotate     = webhook + "/rotate-secret"
+		ping       = webhook + "/ping"
+		deliveries = webhook + "/deliveries"
+		dlq        = webhooks + "/dlq"
+		replayBulk = dlq + "/replay-bulk"
+		replay     = dlq + "/{eventId}/replay"
+		dlqEvent   = dlq + "/{eventId}"
+		events     = eudrPrefix + "/sandbox/events"
+		job        = eudrPrefix + "/jobs/{jobId}"
+	)
+	jsonCT := []string{"Content-Type", "application/json"}
+	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
+	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
+	tenant := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+
+	// The dispatcher sends queued deliveries (ping does not need it).
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		c.a.dispatcher.Run(ctx)
+	}()
+	defer func() { stop(); <-stopped }()
+
+	an := c.do(oaCall{method: "GET", target: webhooks + "/dlq", op: dlq, hdr: ro, want: 200})
+	if an.body["retrievedCount"] != 0.0 || len(oaList(an.body["messages"])) != 0 {
+		t.Errorf("empty DLQ: got %v", an.body)
+	}
+
+	// Registration.
+	okBody := `{"targetUrl":"` + base + `/ok","eventTypes":["polygon.verified","polygon.failed","polygon.verified"]}`
+	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, body: okBody, hdr: with(rw, jsonCT...), want: 400})
+	if an.detail() != DetailIdempotencyKeyMissing {
+		t.Errorf("register without Idempotency-Key: detail %q", an.detail())
+	}
+	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-bad"), want: 400,
+		body: `{"targetUrl":"http://example.com/hook","eventTypes":["polygon.verified","webhook.ping"]}`})
+	if ds := oaList(an.body["details"]); len(ds) != 2 || an.detail() != DetailInvalidValue {
+		t.Errorf("plain HTTP and webhook.ping: details %v, want two INVALID_VALUE", oaShort(ds))
+	}
+	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-bad"), want: 400,
+		body: `{"targetUrl":"https://example.com/hook","eventTypes":[]}`})
+	if an.detail() != DetailRequired {
+		t.Errorf("no event types: detail %q, want %s", an.detail(), DetailRequired)
+	}
+	c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-bad"), want: 400,
+		body: `{"targetUrl":"https://example.com/hook","eventTypes":["job.failed"],"secret":"x"}`})
+	c.do(oaCall{method: "POST", target: webhooks, op: webhooks, body: okBody, hdr: idem(ro, "w-ro"), want: 403})
+	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, body: okBody, hdr: idem(rw, "w-1"), want: 200})
+	okID, okSecret := fmt.Sprint(an.body["webhookId"]), fmt.Sprint(an.body["signingSecret"])
+	if !strings.HasPrefix(okSecret, webhooksig.SecretPrefix) || strings.Contains(okSecret, "*") ||
+		!reflect.DeepEqual(an.body["eventTypes"], []any{"polygon.verified", "polygon.failed"}) {
+		t.Errorf("registration: secret %q, eventTypes %v", okSecret, an.body["eventTypes"])
+	}
+	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, body: okBody, hdr: idem(rw, "w-1"), want: 200})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" || an.body["signingSecret"] != redactSecret(okSecret) {
+		t.Errorf("replayed registration: Idempotent-Replayed %q, secret %v; want true and %s",
+			an.rec.Header().Get("Idempotent-Replayed"), an.body["signingSecret"], redactSecret(okSecret))
+	}
+	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-2"), want: 409,
+		body: `{"targetUrl":"` + base + `/ok","eventTypes":["job.failed","polygon.failed"]}`})
+	if an.detail() != DetailWebhookDuplicate {
+		t.Errorf("duplicate webhook: detail %q, want %s", an.detail(), DetailWebhookDuplicate)
+	}
+	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-3"), want: 200,
+		body: `{"targetUrl":"` + base + `/gone","eventTypes":["job.failed"]}`})
+	goneID := fmt.Sprint(an.body["webhookId"])
+	an = c.do(oaCall{env: storage.Production, method: "POST", target: webhooks, op: webhooks, hdr: idem(live, "w-live"), want: 400,
+		body: `{"targetUrl":"` + base + `/ok","eventTypes":["polygon.verified"]}`})
+	if an.detail() != DetailTargetNotAllowed {
+		t.Errorf("loopback target in production: detail %q, want %s", an.detail(), DetailTargetNotAllowed)
+	}
+
+	// Lists show the secrets redacted.
+	an = c.do(oaCall{method: "GET", target: webhooks, op: webhooks, hdr: ro, want: 200})
+	if len(an.list) != 2 {
+		t.Errorf("webhook list: %d items, want 2", len(an.list))
+	}
+	for _, it := range an.list {
+		if sec := fmt.Sprint(it.(map[string]any)["signingSecret"]); !strings.HasPrefix(sec, webhooksig.SecretPrefix+"****") {
+			t.Errorf("webhook list shows the secret %q", sec)
+		}
+	}
+	an = c.do(oaCall{method: "GET", target: webhooks + "?limit=1", op: webhooks, hdr: ro, want: 200})
+	next := an.rec.Header().Get("X-Next-Cursor")
+	if len(an.list) != 1 || next == "" || an.rec.Header().Get("Link") == "" {
+		t.Errorf("webhook list with limit=1: %d items, X-Next-Cursor %q", len(an.list), next)
+	}
+	an = c.do(oaCall{method: "GET", target: webhooks + "?limit=1&cursor=" + next, op: webhooks, hdr: ro, want: 200})
+	if len(an.list) != 1 || an.rec.Header().Get("Link") != "" {
+		t.Errorf("last webhook page: %d items, Link %q", len(an.list), an.rec.Header().Get("Link"))
+	}
+	c.do(oaCall{method: "GET", target: webhooks + "?limit=x", op: webhooks, hdr: ro, want: 400})
+
+	// Rotation: the new secret signs what follows.
+	an = c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: rw, want: 200})
+	if an.body["webhookId"] != okID || an.body["signingSecret"] == okSecret {
+		t.Errorf("rotate: %v; want webhook %s with a new secret", an.body, okID)
+	}
+	an = c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: idem(rw, "rot-1"), want: 200})
+	okSecret = fmt.Sprint(an.body["signingSecret"])
+	an = c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: idem(rw, "rot-1"), want: 200})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" || an.body["signingSecret"] != redactSecret(okSecret) {
+		t.Errorf("replayed rotation: Idempotent-Replayed %q, secret %v; want true and %s",
+			an.rec.Header().Get("Idempotent-Replayed"), an.body["signingSecret"], redactSecret(okSecret))
+	}
+	c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: idem(rw, "rot-1"),
+		body: `{}`, want: 409})
+	c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: idem(rw, "bad key"), want: 400})
+	c.do(oaCall{method: "POST", target: webhooks + "/wh_nope/rotate-secret", op: rotate, hdr: rw, want: 404})
+	c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: ro, want: 403})
+
+	// Ping: sent now, {} whatever the answer, the attempt in the log.
+	an = c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/ping", op: ping, hdr: rw, want: 200})
+	if len(an.body) != 0 || an.rec.Body.String() != "{}\n" {
+		t.Errorf("ping: body %q, want {}", an.rec.Body.String())
+	}
+	an = c.do(oaCall{method: "GET", target: webhooks + "/" + okID + "/deliveries", op: deliveries, hdr: ro, want: 200})
+	if len(an.list) != 1 {
+		t.Fatalf("deliveries after a ping: %d, want 1", len(an.list))
+	}
+	att := an.list[0].(map[string]any)
+	if att["eventType"] != EventWebhookPing || att["status"] != 200.0 || att["errorClass"] != "" || att["nextRetry"] != nil ||
+		att["responseBody"] != "ok" {
+		t.Errorf("ping attempt: %v", att)
+	}
+	if d, ok := recv.find(fmt.Sprint(att["eventId"])); !ok {
+		t.Error("the receiver got no ping")
+	} else if env := c.checkDelivery(EventWebhookPing, d, okSecret); env != nil {
+		if _, ok := env["nextRetry"]; ok || env["attempt"] != 0.0 || oaShort(env["data"]) != `{"webhookId":"`+okID+`"}` {
+			t.Errorf("ping envelope: %s", d.body)
+		}
+	}
+	c.do(oaCall{method: "POST", target: webhooks + "/" + goneID + "/ping", op: ping, hdr: idem(rw, "ping-1"), want: 200})
+	c.do(oaCall{method: "POST", target: webhooks + "/wh_nope/ping", op: ping, hdr: rw, want: 404})
+	c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/ping", op: ping, hdr: ro, want: 403})
+	an = c.do(oaCall{method: "GET", target: webhooks + "/" + goneID + "/deliveries?limit=1", op: deliveries, hdr: ro, want: 200})
+	if len(an.list) != 1 || an.list[0].(map[string]any)["status"] != 410.0 || an.list[0].(map[string]any)["deadLettered"] != false {
+		t.Errorf("ping answered 410: %v; want status 410, not dead-lettered", oaShort(an.list))
+	}
+	c.do(oaCall{method: "GET", target: webhooks + "/" + okID + "/deliveries?limit=1001", op: deliveries, hdr: ro, want: 400})
+	c.do(oaCall{method: "GET", target: webhooks + "/wh_nope/deliveries", op: deliveries, hdr: ro, want: 404})
+
+	// Sandbox events go through the real pipeline; production has no such route.
+	verified := `{"eventType":"polygon.verified","data":{"jobId":"` + newID("job", time.Now()) + `","polygonIds":["ply_1"]}}`
+	an = c.do(oaCall{method: "POST", target: events, op: events, body: verified, hdr: rw, want: 400})
+	if an.detail() != DetailIdempotencyKeyMissing {
+		t.Errorf("sandbox event without Idempotency-Key: detail %q", an.detail())
+	}
+	an = c.do(oaCall{method: "POST", target: events, op: events, body: `{"eventType":"webhook.ping","data":[1]}`, hdr: idem(rw, "e-bad"), want: 400})
+	if ds := oaList(an.body["details"]); len(ds) != 2 {
+		t.Errorf("sandbox event of a bad type and data: details %v, want 2", oaShort(ds))
+	}
+	c.do(oaCall{method: "POST", target: events, op: events, body: `{}`, hdr: idem(rw, "e-bad"), want: 400})
+	c.do(oaCall{method: "POST", target: events, op: events, body: verified, hdr: idem(ro, "e-ro"), want: 403})
+	an = c.do(oaCall{method: "POST", target: events, op: events, body: verified, hdr: idem(rw, "e-1"), want: 202})
+	verifiedID := fmt.Sprint(an.body["eventId"])
+	if an.body["deliveries"] != 1.0 {
+		t.Errorf("polygon.verified: %v deliveries, want 1", an.body["deliveries"])
+	}
+	an = c.do(oaCall{method: "POST", target: events, op: events, body: verified, hdr: idem(rw, "e-1"), want: 202})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" || an.body["eventId"] != verifiedID {
+		t.Errorf("replayed sandbox event: Idempotent-Replayed %q, eventId %v", an.rec.Header().Get("Idempotent-Replayed"), an.body["eventId"])
+	}
+	an = c.do(oaCall{method: "POST", target: events, op: events, hdr: idem(rw, "e-2"), want: 202,
+		body: `{"eventType":"job.failed","data":{"jobId":"` + newID("job", time.Now()) + `","type":"polygon_ingestion","error":{"code":"JOB_FAILED","message":"boom"}}}`})
+	failedID := fmt.Sprint(an.body["eventId"])
+	an = c.do(oaCall{method: "POST", target: events, op: events, body: `{"eventType":"report.ready"}`, hdr: idem(rw, "e-3"), want: 202})
+	if an.body["deliveries"] != 0.0 {
+		t.Errorf("report.ready nobody subscribed to: %v deliveries, want 0", an.body["deliveries"])
+	}
+	c.do(oaCall{env: storage.Production, method: "POST", target: events, op: events, body: verified, hdr: idem(live, "e-live"), want: 404})
+
+	var d oaDelivery
+	oaEventually(t, "the polygon.verified delivery", func() (ok bool) { d, ok = recv.find(verifiedID); return ok })
+	if env := c.checkDelivery(EventPolygonVerified, d, okSecret); env != nil {
+		if _, ok := env["nextRetry"]; !ok || env["attempt"] != 0.0 || d.path != "/ok" {
+			t.Errorf("first delivery to %s: %s; want attempt 0 with nextRetry", d.path, d.body)
+		}
+	}
+
+	// The DLQ: /gone's 410 dead-letters job.failed at once.
+	deadLettered := func() bool {
+		var n int
+		err := c.a.db.View(context.Background(), func(tx *storage.Tx) error {
+			dls, err := queue.FindDeadLetters(tx.Tx, scopeOf(tenant), queue.DLQFilter{EventIDs: []string{failedID}})
+			n = len(dls)
+			return err
+		})
+		return err == nil && n == 1
+	}
+	oaEventually(t, "job.failed in the DLQ", deadLettered)
+	an = c.do(oaCall{method: "GET", target: dlq, op: dlq, hdr: ro, want: 200})
+	msgs := oaList(an.body["messages"])
+	if an.body["retrievedCount"] != 1.0 || len(msgs) != 1 {
+		t.Fatalf("DLQ: %v, want one entry", an.body)
+	}
+	m := msgs[0].(map[string]any)
+	if m["eventId"] != failedID || m["webhookId"] != goneID || m["lastStatus"] != 410.0 || m["attempts"] != 1.0 {
+		t.Errorf("DLQ entry: %v", m)
+	}
+	for _, e := range c.sc.check(map[string]any{"$ref": "#/components/schemas/JobFailedData"}, m["data"], "DLQ data") {
+		t.Error(e)
+	}
+	an = c.do(oaCall{method: "GET", target: dlq + "?eventType=polygon.verified&startDate=2020-01-01&endDate=2099-12-31T00:00:00Z&limit=5", op: dlq, hdr: ro, want: 200})
+	if an.body["retrievedCount"] != 0.0 {
+		t.Errorf("DLQ filtered to polygon.verified: %v", an.body)
+	}
+	an = c.do(oaCall{method: "GET", target: dlq + "?eventType=webhook.ping&startDate=yesterday&limit=0", op: dlq, hdr: ro, want: 400})
+	if ds := oaList(an.body["details"]); len(ds) != 3 {
+		t.Errorf("DLQ with three bad filters: details %v, want 3", oaShort(ds))
+	}
+	c.do(oaCall{method: "GET", target: dlq + "?startDate=2026-11-21&endDate=2026-11-20", op: dlq, hdr: ro, want: 400})
+
+	// Replay and acknowledgement.
+	c.do(oaCall{method: "POST", target: dlq + "/evt_nope/replay", op: replay, hdr: rw, want: 404})
+	c.do(oaCall{method: "POST", target: dlq + "/" + failedID + "/replay", op: replay, hdr: ro, want: 403})
+	an = c.do(oaCall{method: "POST", target: dlq + "/" + failedID + "/replay", op: replay, hdr: idem(rw, "dlq-1"), want: 200})
+	if got := an.rec.Header().Get("X-Replayed-Count"); got != "1" {
+		t.Errorf("replay: X-Replayed-Count %q, want 1", got)
+	}
+	an = c.do(oaCall{method: "POST", target: dlq + "/" + failedID + "/replay", op: replay, hdr: idem(rw, "dlq-1"), want: 200})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" || an.rec.Header().Get("X-Replayed-Count") != "1" {
+		t.Errorf("replayed replay: Idempotent-Replayed %q, X-Replayed-Count %q", an.rec.Header().Get("Idempotent-Replayed"),
+			an.rec.Header().Get("X-Replayed-Count"))
+	}
+	oaEventually(t, "job.failed back in the DLQ", deadLettered)
+	c.do(oaCall{method: "POST", target: replayBulk + "?eventType=nope", op: replayBulk, hdr: rw, want: 400})
+	c.do(oaCall{method: "POST", target: replayBulk, op: replayBulk, body: `{"eventIds":"x"}`, hdr: rw, want: 400})
+	c.do(oaCall{method: "POST", target: replayBulk, op: replayBulk, body: `{"eventIds":[]}`, hdr: with(rw, "Content-Type", "text/plain"), want: 415})
+	an = c.do(oaCall{method: "POST", target: replayBulk, op: replayBulk, body: `{"eventIds":["evt_nope"]}`, hdr: with(rw, jsonCT...), want: 200})
+	if got := an.rec.Header().Get("X-Replayed-Count"); got != "0" {
+		t.Errorf("bulk replay of an unknown event: X-Replayed-Count %q, want 0", got)
+	}
+	an = c.do(oaCall{method: "POST", target: replayBulk + "?eventType=job.failed&endDate=2099-01-01", op: replayBulk, hdr: idem(rw, "dlq-bulk-1"), want: 200})
+	if got := an.rec.Header().Get("X-Replayed-Count"); got != "1" {
+		t.Errorf("bulk replay of job.failed: X-Replayed-Count %q, want 1", got)
+	}
+	oaEventually(t, "job.failed back in the DLQ", deadLettered)
+	an = c.do(oaCall{method: "DELETE", target: dlq, op: dlq, body: `{}`, hdr: rw, want: 400})
+	if an.detail() != DetailRequired {
+		t.Errorf("bulk acknowledgement without eventIds: detail %q, want %s", an.detail(), DetailRequired)
+	}
+	an = c.do(oaCall{method: "DELETE", target: dlq, op: dlq, hdr: rw, want: 400})
+	if an.detail() != DetailMalformedJSON {
+		t.Errorf("bulk acknowledgement without a body: detail %q, want %s", an.detail(), DetailMalformedJSON)
+	}
+	c.do(oaCall{method: "DELETE", target: dlq, op: dlq, body: `{"eventIds":["evt_nope"]}`, hdr: ro, want: 403})
+	an = c.do(oaCall{method: "DELETE", target: dlq, op: dlq, body: `{"eventIds":["evt_nope"]}`, hdr: rw, want: 204})
+	if got := an.rec.Header().Get("X-Acknowledged-Count"); got != "0" {
+		t.Errorf("bulk acknowledgement of an unknown event: X-Acknowledged-Count %q, want 0", got)
+	}
+	c.do(oaCall{method: "DELETE", target: dlq + "/evt_nope", op: dlqEvent, hdr: rw, want: 404})
+	an = c.do(oaCall{method: "DELETE", target: dlq + "/" + failedID, op: dlqEvent, hdr: rw, want: 204})
+	if got := an.rec.Header().Get("X-Acknowledged-Count"); got != "1" {
+		t.Errorf("acknowledgement: X-Acknowledged-Count %q, want 1", got)
+	}
+	c.do(oaCall{method: "DELETE", target: dlq + "/" + failedID, op: dlqEvent, hdr: rw, want: 404})
+	an = c.do(oaCall{method: "GET", target: webhooks + "/" + goneID + "/deliveries", op: deliveries, hdr: ro, want: 200})
+	if len(an.list) == 0 || an.list[0].(map[string]any)["deadLettered"] != true {
+		t.Errorf("deliveries of /gone: newest %v, want a dead-lettering attempt", oaShort(an.list))
+	}
+
+	// Deletion.
+	c.do(oaCall{method: "DELETE", target: webhooks + "/" + goneID, op: webhook, hdr: ro, want: 403})
+	c.do(oaCall{method: "DELETE", target: webhooks + "/" + goneID, op: webhook, hdr: rw, want: 204})
+	c.do(oaCall{method: "DELETE", target: webhooks + "/" + goneID, op: webhook, hdr: rw, want: 404})
+	c.do(oaCall{method: "GET", target: webhooks + "/" + goneID + "/deliveries", op: deliveries, hdr: ro, want: 404})
+
+	// Jobs: Retry-After while not finished.
+	var queued, failed *storage.Job
+	err := c.a.db.Update(context.Background(), func(tx *storage.Tx) error {
+		var err error
+		if queued, err = enqueueJob(tx, tenant, "polygon_ingestion", 3, map[string]any{}); err != nil {
+			return err
+		}
+		now := tx.Now()
+		failed = &storage.Job{ID: newID("job", now), Type: "shipment_link", Status: storage.JobFailed,
+			Progress: storage.JobProgress{Total: 1, Processed: 1, Failed: 1},
+			Error:    &storage.JobError{Code: JobErrorFailed, Message: "boom"}, CreatedAt: now, StartedAt: &now, CompletedAt: &now}
+		return tx.PutJob(tenant, failed)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, hdr: ro, want: 200})
+	if an.rec.Header().Get("Retry-After") == "" || an.body["status"] != storage.JobQueued {
+		t.Errorf("queued job: Retry-After %q, status %v", an.rec.Header().Get("Retry-After"), an.body["status"])
+	}
+	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + failed.ID, op: job, hdr: ro, want: 200})
+	if an.rec.Header().Get("Retry-After") != "" || an.body["error"] == nil {
+		t.Errorf("failed job: Retry-After %q, error %v", an.rec.Header().Get("Retry-After"), an.body["error"])
+	}
+	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/job_nope", op: job, hdr: ro, want: 404})
+	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, hdr: live, want: 404})
+	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, want: 401})
 }

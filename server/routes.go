@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -43,12 +44,85 @@ func (a *App) routes() []route {
 		{"POST", eudrPrefix + "/suppliers", authKey, idemRequired, a.handleSuppliersUpsert},
 		{"GET", eudrPrefix + "/suppliers/:erpVendorId", authKey, idemNone, a.handleSuppliersGet},
 		{"DELETE", eudrPrefix + "/suppliers/:erpVendorId", authKey, idemNone, a.handleSuppliersDelete},
+
+		{"GET", eudrPrefix + "/jobs/:jobId", authKey, idemNone, a.handleJobsGet},
+
+		{"GET", eudrPrefix + "/webhooks", authKey, idemNone, a.handleWebhooksList},
+		{"POST", eudrPrefix + "/webhooks", authKey, idemRequired, a.handleWebhooksCreate},
+		{"DELETE", eudrPrefix + "/webhooks/:webhookId", authKey, idemNone, a.handleWebhooksDelete},
+		{"POST", eudrPrefix + "/webhooks/:webhookId/rotate-secret", authKey, idemOptional, a.handleWebhooksRotate},
+		{"POST", eudrPrefix + "/webhooks/:webhookId/ping", authKey, idemOptional, a.handleWebhooksPing},
+		{"GET", eudrPrefix + "/webhooks/:webhookId/deliveries", authKey, idemNone, a.handleWebhooksDeliveries},
+		{"GET", eudrPrefix + "/webhooks/dlq", authKey, idemNone, a.handleDLQList},
+		{"DELETE", eudrPrefix + "/webhooks/dlq", authKey, idemNone, a.handleDLQAckBulk},
+		{"POST", eudrPrefix + "/webhooks/dlq/replay-bulk", authKey, idemOptional, a.handleDLQReplayBulk},
+		{"POST", eudrPrefix + "/webhooks/dlq/:eventId/replay", authKey, idemOptional, a.handleDLQReplay},
+		{"DELETE", eudrPrefix + "/webhooks/dlq/:eventId", authKey, idemNone, a.handleDLQAck},
+
+		{"POST", sandboxOnlyPrefix + "/events", authKey, idemRequired, a.handleSandboxEvent},
 	}
 }
 
-// router builds one environment's router. Trailing-slash and case-fixing
+// sandboxOnlyPrefix holds routes that exist on the sandbox listener only
+// (production answers 404): test tools that touch nothing real.
+const sandboxOnlyPrefix = eudrPrefix + "/sandbox"
+
+// subtrees are path prefixes served by routers of their own. httprouter
+// cannot hold a static segment and a parameter at the same place
+// (/webhooks/dlq next to /webhooks/:webhookId, /webhooks/dlq/replay-bulk
+// next to /webhooks/dlq/:eventId); each subtree takes the routes under its
+// prefix, longest prefix first, and requests are dispatched the same way.
+var subtrees = []string{eudrPrefix + "/webhooks/dlq/replay-bulk", eudrPrefix + "/webhooks/dlq"}
+
+// underPrefix reports whether path is prefix or below it.
+func underPrefix(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// treeMux dispatches a request to the router of its subtree, or the main one.
+type treeMux struct {
+	prefixes []string
+	trees    []*httprouter.Router
+	main     *httprouter.Router
+}
+
+func (m *treeMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for i, p := range m.prefixes {
+		if underPrefix(r.URL.Path, p) {
+			m.trees[i].ServeHTTP(w, r)
+			return
+		}
+	}
+	m.main.ServeHTTP(w, r)
+}
+
+// router builds one environment's routers. Trailing-slash and case-fixing
 // redirects are off: a wrong path is a 404 envelope, not a 301.
 func (a *App) router(env storage.Environment) http.Handler {
+	m := &treeMux{prefixes: subtrees, main: newRouter()}
+	for range subtrees {
+		m.trees = append(m.trees, newRouter())
+	}
+	for _, rte := range a.routes() {
+		if underPrefix(rte.path, sandboxOnlyPrefix) && env != storage.Sandbox {
+			continue
+		}
+		rt := m.main
+		for i, p := range subtrees {
+			if underPrefix(rte.path, p) {
+				rt = m.trees[i]
+				break
+			}
+		}
+		rt.Handle(rte.method, rte.path, a.wrap(rte))
+		if rte.method == http.MethodGet {
+			rt.Handle(http.MethodHead, rte.path, a.wrap(rte)) // net/http drops the body
+		}
+	}
+	return m
+}
+
+func newRouter() *httprouter.Router {
 	rt := httprouter.New()
 	rt.RedirectTrailingSlash = false
 	rt.RedirectFixedPath = false
@@ -61,12 +135,6 @@ func (a *App) router(env storage.Environment) http.Handler {
 		writeError(w, r, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
 			Message: "method " + r.Method + " is not allowed on " + r.URL.Path + "; see the Allow header"})
 	})
-	for _, rte := range a.routes() {
-		rt.Handle(rte.method, rte.path, a.wrap(rte))
-		if rte.method == http.MethodGet {
-			rt.Handle(http.MethodHead, rte.path, a.wrap(rte)) // net/http drops the body
-		}
-	}
 	return rt
 }
 

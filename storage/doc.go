@@ -27,6 +27,7 @@
 //	suppliers             erpVendorId -> Supplier
 //	suppliers_by_id       supplierId (time-ordered) -> erpVendorId
 //	idempotency           Idempotency-Key -> IdempotencyRecord
+//	jobs                  job id -> Job
 //
 // Other packages (queue, ledger) own buckets of their own in the same file and
 // list them in their doc.go.

@@ -156,6 +156,10 @@ type Tx struct {
 	now time.Time
 }
 
+// WrapTx gives a transaction opened by another package (the queue's job
+// runner) the store's typed accessors, with now as its time.
+func WrapTx(btx *bolt.Tx, now time.Time) *Tx { return &Tx{Tx: btx, now: now.UTC()} }
+
 // Now is the time fixed for this transaction.
 func (tx *Tx) Now() time.Time { return tx.now }
 

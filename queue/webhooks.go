@@ -1,0 +1,521 @@
+package queue
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// attemptLogSize is how many attempts the log keeps per subscription.
+const attemptLogSize = 1000
+
+// Subscription is a webhook: where a scope's events of some types are sent,
+// and the secret they are signed with.
+type Subscription struct {
+	ID         string    `json:"id"`    // "wh_..." chosen by the caller; time-ordered
+	Scope      string    `json:"scope"` // opaque owner, e.g. "default/sandbox"
+	TargetURL  string    `json:"targetUrl"`
+	EventTypes []string  `json:"eventTypes"`
+	Secret     string    `json:"secret"` // whsec_...
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// Event is something that happened in a scope, delivered to every
+// subscription of that scope that asked for its type.
+type Event struct {
+	ID        string          `json:"eventId"`
+	Scope     string          `json:"scope"`
+	Type      string          `json:"eventType"`
+	Timestamp time.Time       `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// DeadLetter is an event a subscription did not accept: one per event and
+// subscription, kept until it is replayed or acknowledged.
+type DeadLetter struct {
+	EventID        string          `json:"eventId"`
+	EventType      string          `json:"eventType"`
+	SubscriptionID string          `json:"webhookId"`
+	TargetURL      string          `json:"targetUrl"`
+	Attempts       int             `json:"attempts"`   // attempts of the last cycle
+	LastStatus     int             `json:"lastStatus"` // 0 when no HTTP answer
+	LastError      string          `json:"lastError"`
+	FailedAt       time.Time       `json:"failedAt"`
+	Timestamp      time.Time       `json:"timestamp"` // the event's
+	Data           json.RawMessage `json:"data"`
+}
+
+// DLQFilter selects dead letters of a scope. The zero value selects all.
+type DLQFilter struct {
+	EventType  string
+	Start, End time.Time // on FailedAt, inclusive; zero = unbounded
+	EventIDs   []string  // when not nil: only these events
+	Limit      int       // 0 = no limit
+}
+
+// Attempt is one try to deliver an event to a subscription, as its log
+// shows it.
+type Attempt struct {
+	EventID      string     `json:"eventId"`
+	EventType    string     `json:"eventType"`
+	Attempt      int        `json:"attempt"`
+	Status       int        `json:"status"` // 0 when no HTTP answer
+	LatencyMs    float64    `json:"latencyMs"`
+	ErrorClass   string     `json:"errorClass"` // "" on success; see the ErrorClass constants
+	Error        string     `json:"error"`
+	ResponseBody string     `json:"responseBody"` // first 4 KiB
+	At           time.Time  `json:"at"`
+	NextRetry    *time.Time `json:"nextRetry,omitempty"`
+	DeadLettered bool       `json:"deadLettered"`
+}
+
+// eventRecord is an Event with the number of deliveries that still need
+// it; the last one to finish deletes it (a DLQ entry keeps its own copy).
+type eventRecord struct {
+	Event
+	Pending int `json:"pending"`
+}
+
+// deliveryRecord is one event on its way to one subscription. Its key is
+// deliveryKey(SubscriptionID, EventID), so a subscription's deliveries
+// share a prefix; Due is the time of its key in webhook_due.
+type deliveryRecord struct {
+	Scope          string `json:"scope"`
+	EventID        string `json:"eventId"`
+	SubscriptionID string `json:"subscriptionId"`
+	Attempt        int    `json:"attempt"`
+	Due            int64  `json:"due"` // unix nanos
+}
+
+func (r *deliveryRecord) key() []byte { return deliveryKey(r.SubscriptionID, r.EventID) }
+
+func deliveryKey(subID, eventID string) []byte { return scopedKey(subID, eventID) }
+
+// validKeyPart reports whether s can be part of a scopedKey.
+func validKeyPart(s string) bool { return s != "" && strings.IndexByte(s, 0) < 0 }
+
+// PutSubscription creates s or replaces the subscription of the same ID
+// (rotation replaces the Secret) and indexes it by scope. It returns an
+// error when the ID or scope is empty or holds a 0 byte.
+func PutSubscription(tx *bolt.Tx, s *Subscription) error {
+	if !validKeyPart(s.ID) || !validKeyPart(s.Scope) {
+		return fmt.Errorf("queue: subscription %q: invalid id or scope", s.ID)
+	}
+	old, err := getSubscription(tx, s.ID)
+	switch {
+	case err == nil && old.Scope != s.Scope:
+		if err := tx.Bucket(bucketSubsByScope).Delete(scopedKey(old.Scope, old.ID)); err != nil {
+			return err
+		}
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return err
+	}
+	v, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketSubs).Put([]byte(s.ID), v); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketSubsByScope).Put(scopedKey(s.Scope, s.ID), nil)
+}
+
+// getSubscription reads a subscription of any scope; ErrNotFound if absent.
+func getSubscription(tx *bolt.Tx, id string) (*Subscription, error) {
+	v := tx.Bucket(bucketSubs).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("subscription %s: %w", id, ErrNotFound)
+	}
+	s := new(Subscription)
+	if err := json.Unmarshal(v, s); err != nil {
+		return nil, fmt.Errorf("decode subscription %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// FindSubscription returns the subscription id of scope, or ErrNotFound if
+// it does not exist or belongs to another scope.
+func FindSubscription(tx *bolt.Tx, scope, id string) (*Subscription, error) {
+	s, err := getSubscription(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.Scope != scope {
+		return nil, fmt.Errorf("subscription %s: %w", id, ErrNotFound)
+	}
+	return s, nil
+}
+
+// FindSubscriptions returns the subscriptions of scope, newest first (IDs
+// are time-ordered), or an error if one cannot be read.
+func FindSubscriptions(tx *bolt.Tx, scope string) ([]*Subscription, error) {
+	if !validKeyPart(scope) {
+		return nil, nil
+	}
+	prefix := scopedKey(scope, "")
+	c := tx.Bucket(bucketSubsByScope).Cursor()
+	// scope|1 sorts right after every scope|0|id: step back from it.
+	k, _ := c.Seek(append([]byte(scope), 1))
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	var subs []*Subscription
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+		s, err := getSubscription(tx, string(k[len(prefix):]))
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, s)
+	}
+	return subs, nil
+}
+
+// DeleteSubscription removes subscription id of scope, its attempt log and
+// its pending deliveries, so no further request is sent; its DLQ entries
+// stay. It returns ErrNotFound if the subscription does not exist in scope.
+func DeleteSubscription(tx *bolt.Tx, scope, id string) error {
+	if _, err := FindSubscription(tx, scope, id); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketSubs).Delete([]byte(id)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketSubsByScope).Delete(scopedKey(scope, id)); err != nil {
+		return err
+	}
+	var recs []*deliveryRecord
+	prefix := scopedKey(id, "")
+	c := tx.Bucket(bucketDeliveries).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		r := new(deliveryRecord)
+		if err := json.Unmarshal(v, r); err != nil {
+			return fmt.Errorf("decode delivery %q: %w", k, err)
+		}
+		recs = append(recs, r)
+	}
+	for _, r := range recs {
+		if err := removeDelivery(tx, r); err != nil {
+			return err
+		}
+	}
+	if tx.Bucket(bucketAttempts).Bucket([]byte(id)) != nil {
+		return tx.Bucket(bucketAttempts).DeleteBucket([]byte(id))
+	}
+	return nil
+}
+
+// Publish writes ev once and, in the same transaction, one delivery per
+// subscription of ev.Scope whose EventTypes contain ev.Type, due at
+// ev.Timestamp. It returns how many deliveries it created; with none, the
+// event is not stored. It fails if ev lacks an ID, scope, type or
+// timestamp, if Data is not JSON, or if an event of that ID is pending.
+func Publish(tx *bolt.Tx, ev Event) (int, error) {
+	if !validKeyPart(ev.ID) || !validKeyPart(ev.Scope) || ev.Type == "" || ev.Timestamp.IsZero() {
+		return 0, fmt.Errorf("queue: event %q: id, scope, type and timestamp are required", ev.ID)
+	}
+	if len(ev.Data) > 0 && !json.Valid(ev.Data) {
+		return 0, fmt.Errorf("queue: event %s: data is not JSON", ev.ID)
+	}
+	if tx.Bucket(bucketEvents).Get([]byte(ev.ID)) != nil {
+		return 0, fmt.Errorf("queue: event %s already published", ev.ID)
+	}
+	subs, err := FindSubscriptions(tx, ev.Scope)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range subs {
+		if !slices.Contains(s.EventTypes, ev.Type) {
+			continue
+		}
+		r := &deliveryRecord{Scope: ev.Scope, EventID: ev.ID, SubscriptionID: s.ID, Due: ev.Timestamp.UnixNano()}
+		if err := putDelivery(tx, r); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return n, putEvent(tx, &eventRecord{Event: ev, Pending: n})
+}
+
+func putEvent(tx *bolt.Tx, e *eventRecord) error {
+	v, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketEvents).Put([]byte(e.ID), v)
+}
+
+// getEvent reads an event record; ErrNotFound if absent.
+func getEvent(tx *bolt.Tx, id string) (*eventRecord, error) {
+	v := tx.Bucket(bucketEvents).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("event %s: %w", id, ErrNotFound)
+	}
+	e := new(eventRecord)
+	if err := json.Unmarshal(v, e); err != nil {
+		return nil, fmt.Errorf("decode event %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// releaseEvent notes that one delivery of event id is finished and deletes
+// the event when it was the last.
+func releaseEvent(tx *bolt.Tx, id string) error {
+	e, err := getEvent(tx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if e.Pending--; e.Pending <= 0 {
+		return tx.Bucket(bucketEvents).Delete([]byte(id))
+	}
+	return putEvent(tx, e)
+}
+
+// getDelivery reads a delivery record; ErrNotFound if absent.
+func getDelivery(tx *bolt.Tx, key []byte) (*deliveryRecord, error) {
+	v := tx.Bucket(bucketDeliveries).Get(key)
+	if v == nil {
+		return nil, fmt.Errorf("delivery %q: %w", key, ErrNotFound)
+	}
+	r := new(deliveryRecord)
+	if err := json.Unmarshal(v, r); err != nil {
+		return nil, fmt.Errorf("decode delivery %q: %w", key, err)
+	}
+	return r, nil
+}
+
+// putDelivery writes r and its due key. A caller moving r to another due
+// time deletes the old key first.
+func putDelivery(tx *bolt.Tx, r *deliveryRecord) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	k := r.key()
+	if err := tx.Bucket(bucketDeliveries).Put(k, v); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketDue).Put(dueKey(time.Unix(0, r.Due), string(k)), nil)
+}
+
+// removeDelivery deletes r and its due key and releases its event.
+func removeDelivery(tx *bolt.Tx, r *deliveryRecord) error {
+	k := r.key()
+	if err := tx.Bucket(bucketDue).Delete(dueKey(time.Unix(0, r.Due), string(k))); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDeliveries).Delete(k); err != nil {
+		return err
+	}
+	return releaseEvent(tx, r.EventID)
+}
+
+// putDeadLetter writes (or replaces) the DLQ entry of dl's event and
+// subscription in scope.
+func putDeadLetter(tx *bolt.Tx, scope string, dl *DeadLetter) error {
+	v, err := json.Marshal(dl)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketDLQ).Put(scopedKey(scope, dl.EventID, dl.SubscriptionID), v)
+}
+
+type dlqEntry struct {
+	key []byte
+	dl  DeadLetter
+}
+
+// findDLQ returns the entries of scope matching f, newest FailedAt first,
+// cut to f.Limit.
+func findDLQ(tx *bolt.Tx, scope string, f DLQFilter) ([]dlqEntry, error) {
+	if !validKeyPart(scope) {
+		return nil, nil
+	}
+	var prefixes [][]byte
+	if f.EventIDs == nil {
+		prefixes = [][]byte{scopedKey(scope, "")}
+	} else {
+		seen := make(map[string]bool)
+		for _, id := range f.EventIDs {
+			if validKeyPart(id) && !seen[id] {
+				seen[id] = true
+				prefixes = append(prefixes, scopedKey(scope, id, ""))
+			}
+		}
+	}
+	var out []dlqEntry
+	c := tx.Bucket(bucketDLQ).Cursor()
+	for _, prefix := range prefixes {
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var dl DeadLetter
+			if err := json.Unmarshal(v, &dl); err != nil {
+				return nil, fmt.Errorf("decode DLQ entry %q: %w", k, err)
+			}
+			if f.EventType != "" && dl.EventType != f.EventType ||
+				!f.Start.IsZero() && dl.FailedAt.Before(f.Start) ||
+				!f.End.IsZero() && dl.FailedAt.After(f.End) {
+				continue
+			}
+			out = append(out, dlqEntry{key: bytes.Clone(k), dl: dl})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := &out[i].dl, &out[j].dl
+		if !a.FailedAt.Equal(b.FailedAt) {
+			return a.FailedAt.After(b.FailedAt)
+		}
+		if a.EventID != b.EventID {
+			return a.EventID > b.EventID
+		}
+		return a.SubscriptionID < b.SubscriptionID
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// FindDeadLetters returns the DLQ entries of scope that match f, newest
+// FailedAt first, or an error if one cannot be read.
+func FindDeadLetters(tx *bolt.Tx, scope string, f DLQFilter) ([]DeadLetter, error) {
+	entries, err := findDLQ(tx, scope, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeadLetter, len(entries))
+	for i := range entries {
+		out[i] = entries[i].dl
+	}
+	return out, nil
+}
+
+// ReplayDeadLetters turns the matching entries of scope (every entry of
+// each matching event: one per subscription) back into pending deliveries
+// with attempt 0, due at now, and removes them from the DLQ. Entries whose
+// subscription was deleted are removed without a delivery. It returns how
+// many entries it took off the DLQ (so 0 means none matched).
+func ReplayDeadLetters(tx *bolt.Tx, scope string, f DLQFilter, now time.Time) (int, error) {
+	entries, err := findDLQ(tx, scope, f)
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		if err := tx.Bucket(bucketDLQ).Delete(e.key); err != nil {
+			return 0, err
+		}
+		dl := &e.dl
+		if _, err := FindSubscription(tx, scope, dl.SubscriptionID); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return 0, err
+		}
+		k := deliveryKey(dl.SubscriptionID, dl.EventID)
+		if tx.Bucket(bucketDeliveries).Get(k) != nil {
+			continue // already on its way
+		}
+		ev, err := getEvent(tx, dl.EventID)
+		if errors.Is(err, ErrNotFound) {
+			ev = &eventRecord{Event: Event{ID: dl.EventID, Scope: scope, Type: dl.EventType, Timestamp: dl.Timestamp, Data: dl.Data}}
+		} else if err != nil {
+			return 0, err
+		}
+		ev.Pending++
+		if err := putEvent(tx, ev); err != nil {
+			return 0, err
+		}
+		r := &deliveryRecord{Scope: scope, EventID: dl.EventID, SubscriptionID: dl.SubscriptionID, Due: now.UnixNano()}
+		if err := putDelivery(tx, r); err != nil {
+			return 0, err
+		}
+	}
+	return len(entries), nil
+}
+
+// AckDeadLetters deletes the matching entries of scope for good and
+// returns how many.
+func AckDeadLetters(tx *bolt.Tx, scope string, f DLQFilter) (int, error) {
+	entries, err := findDLQ(tx, scope, f)
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		if err := tx.Bucket(bucketDLQ).Delete(e.key); err != nil {
+			return 0, err
+		}
+	}
+	return len(entries), nil
+}
+
+// appendAttempt adds a to the log of subscription subID and deletes what
+// falls beyond the last attemptLogSize. A deleted subscription gets no log.
+func appendAttempt(tx *bolt.Tx, subID string, a *Attempt) error {
+	if tx.Bucket(bucketSubs).Get([]byte(subID)) == nil {
+		return nil
+	}
+	b, err := tx.Bucket(bucketAttempts).CreateBucketIfNotExists([]byte(subID))
+	if err != nil {
+		return err
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	v, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(binary.BigEndian.AppendUint64(nil, seq), v); err != nil {
+		return err
+	}
+	if seq <= attemptLogSize {
+		return nil
+	}
+	// Keys are consecutive, so usually this deletes exactly one.
+	cut := seq - attemptLogSize
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= cut; k, _ = c.First() {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FindAttempts returns the newest attempts to subscription subID of scope,
+// newest first, at most limit (limit <= 0: the whole log, the last 1000).
+// It returns ErrNotFound if the subscription does not exist in scope.
+func FindAttempts(tx *bolt.Tx, scope, subID string, limit int) ([]Attempt, error) {
+	if _, err := FindSubscription(tx, scope, subID); err != nil {
+		return nil, err
+	}
+	b := tx.Bucket(bucketAttempts).Bucket([]byte(subID))
+	if b == nil {
+		return nil, nil
+	}
+	var out []Attempt
+	c := b.Cursor()
+	for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
+		var a Attempt
+		if err := json.Unmarshal(v, &a); err != nil {
+			return nil, fmt.Errorf("decode attempt %d of %s: %w", binary.BigEndian.Uint64(k), subID, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

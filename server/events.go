@@ -1,0 +1,149 @@
+package server
+
+import (
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/storage"
+)
+
+// Event types (SPEC.md section 6).
+const (
+	EventPolygonVerified   = "polygon.verified"
+	EventPolygonFailed     = "polygon.failed"
+	EventBatchRiskAssessed = "batch.risk_assessed"
+	EventShipmentLinked    = "shipment.linked"
+	EventDDSSubmitted      = "dds.submitted"
+	EventDDSValidated      = "dds.validated"
+	EventDDSRejected       = "dds.rejected"
+	EventJobFailed         = "job.failed"
+	EventReportReady       = "report.ready"
+	EventWebhookPing       = "webhook.ping" // sent on demand, not subscribable
+)
+
+// subscribableEvents are the types a webhook may subscribe to (API.md
+// section 9: all of SPEC.md's except webhook.ping, with polygon.failed).
+var subscribableEvents = []string{EventPolygonVerified, EventPolygonFailed, EventBatchRiskAssessed,
+	EventShipmentLinked, EventDDSSubmitted, EventDDSValidated, EventDDSRejected, EventJobFailed, EventReportReady}
+
+func isSubscribable(eventType string) bool {
+	for _, e := range subscribableEvents {
+		if e == eventType {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeOf is the queue scope of a tenant: queue keeps it opaque.
+func scopeOf(t storage.Tenant) string { return t.String() }
+
+// envOfScope is the environment of a scope made by scopeOf.
+func envOfScope(scope string) storage.Environment {
+	return storage.Environment(scope[strings.LastIndexByte(scope, '/')+1:])
+}
+
+// publish records an event of the tenant in the caller's transaction and
+// fans it out to the subscriptions that want it; commit wakes the
+// dispatcher once the transaction is durable.
+func publish(tx *storage.Tx, t storage.Tenant, eventType string, data any) (queue.Event, int, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return queue.Event{}, 0, fmt.Errorf("encode %s data: %w", eventType, err)
+	}
+	ev := queue.Event{ID: newID("evt", tx.Now()), Scope: scopeOf(t), Type: eventType, Timestamp: tx.Now(), Data: raw}
+	n, err := queue.Publish(tx.Tx, ev)
+	if err != nil {
+		return queue.Event{}, 0, fmt.Errorf("publish %s: %w", eventType, err)
+	}
+	return ev, n, nil
+}
+
+// webhookPolicies builds the delivery policy of each environment from the
+// config: retry schedule, and a client with or without the private-target
+// guard, trusting the system roots plus webhooks.ca_file.
+func webhookPolicies(cfg WebhookConfig) (map[storage.Environment]queue.Policy, error) {
+	roots, err := x509.SystemCertPool()
+	if err != nil || roots == nil {
+		roots = x509.NewCertPool()
+	}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("webhooks.ca_file: %w", err)
+		}
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("webhooks.ca_file %s: no PEM certificate in it", cfg.CAFile)
+		}
+	}
+	client := func(allowPrivate bool) *http.Client {
+		return queue.NewClient(queue.ClientOptions{AllowPrivate: allowPrivate, RootCAs: roots, Timeout: cfg.Timeout})
+	}
+	return map[storage.Environment]queue.Policy{
+		storage.Production: {Schedule: cfg.RetrySchedule, Client: client(cfg.AllowPrivateTargets)},
+		storage.Sandbox:    {Schedule: cfg.SandboxRetrySchedule, Client: client(cfg.SandboxAllowPrivateTargets)},
+	}, nil
+}
+
+// allowPrivateTargets is the target policy of an environment.
+func (a *App) allowPrivateTargets(env storage.Environment) bool {
+	if env == storage.Sandbox {
+		return a.cfg.Webhooks.SandboxAllowPrivateTargets
+	}
+	return a.cfg.Webhooks.AllowPrivateTargets
+}
+
+type sandboxEventRequest struct {
+	EventType string          `json:"eventType"`
+	Data      json.RawMessage `json:"data"`
+}
+
+type sandboxEventResponse struct {
+	EventID    string `json:"eventId"`
+	EventType  string `json:"eventType"`
+	Deliveries int    `json:"deliveries"`
+}
+
+// handleSandboxEvent publishes a test event through the real pipeline
+// (queued, signed, retried, dead-lettered), so an integration can exercise
+// its receiver, retries and DLQ handling. Sandbox listener only.
+func (a *App) handleSandboxEvent(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	var req sandboxEventRequest
+	decoded, err := decodeJSON(r, &req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var probs Problems
+	switch {
+	case req.EventType == "":
+		probs.Add(DetailRequired, "eventType", "is required")
+	case !isSubscribable(req.EventType):
+		probs.Add(DetailInvalidValue, "eventType", "must be one of "+strings.Join(subscribableEvents, ", "))
+	}
+	data := req.Data
+	if len(data) == 0 || string(data) == "null" {
+		data = json.RawMessage(`{}`)
+	} else if data[0] != '{' {
+		probs.Add(DetailInvalidValue, "data", "must be a JSON object")
+	}
+	if err := mergeProblems(decoded, probs.Err()); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		ev, n, err := publish(tx, t, req.EventType, data)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusAccepted, body: sandboxEventResponse{EventID: ev.ID, EventType: ev.Type, Deliveries: n}}, nil
+	})
+}

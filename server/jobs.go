@@ -1,0 +1,204 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/storage"
+)
+
+// Job error codes.
+const (
+	JobErrorFailed = "JOB_FAILED"
+)
+
+// jobPayload is what every queued job carries besides its own input: whose
+// job it is, so handlers and failures find the job record.
+type jobPayload struct {
+	Org   string          `json:"org"`
+	Env   string          `json:"env"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+func (p jobPayload) tenant() storage.Tenant {
+	return storage.Tenant{Org: p.Org, Env: storage.Environment(p.Env)}
+}
+
+// enqueueJob records a QUEUED job of the tenant and its queue entry in the
+// caller's transaction: the job exists exactly when its work is queued.
+func enqueueJob(tx *storage.Tx, t storage.Tenant, jobType string, total int, input any) (*storage.Job, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s input: %w", jobType, err)
+	}
+	payload, err := json.Marshal(jobPayload{Org: t.Org, Env: string(t.Env), Input: raw})
+	if err != nil {
+		return nil, err
+	}
+	job := &storage.Job{ID: newID("job", tx.Now()), Type: jobType, Status: storage.JobQueued,
+		Progress: storage.JobProgress{Total: total}, CreatedAt: tx.Now()}
+	if err := tx.PutJob(t, job); err != nil {
+		return nil, err
+	}
+	if err := queue.Enqueue(tx.Tx, queue.Job{ID: job.ID, Kind: jobType, Payload: payload, RunAt: tx.Now()}); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// failJob marks a job FAILED after a fatal error and fires job.failed, in
+// the runner's transaction that removes it from the queue.
+func (a *App) failJob(btx *bolt.Tx, j queue.Job, cause error) error {
+	var p jobPayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return fmt.Errorf("job %s payload: %w", j.ID, err)
+	}
+	tx := storage.WrapTx(btx, a.now())
+	t := p.tenant()
+	job, err := tx.FindJob(t, j.ID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // deleted meanwhile: nothing to report
+	}
+	if err != nil {
+		return err
+	}
+	now := tx.Now()
+	job.Status = storage.JobFailed
+	job.Error = &storage.JobError{Code: JobErrorFailed, Message: cause.Error()}
+	job.CompletedAt = &now
+	if err := tx.PutJob(t, job); err != nil {
+		return err
+	}
+	_, _, err = publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
+	return err
+}
+
+type jobFailedData struct {
+	JobID string           `json:"jobId"`
+	Type  string           `json:"type"`
+	Error storage.JobError `json:"error"`
+}
+
+type jobResponse struct {
+	JobID        string          `json:"jobId"`
+	Type         string          `json:"type"`
+	Status       string          `json:"status"`
+	Progress     progressBody    `json:"progress"`
+	Results      json.RawMessage `json:"results"`
+	LedgerProofs json.RawMessage `json:"ledgerProofs"`
+	Error        *jobErrorBody   `json:"error"`
+	CreatedAt    string          `json:"createdAt"`
+	StartedAt    *string         `json:"startedAt"`
+	CompletedAt  *string         `json:"completedAt"`
+}
+
+type progressBody struct {
+	Total     int `json:"total"`
+	Processed int `json:"processed"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Percent   int `json:"percent"`
+}
+
+type jobErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func toJobResponse(j *storage.Job) jobResponse {
+	resp := jobResponse{JobID: j.ID, Type: j.Type, Status: j.Status,
+		Progress: progressBody{Total: j.Progress.Total, Processed: j.Progress.Processed,
+			Succeeded: j.Progress.Succeeded, Failed: j.Progress.Failed},
+		Results: j.Results, LedgerProofs: j.LedgerProofs, CreatedAt: formatTime(j.CreatedAt),
+		StartedAt: formatTimePtr(j.StartedAt), CompletedAt: formatTimePtr(j.CompletedAt)}
+	switch {
+	case j.Status == storage.JobCompleted || j.Status == storage.JobFailed:
+		resp.Progress.Percent = 100
+	case j.Progress.Total > 0:
+		resp.Progress.Percent = 100 * j.Progress.Processed / j.Progress.Total
+	}
+	if len(resp.Results) == 0 {
+		resp.Results = json.RawMessage(`[]`)
+	}
+	if len(resp.LedgerProofs) == 0 {
+		resp.LedgerProofs = json.RawMessage(`[]`)
+	}
+	if j.Error != nil {
+		resp.Error = &jobErrorBody{Code: j.Error.Code, Message: j.Error.Message}
+	}
+	return resp
+}
+
+// handleJobsGet answers a job's record, with Retry-After while it is not
+// finished (API.md section 5).
+func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	var job *storage.Job
+	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
+		var err error
+		job, err = tx.FindJob(tenantFrom(r.Context()), ps.ByName("jobId"))
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			err = notFound("job " + ps.ByName("jobId"))
+		}
+		writeError(w, r, err)
+		return
+	}
+	if job.Status == storage.JobQueued || job.Status == storage.JobRunning {
+		w.Header().Set("Retry-After", "2")
+	}
+	writeJSON(w, r, http.StatusOK, toJobResponse(job))
+}
+
+// jobFunc does a job's work. It records its results and completes the job
+// with completeJob in its final transaction.
+type jobFunc func(ctx context.Context, t storage.Tenant, job *storage.Job, input json.RawMessage) error
+
+// handleJob registers fn for a job type: the job is marked RUNNING when a
+// worker takes it (again, after a crash), then fn runs.
+func (a *App) handleJob(jobType string, fn jobFunc) {
+	a.runner.Handle(jobType, func(ctx context.Context, qj queue.Job) error {
+		var p jobPayload
+		if err := json.Unmarshal(qj.Payload, &p); err != nil {
+			return fmt.Errorf("job %s payload: %w", qj.ID, err)
+		}
+		t := p.tenant()
+		var job *storage.Job
+		err := a.db.Update(ctx, func(tx *storage.Tx) error {
+			var err error
+			if job, err = tx.FindJob(t, qj.ID); err != nil {
+				return err
+			}
+			if job.StartedAt == nil {
+				now := tx.Now()
+				job.StartedAt = &now
+			}
+			job.Status = storage.JobRunning
+			return tx.PutJob(t, job)
+		})
+		if err != nil {
+			return err
+		}
+		return fn(ctx, t, job, p.Input)
+	})
+}
+
+// completeJob marks the job COMPLETED and takes it off the queue, in the
+// transaction that records its last results.
+func completeJob(tx *storage.Tx, t storage.Tenant, job *storage.Job) error {
+	now := tx.Now()
+	job.Status = storage.JobCompleted
+	job.CompletedAt = &now
+	if err := tx.PutJob(t, job); err != nil {
+		return err
+	}
+	return queue.Complete(tx.Tx, job.ID)
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/storage"
+)
+
+// runQueues runs the app's job runner and dispatcher until the test ends.
+func (ta *testApp) runQueues() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	for _, run := range []func(context.Context) error{ta.runner.Run, ta.dispatcher.Run} {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			if err := run(ctx); err != nil {
+				ta.tb.Errorf("queue worker: %v", err)
+			}
+		}()
+	}
+	ta.tb.Cleanup(func() { cancel(); <-done; <-done })
+}
+
+// getJob polls GET /jobs/{id} until the job has status want.
+func (ta *testApp) waitJob(key, id, want string) (jobResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w := ta.serve(storage.Sandbox, newRequest("GET", eudrPrefix+"/jobs/"+id, "", "X-API-Key", key))
+		var j jobResponse
+		mustDecode(ta.tb, w, &j)
+		if j.Status == want || time.Now().After(deadline) {
+			if j.Status != want {
+				ta.tb.Fatalf("job %s: status %s, want %s", id, j.Status, want)
+			}
+			return j, w
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestApp_Jobs(t *testing.T) {
+	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+
+	t.Run("RunAndComplete", func(t *testing.T) {
+		ta := newTestApp(t)
+		_, key := ta.newKey(storage.Sandbox, "read")
+		_, liveKey := ta.newKey(storage.Production, "read")
+		running, release := make(chan struct{}), make(chan struct{})
+		ta.handleJob("test_job", func(ctx context.Context, tn storage.Tenant, job *storage.Job, input json.RawMessage) error {
+			if string(input) != `{"n":3}` || tn != sandbox {
+				t.Errorf("handler: input %s tenant %v, want {\"n\":3} %v", input, tn, sandbox)
+			}
+			close(running)
+			<-release
+			return ta.db.Update(ctx, func(tx *storage.Tx) error {
+				job.Progress = storage.JobProgress{Total: 3, Processed: 3, Succeeded: 2, Failed: 1}
+				job.Results = json.RawMessage(`[{"featureIndex":0}]`)
+				return completeJob(tx, tn, job)
+			})
+		})
+		var job *storage.Job
+		ta.update(func(tx *storage.Tx) error {
+			var err error
+			job, err = enqueueJob(tx, sandbox, "test_job", 3, map[string]int{"n": 3})
+			return err
+		})
+		queued, w := ta.waitJob(key, job.ID, storage.JobQueued)
+		if w.Header().Get("Retry-After") == "" || queued.Progress.Total != 3 || queued.StartedAt != nil {
+			t.Errorf("queued job: Retry-After %q, %+v", w.Header().Get("Retry-After"), queued)
+		}
+		ta.runQueues()
+		<-running
+		if j, w := ta.waitJob(key, job.ID, storage.JobRunning); w.Header().Get("Retry-After") == "" || j.StartedAt == nil {
+			t.Errorf("running job: Retry-After %q, startedAt %v", w.Header().Get("Retry-After"), j.StartedAt)
+		}
+		close(release)
+		done, w := ta.waitJob(key, job.ID, storage.JobCompleted)
+		if w.Header().Get("Retry-After") != "" {
+			t.Errorf("completed job: Retry-After %q, want none", w.Header().Get("Retry-After"))
+		}
+		if done.Progress.Percent != 100 || done.Progress.Failed != 1 || string(done.Results) != `[{"featureIndex":0}]` ||
+			done.CompletedAt == nil || done.Error != nil || string(done.LedgerProofs) != `[]` {
+			t.Errorf("completed job: got %+v", done)
+		}
+		ta.view(func(tx *storage.Tx) error {
+			if n := queue.Pending(tx.Tx); n != 0 {
+				t.Errorf("queued jobs after completion: got %d, want 0", n)
+			}
+			return nil
+		})
+		// Another environment (or organisation) does not see it.
+		wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/jobs/"+job.ID, "", "X-API-Key", liveKey)),
+			http.StatusNotFound, CodeNotFound, "")
+		wantError(t, ta.serve(storage.Sandbox, newRequest("GET", eudrPrefix+"/jobs/job_nope", "", "X-API-Key", key)),
+			http.StatusNotFound, CodeNotFound, "")
+	})
+
+	t.Run("FatalErrorFailsAndFiresJobFailed", func(t *testing.T) {
+		received := make(chan []byte, 1)
+		var secret string
+		srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if err := webhooksig.Verify(secret, body, r.Header.Get(webhooksig.HeaderSignature)); err != nil {
+				t.Errorf("delivery signature: %v", err)
+			}
+			received <- body
+		}))
+		defer srv.Close()
+		caFile := filepath.Join(t.TempDir(), "ca.pem")
+		if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+caFile)
+		_, key := ta.newKey(storage.Sandbox)
+		w := ta.serve(storage.Sandbox, newRequest("POST", eudrPrefix+"/webhooks",
+			`{"targetUrl":"`+srv.URL+`/hook","eventTypes":["job.failed"]}`, "X-API-Key", key, "Idempotency-Key", "wh1"))
+		var wh webhookResponse
+		mustDecode(t, w, &wh)
+		secret = wh.SigningSecret
+
+		ta.handleJob("doomed", func(context.Context, storage.Tenant, *storage.Job, json.RawMessage) error {
+			return errors.New("reference layer missing")
+		})
+		var job *storage.Job
+		ta.update(func(tx *storage.Tx) error {
+			var err error
+			job, err = enqueueJob(tx, sandbox, "doomed", 1, nil)
+			return err
+		})
+		ta.runQueues()
+		ta.runner.Wake()
+		failed, w := ta.waitJob(key, job.ID, storage.JobFailed)
+		if failed.Error == nil || failed.Error.Code != JobErrorFailed || failed.Error.Message != "reference layer missing" ||
+			failed.CompletedAt == nil || w.Header().Get("Retry-After") != "" {
+			t.Errorf("failed job: got %+v (Retry-After %q)", failed, w.Header().Get("Retry-After"))
+		}
+		ta.dispatcher.Wake()
+		select {
+		case body := <-received:
+			var env struct {
+				EventType string        `json:"eventType"`
+				Attempt   int           `json:"attempt"`
+				Data      jobFailedData `json:"data"`
+			}
+			if err := json.Unmarshal(body, &env); err != nil {
+				t.Fatal(err)
+			}
+			if env.EventType != EventJobFailed || env.Attempt != 0 || env.Data.JobID != job.ID || env.Data.Type != "doomed" ||
+				env.Data.Error.Code != JobErrorFailed {
+				t.Errorf("job.failed delivery: got %s", body)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no job.failed delivery within 5s")
+		}
+	})
+}
