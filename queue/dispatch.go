@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -39,12 +40,11 @@ const (
 	// responseDrainMax is how much more of an answer is read (and dropped) so the
 	// connection can be reused; a longer answer closes it.
 	responseDrainMax = 64 << 10
-	// deliveryScanMax bounds the due keys one claim looks at, so a backlog
-	// for saturated receivers cannot make the claim transaction long.
-	deliveryScanMax = 10000
 	// dispatchErrLogInterval is how often repeated store errors are logged.
 	dispatchErrLogInterval = 30 * time.Second
-	// dispatchMaxBackoff caps the pause after store errors.
+	// dispatchMinBackoff and dispatchMaxBackoff bound the pause after store
+	// errors; it doubles with each failed pass.
+	dispatchMinBackoff = 250 * time.Millisecond
 	dispatchMaxBackoff = 30 * time.Second
 	// envelopeTimeLayout is RFC 3339 in UTC with milliseconds.
 	envelopeTimeLayout = "2006-01-02T15:04:05.000Z07:00"
@@ -67,15 +67,19 @@ type Policy struct {
 
 // DispatcherOptions configures a Dispatcher; zero fields take defaults.
 type DispatcherOptions struct {
-	DB           *bolt.DB
-	PolicyFor    func(scope string) Policy // nil: the default Policy
-	Workers      int                       // concurrent sends, default 16
-	PerTarget    int                       // concurrent sends to one subscription, default 4
-	Lease        time.Duration             // how long a claim holds a delivery, default 1m
-	PollInterval time.Duration             // how often due deliveries are looked for, default 500ms
-	Jitter       float64                   // spread of retry delays, default 0.2 (+-20 %); < 0: none
-	Now          func() time.Time          // default time.Now
-	Rand         func() float64            // in [0,1), default math/rand/v2
+	DB        *bolt.DB
+	PolicyFor func(scope string) Policy // nil: the default Policy
+	Workers   int                       // concurrent sends, default 16
+	PerTarget int                       // concurrent sends to one subscription, default 4
+	Lease     time.Duration             // how long a claim holds a delivery, default 1m
+	// PollInterval is the longest the dispatcher sleeps without a Wake,
+	// default 5s. It is only a safety net: the dispatcher sleeps until the
+	// next delivery is due, and Wake (called after a Publish or a replay)
+	// rouses it at once.
+	PollInterval time.Duration
+	Jitter       float64          // spread of retry delays, default 0.2 (+-20 %); < 0: none
+	Now          func() time.Time // default time.Now
+	Rand         func() float64   // in [0,1), default math/rand/v2
 	Logger       zerolog.Logger
 }
 
@@ -95,10 +99,11 @@ type Dispatcher struct {
 	defaultClient *http.Client
 	wake          chan struct{}
 
-	mu      sync.Mutex
-	busy    int             // sends in flight
-	perSub  map[string]int  // sends in flight per subscription
-	sending map[string]bool // delivery keys in flight
+	mu       sync.Mutex
+	busy     int             // sends in flight
+	perSub   map[string]int  // sends in flight per subscription
+	sending  map[string]bool // delivery keys claimed and not yet recorded
+	finished []*outcome      // sends done, outcomes not yet recorded
 
 	errMu     sync.Mutex
 	errLogged time.Time
@@ -125,7 +130,7 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 		d.lease = time.Minute
 	}
 	if d.poll <= 0 {
-		d.poll = 500 * time.Millisecond
+		d.poll = 5 * time.Second
 	}
 	if d.jitter == 0 {
 		d.jitter = 0.2
@@ -150,45 +155,89 @@ func (d *Dispatcher) Wake() {
 }
 
 // Run sends due deliveries until ctx is done, then waits for the sends in
-// flight (each bounded by its client's timeout) and returns nil.
+// flight (each bounded by its client's timeout), records their outcomes
+// and returns nil.
+//
+// Each pass of its loop is one write transaction that records the outcomes
+// of the sends finished since the last pass and claims due deliveries for
+// the free workers. Between passes it sleeps until the earliest due time of
+// a subscription with a free slot, a Wake (a publish, a finished send) or
+// PollInterval, whichever comes first.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.log.Info().Int("workers", d.workers).Int("per_target", d.perTarget).Msg("webhook dispatcher started")
 	var wg sync.WaitGroup
-	defer func() {
-		d.mu.Lock()
-		busy := d.busy
-		d.mu.Unlock()
-		d.log.Info().Int("in_flight", busy).Msg("webhook dispatcher draining")
-		wg.Wait()
-		d.log.Info().Msg("webhook dispatcher stopped")
-	}()
 	// Sends outlive ctx: an answered request whose outcome is not recorded
 	// would be sent again.
 	sendCtx := context.WithoutCancel(ctx)
-	ticker := time.NewTicker(d.poll)
-	defer ticker.Stop()
+	timer := time.NewTimer(d.poll)
+	defer timer.Stop()
 	var backoff time.Duration
 	var pausedUntil time.Time
-	for {
-		if ctx.Err() != nil {
-			return nil
+	for ctx.Err() == nil {
+		var wait time.Duration
+		if until := time.Until(pausedUntil); until > 0 {
+			wait = until
+		} else if p, err := d.dispatch(sendCtx, &wg, true); err != nil {
+			backoff = min(max(2*backoff, dispatchMinBackoff), dispatchMaxBackoff)
+			pausedUntil = time.Now().Add(backoff)
+			wait = backoff
+			d.storeError(err, "claim deliveries")
+		} else {
+			backoff = 0
+			wait = d.sleepAfter(p)
 		}
-		if time.Now().After(pausedUntil) {
-			if err := d.dispatch(sendCtx, &wg); err != nil {
-				backoff = min(max(2*backoff, d.poll), dispatchMaxBackoff)
-				pausedUntil = time.Now().Add(backoff)
-				d.storeError(err, "claim deliveries")
-			} else {
-				backoff = 0
-			}
-		}
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
-			return nil
 		case <-d.wake:
-		case <-ticker.C:
+		case <-timer.C:
 		}
 	}
+	d.drain(&wg)
+	return nil
+}
+
+// sleepAfter is how long the loop may sleep after pass p: until the next
+// due time, at most the poll interval.
+func (d *Dispatcher) sleepAfter(p passResult) time.Duration {
+	if p.next.IsZero() {
+		return d.poll // nothing to wait for but a Wake
+	}
+	wait := p.next.Sub(d.now())
+	if wait > 0 {
+		return min(wait, d.poll)
+	}
+	if p.claimed > 0 {
+		return 0 // the workers ran out: look again (a finished send wakes us anyway)
+	}
+	// Due but not claimable: still in flight past its lease (its end wakes
+	// the loop) or unreadable (reported; the poll tries again).
+	return d.poll
+}
+
+// drain waits for the sends in flight and records their outcomes.
+func (d *Dispatcher) drain(wg *sync.WaitGroup) {
+	d.mu.Lock()
+	busy := d.busy
+	d.mu.Unlock()
+	d.log.Info().Int("in_flight", busy).Msg("webhook dispatcher draining")
+	for {
+		d.mu.Lock()
+		busy, finished := d.busy, len(d.finished)
+		d.mu.Unlock()
+		if finished > 0 {
+			if _, err := d.dispatch(nil, nil, false); err != nil {
+				d.storeError(err, "record delivery attempts")
+			}
+			continue
+		}
+		if busy == 0 {
+			break
+		}
+		<-d.wake // each finished send wakes
+	}
+	wg.Wait()
+	d.log.Info().Msg("webhook dispatcher stopped")
 }
 
 // storeError logs err at most once per dispatchErrLogInterval.
@@ -211,158 +260,334 @@ type deliveryClaim struct {
 	event Event
 }
 
-// dispatch claims as many due deliveries as there are free workers and
-// starts a send for each.
-func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup) error {
+// deliveryOutcome is what recording an attempt does to its delivery.
+type deliveryOutcome int
+
+const (
+	outcomeDelivered deliveryOutcome = iota
+	outcomeRetry
+	outcomeDeadLetter
+)
+
+// outcome is a finished send waiting to be recorded.
+type outcome struct {
+	c        *deliveryClaim
+	a        Attempt
+	kind     deliveryOutcome
+	failedAt time.Time
+}
+
+// passResult is what one pass did.
+type passResult struct {
+	claimed int
+	next    time.Time // earliest due of a subscription below PerTarget; zero: none
+	steps   int       // index entries read, for tests
+}
+
+// dispatch runs one pass: in one write transaction it records the outcomes
+// of the finished sends and, if claim, claims due deliveries for the free
+// workers; then it starts a send for each claim.
+func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup, claim bool) (passResult, error) {
 	d.mu.Lock()
+	finished := d.finished
+	d.finished = nil
 	free := d.workers - d.busy
+	counts := maps.Clone(d.perSub)
+	sending := maps.Clone(d.sending)
 	d.mu.Unlock()
-	if free <= 0 {
-		return nil
+	if !claim {
+		free = 0
 	}
-	claims, err := d.claim(free)
-	if err != nil {
-		return err
+	if len(finished) == 0 && free <= 0 {
+		return passResult{}, nil
 	}
-	for _, c := range claims {
-		wg.Go(func() {
-			defer d.done(c)
-			d.deliver(ctx, c)
-		})
+	// Recorded in this pass, so claimable again if due.
+	for _, o := range finished {
+		delete(sending, string(o.c.key))
 	}
-	return nil
-}
-
-// done releases c's worker and per-target slot and looks for more work.
-func (d *Dispatcher) done(c *deliveryClaim) {
-	d.mu.Lock()
-	d.busy--
-	if d.perSub[c.sub.ID]--; d.perSub[c.sub.ID] <= 0 {
-		delete(d.perSub, c.sub.ID)
-	}
-	delete(d.sending, string(c.key))
-	d.mu.Unlock()
-	d.Wake()
-}
-
-// errNothingDue rolls back a claim that changed nothing.
-var errNothingDue = errors.New("nothing due")
-
-// claim takes up to max due deliveries in one write transaction, skipping
-// those whose subscription has perTarget sends in flight, and moves each
-// one's due key to now + lease. Deliveries of deleted subscriptions are
-// dropped on the way.
-func (d *Dispatcher) claim(max int) ([]*deliveryClaim, error) {
-	now := d.now()
-	lease := now.Add(d.lease).UnixNano()
-	d.mu.Lock()
-	counts := make(map[string]int, len(d.perSub))
-	for k, v := range d.perSub {
-		counts[k] = v
-	}
-	sending := make(map[string]bool, len(d.sending))
-	for k := range d.sending {
-		sending[k] = true
-	}
-	d.mu.Unlock()
-
-	var claims []*deliveryClaim
-	var dropped []*deliveryRecord
-	var bad error
-	err := d.db.Update(func(tx *bolt.Tx) error {
-		claims, dropped, bad = nil, nil, nil
-		due := tx.Bucket(bucketDue)
-		var stale [][]byte
-		c := due.Cursor()
-		scanned := 0
-		for k, _ := c.First(); k != nil && len(claims) < max && scanned < deliveryScanMax; k, _ = c.Next() {
-			at, id := parseDueKey(k)
-			if at.After(now) {
-				break
-			}
-			scanned++
-			if sending[id] {
-				continue
-			}
-			// A record that cannot be decoded stays where it is (and is
-			// reported) rather than stopping every other delivery.
-			rec, err := getDelivery(tx, []byte(id))
-			switch {
-			case errors.Is(err, ErrNotFound), err == nil && rec.Due != at.UnixNano():
-				stale = append(stale, bytes.Clone(k))
-				continue
-			case err != nil:
-				bad = err
-				continue
-			}
-			if counts[rec.SubscriptionID] >= d.perTarget {
-				continue
-			}
-			sub, err := getSubscription(tx, rec.SubscriptionID)
-			if err != nil {
-				if errors.Is(err, ErrNotFound) {
-					dropped = append(dropped, rec)
-				} else {
-					bad = err
-				}
-				continue
-			}
-			ev, err := getEvent(tx, rec.EventID)
-			if err != nil {
-				if errors.Is(err, ErrNotFound) {
-					dropped = append(dropped, rec)
-				} else {
-					bad = err
-				}
-				continue
-			}
-			counts[rec.SubscriptionID]++
-			claims = append(claims, &deliveryClaim{key: []byte(id), rec: *rec, sub: *sub, event: ev.Event})
-		}
-		if len(stale)+len(dropped)+len(claims) == 0 {
-			return errNothingDue // roll back: an idle poll writes nothing
-		}
-		for _, k := range stale {
-			if err := due.Delete(k); err != nil {
-				return err
-			}
-		}
-		for _, r := range dropped {
-			if err := removeDelivery(tx, r); err != nil {
-				return err
-			}
-		}
-		for _, cl := range claims {
-			if err := due.Delete(dueKey(time.Unix(0, cl.rec.Due), string(cl.key))); err != nil {
-				return err
-			}
-			cl.rec.Due = lease
-			if err := putDelivery(tx, &cl.rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if errors.Is(err, errNothingDue) {
-		err = nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if bad != nil {
-		d.storeError(bad, "skip undecodable delivery")
-	}
-	for _, r := range dropped {
-		d.log.Debug().Str("event_id", r.EventID).Str("webhook_id", r.SubscriptionID).Msg("delivery dropped")
+	recorded := finished
+	claims, res, err := d.pass(finished, free, counts, sending)
+	if err != nil && len(finished) > 0 {
+		// One outcome may have failed them all: record each alone (a
+		// failure leaves its delivery to be sent again when the lease runs
+		// out), then claim.
+		recorded = d.recordEach(finished)
+		claims, res, err = d.pass(nil, free, counts, sending)
 	}
 	d.mu.Lock()
+	for _, o := range finished {
+		delete(d.sending, string(o.c.key))
+	}
 	for _, c := range claims {
 		d.busy++
 		d.perSub[c.sub.ID]++
 		d.sending[string(c.key)] = true
 	}
 	d.mu.Unlock()
-	return claims, nil
+	for _, o := range recorded {
+		d.logOutcome(o)
+	}
+	for _, c := range claims {
+		wg.Go(func() { d.deliver(ctx, c) })
+	}
+	return res, err
+}
+
+// errNothingDue rolls back a pass that changed nothing.
+var errNothingDue = errors.New("nothing due")
+
+// pass records finished in one write transaction and claims up to free
+// due deliveries, given the sends in flight per subscription (counts) and
+// the delivery keys not to claim (sending). An idle pass rolls back.
+func (d *Dispatcher) pass(finished []*outcome, free int, counts map[string]int, sending map[string]bool) ([]*deliveryClaim, passResult, error) {
+	now := d.now().UnixNano()
+	var p *claimPass
+	err := d.db.Update(func(tx *bolt.Tx) error {
+		for _, o := range finished {
+			if err := d.record(tx, o); err != nil {
+				return err
+			}
+		}
+		p = &claimPass{d: d, tx: tx, now: now, lease: now + int64(d.lease), max: free,
+			counts: make(map[string]int, len(counts)), sending: sending}
+		maps.Copy(p.counts, counts)
+		if err := p.run(); err != nil {
+			return err
+		}
+		if len(finished) == 0 && !p.changed {
+			return errNothingDue
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNothingDue) {
+		return nil, passResult{}, err
+	}
+	if p.bad != nil {
+		d.storeError(p.bad, "skip unreadable delivery")
+	}
+	for _, r := range p.dropped {
+		d.log.Debug().Str("event_id", r.EventID).Str("webhook_id", r.SubscriptionID).Msg("delivery dropped")
+	}
+	return p.claims, passResult{claimed: len(p.claims), next: p.next, steps: p.steps}, nil
+}
+
+// recordEach records each outcome in a transaction of its own and returns
+// those recorded.
+func (d *Dispatcher) recordEach(finished []*outcome) []*outcome {
+	var ok []*outcome
+	for _, o := range finished {
+		if err := d.db.Update(func(tx *bolt.Tx) error { return d.record(tx, o) }); err != nil {
+			d.storeError(err, "record delivery attempt")
+			continue
+		}
+		ok = append(ok, o)
+	}
+	return ok
+}
+
+// claimPass claims due deliveries inside one write transaction.
+//
+// It walks webhook_next (one entry per subscription with deliveries, at its
+// earliest due time) from the front while entries are due, skips each
+// subscription with PerTarget sends in flight at one step, and takes the
+// earliest due deliveries of the others, as many as their free slots and
+// the free workers allow. So a pass reads O(claimed + subscriptions looked
+// at) entries, however long the backlog of a saturated receiver.
+type claimPass struct {
+	d       *Dispatcher
+	tx      *bolt.Tx
+	now     int64 // unix nanos
+	lease   int64 // unix nanos: the due time of a claimed delivery
+	max     int
+	counts  map[string]int  // sends in flight per subscription, with this pass's claims
+	sending map[string]bool // delivery keys in flight: not claimed again
+
+	claims  []*deliveryClaim
+	dropped []*deliveryRecord // of deleted subscriptions or events
+	changed bool              // something was written
+	bad     error             // the last unreadable record, left where it is
+	next    time.Time
+	steps   int
+}
+
+func (p *claimPass) run() error {
+	if p.max > 0 {
+		if err := p.claim(); err != nil {
+			return err
+		}
+	}
+	p.next = p.nextDue()
+	return nil
+}
+
+// nextEntry is an entry of webhook_next.
+type nextEntry struct {
+	due   int64
+	subID string
+}
+
+func (p *claimPass) claim() error {
+	var after []byte // the last webhook_next key looked at
+	for len(p.claims) < p.max {
+		// Collect, then write: a cursor does not survive writes to its
+		// bucket. A subscription claimed from moves to a later key and may
+		// be met again in the next round, full or with nothing due.
+		var subs []nextEntry
+		c := p.tx.Bucket(bucketNext).Cursor()
+		k, _ := c.First()
+		if after != nil {
+			if k, _ = c.Seek(after); bytes.Equal(k, after) {
+				k, _ = c.Next()
+			}
+		}
+		var last []byte
+		for ; k != nil && len(subs) < p.max-len(p.claims); k, _ = c.Next() {
+			p.steps++
+			at, subID := parseDueKey(k)
+			if at.UnixNano() > p.now {
+				break
+			}
+			last = k
+			if p.counts[subID] < p.d.perTarget {
+				subs = append(subs, nextEntry{due: at.UnixNano(), subID: subID})
+			}
+		}
+		if last == nil {
+			return nil
+		}
+		after = bytes.Clone(last)
+		for _, e := range subs {
+			if len(p.claims) >= p.max {
+				break
+			}
+			if err := p.claimSub(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// claimSub claims the earliest due deliveries of e's subscription, as many
+// as its free slots and the pass's allow, moving each one's due key to the
+// lease; it drops what is left of a deleted subscription or event.
+func (p *claimPass) claimSub(e nextEntry) error {
+	tx, subID := p.tx, e.subID
+	before, had := earliestDue(tx, subID)
+	if !had || before != e.due {
+		// A stale entry: put it where it belongs.
+		p.changed = true
+		next := tx.Bucket(bucketNext)
+		if err := next.Delete(dueKey(time.Unix(0, e.due), subID)); err != nil {
+			return err
+		}
+		if had {
+			if err := next.Put(dueKey(time.Unix(0, before), subID), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if !had || before > p.now {
+		return nil
+	}
+	sub, err := getSubscription(tx, subID)
+	if errors.Is(err, ErrNotFound) {
+		p.changed = true
+		recs, err := dropDeliveries(tx, subID)
+		p.dropped = append(p.dropped, recs...)
+		return err
+	}
+	if err != nil {
+		p.bad = err
+		return nil
+	}
+	want := min(p.d.perTarget-p.counts[subID], p.max-len(p.claims))
+	var takes []*deliveryClaim
+	var stale [][]byte
+	var drops []*deliveryRecord
+	prefix := subDuePrefix(subID)
+	due := tx.Bucket(bucketDue)
+	c := due.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(takes) < want; k, _ = c.Next() {
+		p.steps++
+		at, eventID, ok := parseSubDue(k[len(prefix):])
+		if !ok {
+			stale = append(stale, bytes.Clone(k))
+			continue
+		}
+		if at > p.now {
+			break
+		}
+		key := deliveryKey(subID, eventID)
+		if p.sending[string(key)] {
+			continue // in flight past its lease
+		}
+		// A record that cannot be read stays where it is (and is
+		// reported) rather than stopping every other delivery.
+		rec, err := getDelivery(tx, key)
+		switch {
+		case errors.Is(err, ErrNotFound), err == nil && rec.Due != at:
+			stale = append(stale, bytes.Clone(k))
+			continue
+		case err != nil:
+			p.bad = err
+			continue
+		}
+		ev, err := getEvent(tx, rec.EventID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			drops = append(drops, rec)
+			continue
+		case err != nil:
+			p.bad = err
+			continue
+		}
+		takes = append(takes, &deliveryClaim{key: key, rec: *rec, sub: *sub, event: ev.Event})
+	}
+	if len(stale)+len(drops)+len(takes) == 0 {
+		return nil
+	}
+	p.changed = true
+	for _, k := range stale {
+		if err := due.Delete(k); err != nil {
+			return err
+		}
+	}
+	for _, r := range drops {
+		if err := unlinkDelivery(tx, r); err != nil {
+			return err
+		}
+	}
+	for _, cl := range takes {
+		if err := due.Delete(cl.rec.dueKey()); err != nil {
+			return err
+		}
+		cl.rec.Due = p.lease
+		if err := putDeliveryRecord(tx, &cl.rec); err != nil {
+			return err
+		}
+		if err := due.Put(cl.rec.dueKey(), nil); err != nil {
+			return err
+		}
+	}
+	p.counts[subID] += len(takes)
+	p.claims = append(p.claims, takes...)
+	p.dropped = append(p.dropped, drops...)
+	return fixNext(tx, subID, before, true)
+}
+
+// nextDue returns the earliest due time of a subscription below PerTarget
+// (a finished send wakes the loop for the others), or zero if there is
+// none.
+func (p *claimPass) nextDue() time.Time {
+	c := p.tx.Bucket(bucketNext).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		p.steps++
+		if at, subID := parseDueKey(k); p.counts[subID] < p.d.perTarget {
+			return at
+		}
+	}
+	return time.Time{}
 }
 
 // policy returns the Policy of scope with its defaults filled in.
@@ -389,16 +614,8 @@ func (d *Dispatcher) retryDelay(schedule []time.Duration, n int) time.Duration {
 	return base
 }
 
-// deliveryOutcome is what recording an attempt does to its delivery.
-type deliveryOutcome int
-
-const (
-	outcomeDelivered deliveryOutcome = iota
-	outcomeRetry
-	outcomeDeadLetter
-)
-
-// deliver sends one claimed delivery and records the outcome.
+// deliver sends one claimed delivery, frees its worker and per-target slot
+// and hands the outcome to the loop, which records it in its next pass.
 func (d *Dispatcher) deliver(ctx context.Context, c *deliveryClaim) {
 	p := d.policy(c.sub.Scope)
 	n := c.rec.Attempt
@@ -408,58 +625,62 @@ func (d *Dispatcher) deliver(ctx context.Context, c *deliveryClaim) {
 		t := time.UnixMilli(d.now().Add(d.retryDelay(p.Schedule, n)).UnixMilli()).UTC()
 		next = &t
 	}
-	a := d.send(ctx, p.Client, &c.sub, c.event, n, next)
-	o := outcomeDelivered
+	o := &outcome{c: c, a: d.send(ctx, p.Client, &c.sub, c.event, n, next), kind: outcomeDelivered}
 	switch {
-	case a.ErrorClass == "":
-	case next == nil || a.Status == http.StatusGone:
-		o = outcomeDeadLetter
-		a.DeadLettered = true
+	case o.a.ErrorClass == "":
+	case next == nil || o.a.Status == http.StatusGone:
+		o.kind = outcomeDeadLetter
+		o.a.DeadLettered = true
 	default:
-		o = outcomeRetry
-		a.NextRetry = next
+		o.kind = outcomeRetry
+		o.a.NextRetry = next
 	}
-	failedAt := d.now()
-	err := d.db.Batch(func(tx *bolt.Tx) error { return d.record(tx, c, &a, o, failedAt) })
-	l := d.log.With().Str("event_id", c.event.ID).Str("webhook_id", c.sub.ID).Int("attempt", n).Logger()
-	if err != nil {
-		// The lease runs out and the delivery is sent again.
-		d.storeError(err, "record delivery attempt")
-		return
+	o.failedAt = d.now()
+	d.mu.Lock()
+	d.busy--
+	if d.perSub[c.sub.ID]--; d.perSub[c.sub.ID] <= 0 {
+		delete(d.perSub, c.sub.ID)
 	}
-	switch o {
+	d.finished = append(d.finished, o)
+	d.mu.Unlock()
+	d.Wake()
+}
+
+// logOutcome logs a recorded outcome.
+func (d *Dispatcher) logOutcome(o *outcome) {
+	a := &o.a
+	l := d.log.With().Str("event_id", o.c.event.ID).Str("webhook_id", o.c.sub.ID).Int("attempt", a.Attempt).Logger()
+	switch o.kind {
 	case outcomeDelivered:
 		l.Debug().Int("status", a.Status).Float64("latency_ms", a.LatencyMs).Msg("delivered")
 	case outcomeRetry:
 		l.Warn().Int("status", a.Status).Str("error_class", a.ErrorClass).Str("error", a.Error).
-			Time("next_retry", *next).Msg("delivery failed")
+			Time("next_retry", *a.NextRetry).Msg("delivery failed")
 	case outcomeDeadLetter:
 		l.Warn().Int("status", a.Status).Str("error_class", a.ErrorClass).Str("error", a.Error).
 			Msg("delivery dead-lettered")
 	}
 }
 
-// record applies o to c's delivery, if c still holds its lease, and logs
-// the attempt. Batch may run it twice: it only touches the transaction.
-func (d *Dispatcher) record(tx *bolt.Tx, c *deliveryClaim, a *Attempt, o deliveryOutcome, failedAt time.Time) error {
+// record applies o to its delivery, if the claim still holds the lease,
+// and logs the attempt.
+func (d *Dispatcher) record(tx *bolt.Tx, o *outcome) error {
+	c, a := o.c, &o.a
 	rec, err := getDelivery(tx, c.key)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	if err == nil && rec.Due == c.rec.Due && rec.Attempt == c.rec.Attempt {
-		switch o {
+		switch o.kind {
 		case outcomeDelivered:
 			err = removeDelivery(tx, rec)
 		case outcomeRetry:
-			if err = tx.Bucket(bucketDue).Delete(dueKey(time.Unix(0, rec.Due), string(c.key))); err == nil {
-				rec.Attempt++
-				rec.Due = a.NextRetry.UnixNano()
-				err = putDelivery(tx, rec)
-			}
+			rec.Attempt++
+			err = rescheduleDelivery(tx, rec, a.NextRetry.UnixNano())
 		case outcomeDeadLetter:
 			err = putDeadLetter(tx, rec.Scope, &DeadLetter{
 				EventID: c.event.ID, EventType: c.event.Type, SubscriptionID: c.sub.ID, TargetURL: c.sub.TargetURL,
-				Attempts: c.rec.Attempt + 1, LastStatus: a.Status, LastError: a.Error, FailedAt: failedAt,
+				Attempts: c.rec.Attempt + 1, LastStatus: a.Status, LastError: a.Error, FailedAt: o.failedAt,
 				Timestamp: c.event.Timestamp, Data: c.event.Data,
 			})
 			if err == nil {

@@ -810,3 +810,116 @@ func TestDispatcher_RunStops(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 }
+
+// The loop sleeps until the next due time, not until a poll: with
+// PollInterval 1h, a retry 300 ms away and an event stamped 200 ms ahead
+// are each sent when due, with no Wake but the publish's.
+func TestDispatcher_WakesAtDueTime(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	db := whMustOpenDB(t)
+	var mu sync.Mutex
+	var arrived []time.Time
+	sink := whNewSink(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		arrived = append(arrived, time.Now())
+		mu.Unlock()
+		if n == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	arrival := func(n int) time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return arrived[n]
+	}
+	client := sink.client(5 * time.Second)
+	d := queue.NewDispatcher(queue.DispatcherOptions{
+		DB:           db,
+		PolicyFor:    func(string) queue.Policy { return queue.Policy{Schedule: []time.Duration{delay}, Client: client} },
+		PollInterval: time.Hour,
+		Jitter:       -1,
+		Logger:       zerolog.Nop(),
+	})
+	whRun(t, d)
+	// Late by more than this is a missed timer (the race detector on a
+	// small machine included); on time is a few milliseconds.
+	const slack = time.Second
+
+	whPublish(t, db, []*queue.Subscription{whSub("wh_1", "s", sink.URL(), "a")}, whEvent("evt_1", "s", "a", time.Now()))
+	d.Wake()
+	r := sink.next(t)
+	next, ok := r.nextRetry()
+	if !ok {
+		t.Fatal("first attempt: no nextRetry")
+	}
+	due, err := time.Parse(time.RFC3339Nano, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r = sink.next(t); r.attempt() != 1 {
+		t.Fatalf("second request: got attempt %d, want 1", r.attempt())
+	}
+	late := arrival(1).Sub(due)
+	t.Logf("retry arrived %v after its nextRetry", late)
+	if late < 0 || late > slack {
+		t.Errorf("retry arrived %v after its nextRetry, want within [0, %v]", late, slack)
+	}
+
+	due = time.Now().Add(200 * time.Millisecond)
+	whPublish(t, db, nil, whEvent("evt_2", "s", "a", due))
+	d.Wake()
+	if r = sink.next(t); r.header.Get("X-Service-Event-Id") != "evt_2" {
+		t.Fatalf("third request: got %s, want evt_2", r.header.Get("X-Service-Event-Id"))
+	}
+	late = arrival(2).Sub(due)
+	t.Logf("event stamped ahead arrived %v after its timestamp", late)
+	if late < 0 || late > slack {
+		t.Errorf("event stamped ahead arrived %v after its timestamp, want within [0, %v]", late, slack)
+	}
+	whEventually(t, "deliveries deleted", func() bool { return whCount(t, db, "webhook_deliveries") == 0 })
+	whView(t, db, queue.CheckWebhookIndexes)
+}
+
+// A receiver that hangs with a large backlog costs the others nothing: a
+// second subscription's events, published after the backlog, all go out.
+func TestDispatcher_BacklogOfStuckReceiver(t *testing.T) {
+	const backlog = 5000
+	db := whMustOpenDB(t)
+	release := make(chan struct{})
+	slow := whNewSink(t, func(int, http.ResponseWriter, *http.Request) { <-release })
+	fast := whNewSink(t, whStatus(http.StatusOK))
+	clock := &whClock{t: whT0}
+	d := whDispatcher(db, clock, slow.client(10*time.Second), func(o *queue.DispatcherOptions) {
+		o.Workers, o.PerTarget = 4, 2
+		o.PollInterval = time.Hour
+	})
+	whRun(t, d)
+	t.Cleanup(func() { close(release) }) // before the dispatcher stops
+	subs := []*queue.Subscription{whSub("wh_1", "s", slow.URL(), "a"), whSub("wh_2", "s", fast.URL(), "b")}
+	whUpdate(t, db, func(tx *bolt.Tx) error {
+		for _, s := range subs {
+			if err := queue.PutSubscription(tx, s); err != nil {
+				return err
+			}
+		}
+		for i := range backlog {
+			if _, err := queue.Publish(tx, whEvent(fmt.Sprintf("evt_a%d", i), "s", "a", whT0.Add(-time.Hour))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	d.Wake()
+	slow.next(t)
+	slow.next(t)
+	for i := range 50 {
+		whPublish(t, db, nil, whEvent(fmt.Sprintf("evt_b%d", i), "s", "b", whT0))
+		d.Wake()
+	}
+	for range 50 {
+		fast.next(t)
+	}
+	slow.none(t, 50*time.Millisecond) // two at a time to the stuck receiver
+	whEventually(t, "fast deliveries recorded", func() bool { return whCount(t, db, "webhook_deliveries") == backlog })
+	whView(t, db, queue.CheckWebhookIndexes)
+}

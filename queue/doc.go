@@ -9,8 +9,12 @@
 //
 // Writers take the caller's *bbolt.Tx (Enqueue, Publish, PutSubscription,
 // ...), so a state change and the work it causes commit together. Runner and
-// Dispatcher open their own transactions: one to claim, none while a handler
-// or an HTTP request runs, one to record the outcome.
+// Dispatcher open their own transactions, and none while a handler or an
+// HTTP request runs: the Runner one to claim and one to record each
+// outcome; the Dispatcher one per pass of its loop, which records the
+// outcomes of the sends finished since the last pass and claims due
+// deliveries for the free workers. A pass that finds nothing to do rolls
+// back, so an idle dispatcher writes nothing.
 //
 // # Leases
 //
@@ -26,19 +30,36 @@
 //	queue_jobs_due       BE(due unix nanos) | job id -> nil
 //	webhook_subs         subscription id -> Subscription
 //	webhook_subs_scope   scope | 0 | subscription id -> nil
-//	webhook_events       event id -> Event
-//	webhook_deliveries   delivery id -> deliveryRecord
-//	webhook_due          BE(due unix nanos) | delivery id -> nil
+//	webhook_events       event id -> eventRecord (Event, pending deliveries)
+//	webhook_deliveries   subscription id | 0 | event id -> deliveryRecord
+//	webhook_due          subscription id | 0 | BE(due unix nanos) | event id -> nil
+//	webhook_next         BE(earliest due unix nanos) | subscription id -> nil
 //	webhook_dlq          scope | 0 | event id | 0 | subscription id -> DeadLetter
 //	webhook_attempts     subscription id (nested bucket): BE(seq) -> Attempt
 //
+// webhook_due orders each subscription's deliveries by due time, and
+// webhook_next holds one entry per subscription that has deliveries, at the
+// due time of its first one; every change of a subscription's deliveries
+// moves that entry in the same transaction. A claim walks webhook_next from
+// the front while entries are due, skips a subscription with PerTarget
+// sends in flight at one step, and takes the earliest due deliveries of
+// the others: its cost is the deliveries claimed and the subscriptions
+// looked at, not the backlog. The front of webhook_next (less the
+// subscriptions at their limit, which a finished send wakes for) is when
+// the dispatcher next looks; PollInterval is only a safety net.
+//
 // # Delivery state machine
 //
-// A delivery is created PENDING by Publish with attempt 0 and is due at
-// once. The dispatcher claims it (lease), sends it, and then either deletes
-// it (2xx), schedules attempt n+1 at the time announced as nextRetry in the
-// envelope (failure, fewer than MaxAttempts attempts), or moves it to the
-// DLQ (the MaxAttempts-th failure, or a 410). A deleted subscription drops
-// its deliveries. Replay puts a DLQ entry back as a new PENDING delivery with
-// attempt 0.
+// Publish stores an event once, with the number of deliveries it made
+// (pending), and a PENDING delivery with attempt 0 per subscription of its
+// scope that asked for its type, due at the event's timestamp; an event
+// nobody subscribed to is not stored. The dispatcher claims a delivery
+// (lease), sends it, and then either deletes it (2xx), schedules attempt
+// n+1 at the time announced as nextRetry in the envelope (failure, fewer
+// than MaxAttempts attempts), or moves it to the DLQ (the MaxAttempts-th
+// failure, or a 410); a DLQ entry keeps its own copy of the event. The
+// event is deleted with its last delivery. A deleted subscription drops its
+// deliveries (and its attempt log; its DLQ entries stay). Replay puts a DLQ
+// entry back as a new PENDING delivery with attempt 0, due at the time of
+// the replay, and stores the event again if it is gone.
 package queue

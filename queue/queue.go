@@ -25,10 +25,11 @@ var (
 	bucketEvents      = []byte("webhook_events")
 	bucketDeliveries  = []byte("webhook_deliveries")
 	bucketDue         = []byte("webhook_due")
+	bucketNext        = []byte("webhook_next")
 	bucketDLQ         = []byte("webhook_dlq")
 	bucketAttempts    = []byte("webhook_attempts")
 	allBuckets        = [][]byte{bucketJobs, bucketJobsDue, bucketSubs, bucketSubsByScope, bucketEvents,
-		bucketDeliveries, bucketDue, bucketDLQ, bucketAttempts}
+		bucketDeliveries, bucketDue, bucketNext, bucketDLQ, bucketAttempts}
 )
 
 // Init creates the package's buckets; the server calls it once at start in

@@ -97,7 +97,65 @@ type deliveryRecord struct {
 
 func (r *deliveryRecord) key() []byte { return deliveryKey(r.SubscriptionID, r.EventID) }
 
+// dueKey is r's key in webhook_due.
+func (r *deliveryRecord) dueKey() []byte { return subDueKey(r.SubscriptionID, r.Due, r.EventID) }
+
 func deliveryKey(subID, eventID string) []byte { return scopedKey(subID, eventID) }
+
+// subDueKey is subID | 0 | BE(due unix nanos) | eventID: each
+// subscription's deliveries in the order they are due.
+func subDueKey(subID string, due int64, eventID string) []byte {
+	k := make([]byte, 0, len(subID)+9+len(eventID))
+	k = append(append(k, subID...), 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(due))
+	return append(k, eventID...)
+}
+
+// subDuePrefix is the prefix of subID's keys in webhook_due.
+func subDuePrefix(subID string) []byte { return scopedKey(subID, "") }
+
+// parseSubDue splits what follows a subDuePrefix in a webhook_due key.
+func parseSubDue(rest []byte) (due int64, eventID string, ok bool) {
+	if len(rest) <= 8 {
+		return 0, "", false
+	}
+	return int64(binary.BigEndian.Uint64(rest[:8])), string(rest[8:]), true
+}
+
+// earliestDue returns when subID's first delivery in webhook_due is due;
+// ok is false when it has none.
+func earliestDue(tx *bolt.Tx, subID string) (due int64, ok bool) {
+	prefix := subDuePrefix(subID)
+	k, _ := tx.Bucket(bucketDue).Cursor().Seek(prefix)
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		return 0, false
+	}
+	due, _, ok = parseSubDue(k[len(prefix):])
+	return due, ok
+}
+
+// fixNext moves subID's webhook_next entry from before (had: it had one)
+// to the subscription's earliest due time now, or deletes it when no
+// delivery is left. Whatever changes a subscription's keys in webhook_due
+// reads earliestDue first and calls fixNext after, in the same
+// transaction, so webhook_next holds exactly one entry per subscription
+// with deliveries: BE(its earliest due) | subscription id.
+func fixNext(tx *bolt.Tx, subID string, before int64, had bool) error {
+	after, has := earliestDue(tx, subID)
+	if had == has && before == after {
+		return nil
+	}
+	next := tx.Bucket(bucketNext)
+	if had {
+		if err := next.Delete(dueKey(time.Unix(0, before), subID)); err != nil {
+			return err
+		}
+	}
+	if has {
+		return next.Put(dueKey(time.Unix(0, after), subID), nil)
+	}
+	return nil
+}
 
 // validKeyPart reports whether s can be part of a scopedKey.
 func validKeyPart(s string) bool { return s != "" && strings.IndexByte(s, 0) < 0 }
@@ -193,20 +251,8 @@ func DeleteSubscription(tx *bolt.Tx, scope, id string) error {
 	if err := tx.Bucket(bucketSubsByScope).Delete(scopedKey(scope, id)); err != nil {
 		return err
 	}
-	var recs []*deliveryRecord
-	prefix := scopedKey(id, "")
-	c := tx.Bucket(bucketDeliveries).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		r := new(deliveryRecord)
-		if err := json.Unmarshal(v, r); err != nil {
-			return fmt.Errorf("decode delivery %q: %w", k, err)
-		}
-		recs = append(recs, r)
-	}
-	for _, r := range recs {
-		if err := removeDelivery(tx, r); err != nil {
-			return err
-		}
+	if _, err := dropDeliveries(tx, id); err != nil {
+		return err
 	}
 	if tx.Bucket(bucketAttempts).Bucket([]byte(id)) != nil {
 		return tx.Bucket(bucketAttempts).DeleteBucket([]byte(id))
@@ -239,7 +285,7 @@ func Publish(tx *bolt.Tx, ev Event) (int, error) {
 			continue
 		}
 		r := &deliveryRecord{Scope: ev.Scope, EventID: ev.ID, SubscriptionID: s.ID, Due: ev.Timestamp.UnixNano()}
-		if err := putDelivery(tx, r); err != nil {
+		if err := addDelivery(tx, r); err != nil {
 			return 0, err
 		}
 		n++
@@ -300,30 +346,97 @@ func getDelivery(tx *bolt.Tx, key []byte) (*deliveryRecord, error) {
 	return r, nil
 }
 
-// putDelivery writes r and its due key. A caller moving r to another due
-// time deletes the old key first.
-func putDelivery(tx *bolt.Tx, r *deliveryRecord) error {
+// putDeliveryRecord writes r (not its due key).
+func putDeliveryRecord(tx *bolt.Tx, r *deliveryRecord) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	k := r.key()
-	if err := tx.Bucket(bucketDeliveries).Put(k, v); err != nil {
+	return tx.Bucket(bucketDeliveries).Put(r.key(), v)
+}
+
+// addDelivery writes the new delivery r and its due key.
+func addDelivery(tx *bolt.Tx, r *deliveryRecord) error {
+	before, had := earliestDue(tx, r.SubscriptionID)
+	if err := putDeliveryRecord(tx, r); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketDue).Put(dueKey(time.Unix(0, r.Due), string(k)), nil)
+	if err := tx.Bucket(bucketDue).Put(r.dueKey(), nil); err != nil {
+		return err
+	}
+	return fixNext(tx, r.SubscriptionID, before, had)
+}
+
+// rescheduleDelivery moves r's due key to due and writes r, with attempt
+// and all, as it is then.
+func rescheduleDelivery(tx *bolt.Tx, r *deliveryRecord, due int64) error {
+	before, had := earliestDue(tx, r.SubscriptionID)
+	if err := tx.Bucket(bucketDue).Delete(r.dueKey()); err != nil {
+		return err
+	}
+	r.Due = due
+	if err := putDeliveryRecord(tx, r); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDue).Put(r.dueKey(), nil); err != nil {
+		return err
+	}
+	return fixNext(tx, r.SubscriptionID, before, had)
 }
 
 // removeDelivery deletes r and its due key and releases its event.
 func removeDelivery(tx *bolt.Tx, r *deliveryRecord) error {
-	k := r.key()
-	if err := tx.Bucket(bucketDue).Delete(dueKey(time.Unix(0, r.Due), string(k))); err != nil {
+	before, had := earliestDue(tx, r.SubscriptionID)
+	if err := unlinkDelivery(tx, r); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketDeliveries).Delete(k); err != nil {
+	return fixNext(tx, r.SubscriptionID, before, had)
+}
+
+// unlinkDelivery is removeDelivery without fixNext, for callers that fix
+// the subscription's webhook_next entry once for many changes.
+func unlinkDelivery(tx *bolt.Tx, r *deliveryRecord) error {
+	if err := tx.Bucket(bucketDue).Delete(r.dueKey()); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDeliveries).Delete(r.key()); err != nil {
 		return err
 	}
 	return releaseEvent(tx, r.EventID)
+}
+
+// dropDeliveries removes every delivery of subscription subID, with its
+// due key (stray due keys too) and its webhook_next entry, and returns the
+// deliveries it removed.
+func dropDeliveries(tx *bolt.Tx, subID string) ([]*deliveryRecord, error) {
+	before, had := earliestDue(tx, subID)
+	var recs []*deliveryRecord
+	prefix := deliveryKey(subID, "")
+	c := tx.Bucket(bucketDeliveries).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		r := new(deliveryRecord)
+		if err := json.Unmarshal(v, r); err != nil {
+			return nil, fmt.Errorf("decode delivery %q: %w", k, err)
+		}
+		recs = append(recs, r)
+	}
+	for _, r := range recs {
+		if err := unlinkDelivery(tx, r); err != nil {
+			return nil, err
+		}
+	}
+	var stray [][]byte
+	prefix = subDuePrefix(subID)
+	c = tx.Bucket(bucketDue).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		stray = append(stray, bytes.Clone(k))
+	}
+	for _, k := range stray {
+		if err := tx.Bucket(bucketDue).Delete(k); err != nil {
+			return nil, err
+		}
+	}
+	return recs, fixNext(tx, subID, before, had)
 }
 
 // putDeadLetter writes (or replaces) the DLQ entry of dl's event and
@@ -440,7 +553,7 @@ func ReplayDeadLetters(tx *bolt.Tx, scope string, f DLQFilter, now time.Time) (i
 			return 0, err
 		}
 		r := &deliveryRecord{Scope: scope, EventID: dl.EventID, SubscriptionID: dl.SubscriptionID, Due: now.UnixNano()}
-		if err := putDelivery(tx, r); err != nil {
+		if err := addDelivery(tx, r); err != nil {
 			return 0, err
 		}
 	}

@@ -66,7 +66,7 @@ func (req *webhookRequest) validate() ([]string, error) {
 	case req.TargetURL == "":
 		probs.Add(DetailRequired, "targetUrl", "is required")
 	case len(req.TargetURL) > maxTargetURLLen:
-		probs.Add(DetailInvalidValue, "targetUrl", fmt.Sprintf("must be at most %d characters", maxTargetURLLen))
+		probs.Add(DetailInvalidValue, "targetUrl", fmt.Sprintf("must be at most %d bytes", maxTargetURLLen))
 	case !strings.HasPrefix(req.TargetURL, "https://"):
 		probs.Add(DetailInvalidValue, "targetUrl", "must be an https:// URL; plain HTTP is refused")
 	case err != nil || u.Host == "" || u.Hostname() == "":
@@ -91,6 +91,24 @@ func (req *webhookRequest) validate() ([]string, error) {
 		}
 	}
 	return types, probs.Err()
+}
+
+// canonicalTarget is the form in which two target URLs are compared for
+// duplicates: scheme and host in lower case, without the default port.
+func canonicalTarget(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	if u.Port() == "443" {
+		u.Host = u.Hostname()
+		if strings.Contains(u.Host, ":") {
+			u.Host = "[" + u.Host + "]"
+		}
+	}
+	return u.String()
 }
 
 func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -123,8 +141,9 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 		if err != nil {
 			return reply{}, err
 		}
+		target := canonicalTarget(req.TargetURL)
 		for _, s := range subs {
-			if s.TargetURL != req.TargetURL {
+			if canonicalTarget(s.TargetURL) != target {
 				continue
 			}
 			for _, et := range types {
