@@ -24,6 +24,8 @@ type reply struct {
 }
 
 // commit runs fn in one write transaction and sends the reply it returns.
+// Concurrent requests share commits (storage.DB.Batch), so fn may run more
+// than once and must only change the store and its own results.
 // When the request carries an Idempotency-Key, the reply is stored in that
 // same transaction: the state change and the answer a retry replays commit
 // together or not at all. Errors from fn are sent as the error envelope.
@@ -31,7 +33,8 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 	var rep reply
 	var body []byte
 	var done func()
-	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
+	err := a.db.Batch(r.Context(), func(tx *storage.Tx) error {
+		body, done = nil, nil // a run again starts afresh
 		var err error
 		if rep, err = fn(tx); err != nil {
 			return err

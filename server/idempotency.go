@@ -116,7 +116,8 @@ func storeIdempotent(ctx context.Context, tx *storage.Tx, status int, header htt
 // is stored in the same transaction as the change.
 func (a *App) beginIdempotent(ctx context.Context, t storage.Tenant, key, fp string) (*storage.IdempotencyRecord, error) {
 	var rec *storage.IdempotencyRecord
-	err := a.db.Update(ctx, func(tx *storage.Tx) error {
+	err := a.db.Batch(ctx, func(tx *storage.Tx) error {
+		rec = nil
 		old, err := tx.FindIdempotency(t, key)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err

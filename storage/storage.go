@@ -87,6 +87,7 @@ func Open(dataDir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	bdb.MaxBatchDelay = batchDelay
 	db := &DB{bolt: bdb, path: path, now: opts.Now}
 	if opts.ReadOnly {
 		err = db.checkSchema()
@@ -173,6 +174,27 @@ func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		return fn(&Tx{Tx: btx, now: db.now().UTC()})
 	})
 }
+
+// Batch runs fn in a write transaction shared with concurrent Batch calls
+// (group commit): one pair of fsyncs for all of them, instead of one per
+// request. A lone call waits at most batchDelay for company. fn may run
+// more than once (when another call of its group fails, the rest run
+// again), so it must have no effect outside tx except assignments it makes
+// anew on every run. An error from fn fails only its own call; a panic in
+// fn is re-raised in the caller, as Update does (the failing call is run
+// again alone).
+func (db *DB) Batch(ctx context.Context, fn func(tx *Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bolt.Batch(func(btx *bolt.Tx) error {
+		return fn(&Tx{Tx: btx, now: db.now().UTC()})
+	})
+}
+
+// batchDelay is how long a lone Batch call waits for others to share its
+// commit: short next to the two fsyncs a commit costs anyway.
+const batchDelay = time.Millisecond
 
 // View runs fn in a read-only transaction.
 func (db *DB) View(ctx context.Context, fn func(tx *Tx) error) error {
