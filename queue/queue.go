@@ -2,6 +2,7 @@ package queue
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -53,6 +54,20 @@ func dueKey(due time.Time, id string) []byte {
 // parseDueKey splits a dueKey.
 func parseDueKey(k []byte) (time.Time, string) {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(k[:8]))), string(k[8:])
+}
+
+// getRecord decodes the JSON record under key in bucket; what names it in
+// errors. ErrNotFound (wrapped) when there is none.
+func getRecord[T any](tx *bolt.Tx, bucket []byte, what string, key []byte) (*T, error) {
+	v := tx.Bucket(bucket).Get(key)
+	if v == nil {
+		return nil, fmt.Errorf("%s %q: %w", what, key, ErrNotFound)
+	}
+	rec := new(T)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("decode %s %q: %w", what, key, err)
+	}
+	return rec, nil
 }
 
 // scopedKey joins parts with 0 bytes: scope | 0 | a | 0 | b.

@@ -188,15 +188,7 @@ func PutSubscription(tx *bolt.Tx, s *Subscription) error {
 
 // getSubscription reads a subscription of any scope; ErrNotFound if absent.
 func getSubscription(tx *bolt.Tx, id string) (*Subscription, error) {
-	v := tx.Bucket(bucketSubs).Get([]byte(id))
-	if v == nil {
-		return nil, fmt.Errorf("subscription %s: %w", id, ErrNotFound)
-	}
-	s := new(Subscription)
-	if err := json.Unmarshal(v, s); err != nil {
-		return nil, fmt.Errorf("decode subscription %s: %w", id, err)
-	}
-	return s, nil
+	return getRecord[Subscription](tx, bucketSubs, "subscription", []byte(id))
 }
 
 // FindSubscription returns the subscription id of scope, or ErrNotFound if
@@ -306,15 +298,7 @@ func putEvent(tx *bolt.Tx, e *eventRecord) error {
 
 // getEvent reads an event record; ErrNotFound if absent.
 func getEvent(tx *bolt.Tx, id string) (*eventRecord, error) {
-	v := tx.Bucket(bucketEvents).Get([]byte(id))
-	if v == nil {
-		return nil, fmt.Errorf("event %s: %w", id, ErrNotFound)
-	}
-	e := new(eventRecord)
-	if err := json.Unmarshal(v, e); err != nil {
-		return nil, fmt.Errorf("decode event %s: %w", id, err)
-	}
-	return e, nil
+	return getRecord[eventRecord](tx, bucketEvents, "event", []byte(id))
 }
 
 // releaseEvent notes that one delivery of event id is finished and deletes
@@ -335,15 +319,7 @@ func releaseEvent(tx *bolt.Tx, id string) error {
 
 // getDelivery reads a delivery record; ErrNotFound if absent.
 func getDelivery(tx *bolt.Tx, key []byte) (*deliveryRecord, error) {
-	v := tx.Bucket(bucketDeliveries).Get(key)
-	if v == nil {
-		return nil, fmt.Errorf("delivery %q: %w", key, ErrNotFound)
-	}
-	r := new(deliveryRecord)
-	if err := json.Unmarshal(v, r); err != nil {
-		return nil, fmt.Errorf("decode delivery %q: %w", key, err)
-	}
-	return r, nil
+	return getRecord[deliveryRecord](tx, bucketDeliveries, "delivery", key)
 }
 
 // putDeliveryRecord writes r (not its due key).
