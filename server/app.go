@@ -246,6 +246,7 @@ func (a *App) startQueues() error {
 		Logger:       a.log.With().Str("component", "jobs").Logger(),
 		OnFailed:     a.failJob,
 	})
+	a.handleJob(jobSandboxTest, a.runSandboxJob)
 	return nil
 }
 

@@ -76,8 +76,13 @@ func (a *App) failJob(btx *bolt.Tx, j queue.Job, cause error) error {
 	if err := tx.PutJob(t, job); err != nil {
 		return err
 	}
-	_, _, err = publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
-	return err
+	if _, _, err = publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error}); err != nil {
+		return err
+	}
+	// Waking the dispatcher before the commit is safe: its claim is a write
+	// transaction too, so it runs after this one and sees the delivery.
+	a.dispatcher.Wake()
+	return nil
 }
 
 type jobFailedData struct {

@@ -167,3 +167,41 @@ func TestApp_Jobs(t *testing.T) {
 		}
 	})
 }
+
+func TestApp_SandboxJob(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	_, liveKey := ta.newKey(storage.Production)
+	ta.runQueues()
+
+	post := func(body, idem string) *httptest.ResponseRecorder {
+		return ta.serve(storage.Sandbox, newRequest("POST", sandboxOnlyPrefix+"/jobs", body, "X-API-Key", key, "Idempotency-Key", idem))
+	}
+	w := post(`{"items":3,"itemMillis":0}`, "j1")
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST /sandbox/jobs: got %d %s, want 202", w.Code, w.Body)
+	}
+	var acc jobAcceptedResponse
+	mustDecode(t, w, &acc)
+	if w.Header().Get("Location") != eudrPrefix+"/jobs/"+acc.JobID {
+		t.Errorf("Location: got %q, want the job's path", w.Header().Get("Location"))
+	}
+	done, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	if done.Type != jobSandboxTest || done.Progress.Total != 3 || done.Progress.Processed != 3 || done.Progress.Succeeded != 3 {
+		t.Errorf("completed sandbox job: got %+v", done)
+	}
+
+	w = post(`{"items":4,"itemMillis":0,"failAtItem":2}`, "j2")
+	mustDecode(t, w, &acc)
+	failed, _ := ta.waitJob(key, acc.JobID, storage.JobFailed)
+	if failed.Progress.Processed != 2 || failed.Error == nil || failed.Error.Code != JobErrorFailed {
+		t.Errorf("failed sandbox job: got %+v, want 2 items processed and JOB_FAILED", failed)
+	}
+
+	e := wantError(t, post(`{"items":0,"itemMillis":5000,"failAtItem":7}`, "j3"), http.StatusBadRequest, CodeValidationFailed, "")
+	if got := detailSet(e.Details); !got["INVALID_VALUE items"] || !got["INVALID_VALUE itemMillis"] || !got["INVALID_VALUE failAtItem"] {
+		t.Errorf("validation: got %+v, want items, itemMillis and failAtItem", e.Details)
+	}
+	wantError(t, ta.serve(storage.Production, newRequest("POST", sandboxOnlyPrefix+"/jobs", `{}`, "X-API-Key", liveKey, "Idempotency-Key", "j4")),
+		http.StatusNotFound, CodeNotFound, "")
+}

@@ -636,6 +636,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{jobFailedData{}, "JobFailedData", true},
 			{sandboxEventRequest{}, "SandboxEventRequest", false},
 			{sandboxEventResponse{}, "SandboxEventResponse", true},
+			{sandboxJobRequest{}, "SandboxJobRequest", false},
+			{jobAcceptedResponse{}, "JobAccepted", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {
@@ -687,10 +689,21 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/parameters/DlqLimit/schema/maximum", float64(maxPageLimit)},
 			{"/components/parameters/DlqLimit/schema/default", float64(defaultPageLimit)},
 			{"/components/parameters/DlqReplayLimit/schema/maximum", float64(maxPageLimit)},
+			{"/components/schemas/SandboxJobRequest/properties/items/maximum", float64(maxSandboxItems)},
+			{"/components/schemas/SandboxJobRequest/properties/itemMillis/maximum", float64(maxSandboxItemMillis)},
+			{"/components/schemas/SandboxJobRequest/properties/failAtItem/maximum", float64(maxSandboxItems - 1)},
 		}
 		for _, c := range checks {
 			if got := oaMust(t, doc, c.ptr); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("%s: got %#v, want %#v", c.ptr, got, c.want)
+			}
+		}
+	})
+
+	t.Run("JobTypes", func(t *testing.T) {
+		for _, ptr := range []string{"/components/schemas/Job/properties/type/description", "/components/schemas/JobFailedData/properties/type/description"} {
+			if d, _ := oaMust(t, doc, ptr).(string); !strings.Contains(d, "`"+jobSandboxTest+"`") {
+				t.Errorf("%s does not list the job type %s", ptr, jobSandboxTest)
 			}
 		}
 	})
@@ -1669,6 +1682,18 @@ func (rv *oaReceiver) find(eventID string) (oaDelivery, bool) {
 	return oaDelivery{}, false
 }
 
+// findPath returns the first request to path.
+func (rv *oaReceiver) findPath(path string) (oaDelivery, bool) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	for _, d := range rv.reqs {
+		if d.path == path {
+			return d, true
+		}
+	}
+	return oaDelivery{}, false
+}
+
 // oaEventually polls cond for up to 10 seconds.
 func oaEventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -1762,6 +1787,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 		replay     = dlq + "/{eventId}/replay"
 		dlqEvent   = dlq + "/{eventId}"
 		events     = eudrPrefix + "/sandbox/events"
+		jobs       = eudrPrefix + "/sandbox/jobs"
 		job        = eudrPrefix + "/jobs/{jobId}"
 	)
 	jsonCT := []string{"Content-Type", "application/json"}
@@ -2023,6 +2049,10 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	c.do(oaCall{method: "DELETE", target: webhooks + "/" + goneID, op: webhook, hdr: rw, want: 404})
 	c.do(oaCall{method: "GET", target: webhooks + "/" + goneID + "/deliveries", op: deliveries, hdr: ro, want: 404})
 
+	// Sandbox test jobs: queued here, run by the job runner, followed with
+	// GET /jobs; one fails and fires job.failed. Production has no such route.
+	c.sandboxJobs(recv, base, rw, ro, live)
+
 	// Jobs: Retry-After while not finished.
 	var queued, failed *storage.Job
 	err := c.a.db.Update(context.Background(), func(tx *storage.Tx) error {
@@ -2050,4 +2080,136 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/job_nope", op: job, hdr: ro, want: 404})
 	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, hdr: live, want: 404})
 	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, want: 401})
+}
+
+// sandboxJobs drives POST /sandbox/jobs and GET /jobs on the jobs it
+// queues: validation, idempotency, the 202 with Location, a job followed
+// from QUEUED to COMPLETED by the job runner (run here until it returns),
+// and a job that fails at failAtItem, whose job.failed reaches a
+// subscription of the receiver at base. It leaves no job queued.
+func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live []string) {
+	t := c.t
+	t.Helper()
+	const (
+		jobs = eudrPrefix + "/sandbox/jobs"
+		job  = eudrPrefix + "/jobs/{jobId}"
+	)
+	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
+	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
+	get := func(id string) oaAnswer {
+		t.Helper()
+		return c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + id, op: job, hdr: ro, want: 200})
+	}
+	progress := func(an oaAnswer) map[string]any { p, _ := an.body["progress"].(map[string]any); return p }
+
+	// Validation: the Idempotency-Key first, then every problem of the body.
+	an := c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{}`, hdr: rw, want: 400})
+	if an.detail() != DetailIdempotencyKeyMissing {
+		t.Errorf("sandbox job without Idempotency-Key: detail %q, want %s", an.detail(), DetailIdempotencyKeyMissing)
+	}
+	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":0,"itemMillis":1001,"failAtItem":-1,"extra":1}`,
+		hdr: idem(rw, "j-bad"), want: 400})
+	fields := map[string]string{}
+	for _, dv := range oaList(an.body["details"]) {
+		dm, _ := dv.(map[string]any)
+		fields[fmt.Sprint(dm["field"])] = fmt.Sprint(dm["code"])
+	}
+	if want := map[string]string{"items": DetailInvalidValue, "itemMillis": DetailInvalidValue, "failAtItem": DetailInvalidValue,
+		"extra": DetailUnknownField}; !maps.Equal(fields, want) {
+		t.Errorf("sandbox job with four bad members: details %v, want %v", fields, want)
+	}
+	for _, body := range []string{`{"items":1001}`, `{"items":"ten"}`, `{"items":2.5}`, `{"items":3,"failAtItem":3}`, `{"itemMillis":-1}`} {
+		an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: body, hdr: idem(rw, "j-bad"), want: 400})
+		if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != DetailInvalidValue {
+			t.Errorf("sandbox job %s: details %v, want one INVALID_VALUE", body, oaShort(ds))
+		}
+	}
+	c.do(oaCall{method: "POST", target: jobs, op: jobs, hdr: idem(rw, "j-bad"), want: 400})
+	c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{}`, hdr: idem(ro, "j-ro"), want: 403})
+	c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{}`, hdr: with(idem(rw, "j-xml"), "Content-Type", "application/xml"), want: 415})
+	c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{}`, want: 401})
+	c.do(oaCall{env: storage.Production, method: "POST", target: jobs, op: jobs, body: `{}`, hdr: idem(live, "j-live"), want: 404})
+
+	// Accepted: 202 with the jobId and its path in Location; the job waits
+	// QUEUED (the runner is not running yet) with the default item count.
+	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{}`, hdr: idem(rw, "j-1"), want: 202})
+	defID, loc := fmt.Sprint(an.body["jobId"]), an.rec.Header().Get("Location")
+	if loc != eudrPrefix+"/jobs/"+defID {
+		t.Errorf("sandbox job: Location %q, want %s", loc, eudrPrefix+"/jobs/"+defID)
+	}
+	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{}`, hdr: idem(rw, "j-1"), want: 202})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" || an.body["jobId"] != defID || an.rec.Header().Get("Location") != loc {
+		t.Errorf("replayed sandbox job: Idempotent-Replayed %q, jobId %v, Location %q; want true, %s, %s",
+			an.rec.Header().Get("Idempotent-Replayed"), an.body["jobId"], an.rec.Header().Get("Location"), defID, loc)
+	}
+	c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":2}`, hdr: idem(rw, "j-1"), want: 409})
+	an = get(defID)
+	defItems := oaMust(t, c.doc, "/components/schemas/SandboxJobRequest/properties/items/default")
+	if an.body["status"] != storage.JobQueued || an.body["type"] != jobSandboxTest || an.rec.Header().Get("Retry-After") == "" ||
+		progress(an)["total"] != defItems || progress(an)["processed"] != 0.0 || progress(an)["percent"] != 0.0 {
+		t.Errorf("queued sandbox job: %v, Retry-After %q; want QUEUED %s of %v items with Retry-After",
+			oaShort(an.body), an.rec.Header().Get("Retry-After"), jobSandboxTest, defItems)
+	}
+
+	// A job that fails at its second item, with a job.failed subscription.
+	an = c.do(oaCall{method: "POST", target: eudrPrefix + "/webhooks", op: eudrPrefix + "/webhooks", hdr: idem(rw, "j-wh"), want: 200,
+		body: `{"targetUrl":"` + base + `/jobs","eventTypes":["job.failed"]}`})
+	secret := fmt.Sprint(an.body["signingSecret"])
+	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":3,"itemMillis":0,"failAtItem":1}`, hdr: idem(rw, "j-2"), want: 202})
+	failID := fmt.Sprint(an.body["jobId"])
+	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":2,"itemMillis":1}`, hdr: idem(rw, "j-3"), want: 202})
+	twoID := fmt.Sprint(an.body["jobId"])
+
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if err := c.a.runner.Run(ctx); err != nil {
+			t.Errorf("job runner: %v", err)
+		}
+	}()
+	finished := func(id string) bool {
+		var j *storage.Job
+		err := c.a.db.View(context.Background(), func(tx *storage.Tx) error {
+			var err error
+			j, err = tx.FindJob(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}, id)
+			return err
+		})
+		return err == nil && (j.Status == storage.JobCompleted || j.Status == storage.JobFailed)
+	}
+	oaEventually(t, "the sandbox jobs to finish", func() bool { return finished(defID) && finished(twoID) && finished(failID) })
+	stop()
+	<-stopped
+
+	for _, id := range []string{defID, twoID} {
+		an = get(id)
+		p := progress(an)
+		if an.body["status"] != storage.JobCompleted || an.rec.Header().Get("Retry-After") != "" || p["percent"] != 100.0 ||
+			p["processed"] != p["total"] || p["succeeded"] != p["total"] || p["failed"] != 0.0 || an.body["error"] != nil ||
+			an.body["startedAt"] == nil || an.body["completedAt"] == nil {
+			t.Errorf("completed sandbox job %s: %v, Retry-After %q", id, oaShort(an.body), an.rec.Header().Get("Retry-After"))
+		}
+	}
+	an = get(failID)
+	p, jerr := progress(an), an.body["error"]
+	if an.body["status"] != storage.JobFailed || an.rec.Header().Get("Retry-After") != "" || p["processed"] != 1.0 || p["total"] != 3.0 ||
+		p["percent"] != 100.0 {
+		t.Errorf("failed sandbox job: %v, Retry-After %q; want FAILED after 1 of 3 items", oaShort(an.body), an.rec.Header().Get("Retry-After"))
+	}
+	if em, _ := jerr.(map[string]any); em["code"] != JobErrorFailed || fmt.Sprint(em["message"]) == "" {
+		t.Errorf("failed sandbox job: error %v, want code %s and a message", oaShort(jerr), JobErrorFailed)
+	}
+
+	var d oaDelivery
+	oaEventually(t, "the job.failed delivery", func() (ok bool) { d, ok = recv.findPath("/jobs"); return ok })
+	if env := c.checkDelivery(EventJobFailed, d, secret); env != nil {
+		data, _ := env["data"].(map[string]any)
+		if env["eventType"] != EventJobFailed || data["jobId"] != failID || data["type"] != jobSandboxTest ||
+			!reflect.DeepEqual(data["error"], jerr) {
+			t.Errorf("job.failed of the sandbox job: %s; want jobId %s, type %s and the job's error %s", d.body, failID, jobSandboxTest, oaShort(jerr))
+		}
+	}
+
+	// The job is the sandbox's: production does not know it.
+	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + defID, op: job, hdr: live, want: 404})
 }

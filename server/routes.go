@@ -60,6 +60,7 @@ func (a *App) routes() []route {
 		{"DELETE", eudrPrefix + "/webhooks/dlq/:eventId", authKey, idemNone, a.handleDLQAck},
 
 		{"POST", sandboxOnlyPrefix + "/events", authKey, idemRequired, a.handleSandboxEvent},
+		{"POST", sandboxOnlyPrefix + "/jobs", authKey, idemRequired, a.handleSandboxJob},
 	}
 }
 

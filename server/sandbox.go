@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// jobSandboxTest is the job type of POST /sandbox/jobs.
+const jobSandboxTest = "sandbox_test"
+
+// Limits of a sandbox test job.
+const (
+	maxSandboxItems      = 1000
+	maxSandboxItemMillis = 1000
+)
+
+type sandboxJobRequest struct {
+	Items      *int `json:"items"`
+	ItemMillis *int `json:"itemMillis"`
+	FailAtItem *int `json:"failAtItem"`
+}
+
+// sandboxJobInput is the queued input of a sandbox test job.
+type sandboxJobInput struct {
+	Items      int  `json:"items"`
+	ItemMillis int  `json:"itemMillis"`
+	FailAtItem *int `json:"failAtItem,omitempty"`
+}
+
+type jobAcceptedResponse struct {
+	JobID string `json:"jobId"`
+}
+
+func (req *sandboxJobRequest) validate() (sandboxJobInput, error) {
+	in := sandboxJobInput{Items: 10, ItemMillis: 10, FailAtItem: req.FailAtItem}
+	var probs Problems
+	if req.Items != nil {
+		if in.Items = *req.Items; in.Items < 1 || in.Items > maxSandboxItems {
+			probs.Add(DetailInvalidValue, "items", fmt.Sprintf("must be from 1 to %d", maxSandboxItems))
+		}
+	}
+	if req.ItemMillis != nil {
+		if in.ItemMillis = *req.ItemMillis; in.ItemMillis < 0 || in.ItemMillis > maxSandboxItemMillis {
+			probs.Add(DetailInvalidValue, "itemMillis", fmt.Sprintf("must be from 0 to %d", maxSandboxItemMillis))
+		}
+	}
+	if f := req.FailAtItem; f != nil && (*f < 0 || *f >= in.Items) {
+		probs.Add(DetailInvalidValue, "failAtItem", "must be an item index from 0 to items-1")
+	}
+	return in, probs.Err()
+}
+
+// handleSandboxJob queues a test job that works through its items one by
+// one (progress visible in GET /jobs/{jobId}), and fails with job.failed at
+// failAtItem if given: an integration can exercise its job polling and
+// failure handling, and the job resumes after a restart like any other.
+// Sandbox listener only.
+func (a *App) handleSandboxJob(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	var req sandboxJobRequest
+	decoded, err := decodeJSON(r, &req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	in, err := req.validate()
+	if err := mergeProblems(decoded, err); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		job, err := enqueueJob(tx, t, jobSandboxTest, in.Items, in)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},
+			body: jobAcceptedResponse{JobID: job.ID}}, nil
+	})
+}
+
+// runSandboxJob records each item in its own transaction, so a job resumed
+// after a crash goes on from the last recorded item.
+func (a *App) runSandboxJob(ctx context.Context, t storage.Tenant, job *storage.Job, input json.RawMessage) error {
+	var in sandboxJobInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return fmt.Errorf("sandbox job input: %w", err)
+	}
+	for i := job.Progress.Processed; i < in.Items; i++ {
+		if in.FailAtItem != nil && i == *in.FailAtItem {
+			return fmt.Errorf("sandbox test job failed at item %d, as asked", i)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(in.ItemMillis) * time.Millisecond):
+		}
+		last := i == in.Items-1
+		err := a.db.Update(ctx, func(tx *storage.Tx) error {
+			job.Progress.Processed, job.Progress.Succeeded = i+1, i+1
+			if last {
+				return completeJob(tx, t, job)
+			}
+			return tx.PutJob(t, job)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
