@@ -722,6 +722,13 @@ func formatEnvelopeTime(t time.Time) string { return t.UTC().Format(envelopeTime
 // send makes one HTTP request of ev to sub and returns the attempt, with
 // ErrorClass "" on a 2xx answer.
 func (d *Dispatcher) send(ctx context.Context, client *http.Client, sub *Subscription, ev Event, n int, next *time.Time) Attempt {
+	a := d.sendOnce(ctx, client, sub, ev, n, next)
+	a.Error = capError(a.Error)
+	return a
+}
+
+// sendOnce makes one delivery request and describes how it went.
+func (d *Dispatcher) sendOnce(ctx context.Context, client *http.Client, sub *Subscription, ev Event, n int, next *time.Time) Attempt {
 	now := d.now()
 	a := Attempt{EventID: ev.ID, EventType: ev.Type, Attempt: n, At: now}
 	env := webhookEnvelope{EventType: ev.Type, EventID: ev.ID, Timestamp: formatEnvelopeTime(ev.Timestamp), Attempt: n, Data: ev.Data}
@@ -778,6 +785,18 @@ func (d *Dispatcher) send(ctx context.Context, client *http.Client, sub *Subscri
 		a.Error = fmt.Sprintf("HTTP %d", resp.StatusCode)
 	}
 	return a
+}
+
+// errorMax bounds an attempt's error text, which the receiver partly
+// writes (a Location, a TLS alert) and which is logged and stored.
+const errorMax = 512
+
+// capError cuts an attempt's error text to errorMax bytes.
+func capError(s string) string {
+	if len(s) <= errorMax {
+		return s
+	}
+	return strings.ToValidUTF8(s[:errorMax], "") + "..."
 }
 
 func elapsedMs(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 	bolt "go.etcd.io/bbolt"
@@ -362,4 +364,16 @@ func TestClaim_Repairs(t *testing.T) {
 	}
 	itCheck(t, db, "repairs")
 	itWantNext(t, db, "repairs", "wh_1@1m0s") // its lease, before evt_2 at 1h
+}
+
+func TestCapError(t *testing.T) {
+	short := "HTTP 302: redirect not followed (to https://x/)"
+	if got := capError(short); got != short {
+		t.Errorf("capError(short): got %q, want it unchanged", got)
+	}
+	long := "HTTP 302: redirect not followed (to https://x/" + strings.Repeat("é", 4<<20) + ")"
+	got := capError(long)
+	if len(got) > errorMax+3 || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
+		t.Errorf("capError(4 MiB): got %d bytes (valid UTF-8: %v), want at most %d ending in ...", len(got), utf8.ValidString(got), errorMax+3)
+	}
 }

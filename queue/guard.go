@@ -59,6 +59,9 @@ func NewClient(o ClientOptions) *http.Client {
 			MaxIdleConnsPerHost:   32, // the default 2 would reconnect for every parallel delivery
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,
+			// A receiver's answer headers are read into memory: bound them
+			// (the transport's default is 10 MB).
+			MaxResponseHeaderBytes: 64 << 10,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

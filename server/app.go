@@ -175,8 +175,8 @@ func (a *App) Run(ctx context.Context) error {
 		})
 	}
 
-	// Background work runs under its own context, cancelled only after the
-	// listeners have drained, so nothing a request started is cut short.
+	// Background work runs under its own context, cancelled when shutdown
+	// begins; the runner then lets running jobs finish (DrainTimeout).
 	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBackground()
 	var bg sync.WaitGroup
@@ -196,7 +196,12 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 
 	<-gctx.Done()
-	a.log.Info().Msg("shutting down: no new requests, finishing in-flight ones")
+	a.log.Info().Msg("shutting down: no new requests, finishing in-flight ones and jobs")
+	// Listeners and workers drain side by side, each within
+	// shutdown_timeout: jobs stop being claimed and those running get the
+	// runner's drain time; work that requests still queue meanwhile is on
+	// disk and runs at the next start.
+	stopBackground()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
 	var shutdownErr error
@@ -206,7 +211,6 @@ func (a *App) Run(ctx context.Context) error {
 			srv.Close()
 		}
 	}
-	stopBackground()
 	bg.Wait()
 	if sock != nil {
 		os.Remove(a.adminSocketPath())

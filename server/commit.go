@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -25,7 +26,9 @@ type reply struct {
 
 // commit runs fn in one write transaction and sends the reply it returns.
 // Concurrent requests share commits (storage.DB.Batch), so fn may run more
-// than once and must only change the store and its own results.
+// than once and must only change the store and its own results. fn decides
+// a refusal (an *Error below 500: 404, 409, ...) before it writes anything;
+// see sharedCommitError.
 // When the request carries an Idempotency-Key, the reply is stored in that
 // same transaction: the state change and the answer a retry replays commit
 // together or not at all. Errors from fn are sent as the error envelope.
@@ -33,11 +36,12 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 	var rep reply
 	var body []byte
 	var done func()
+	var refused *Error
 	err := a.db.Batch(r.Context(), func(tx *storage.Tx) error {
-		body, done = nil, nil // a run again starts afresh
+		body, done, refused = nil, nil, nil // a run again starts afresh
 		var err error
 		if rep, err = fn(tx); err != nil {
-			return err
+			return sharedCommitError(err, &refused)
 		}
 		if rep.body != nil {
 			if body, err = marshalBody(rep.body); err != nil {
@@ -60,6 +64,9 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 		done, err = storeIdempotent(r.Context(), tx, rep.status, header, stored)
 		return err
 	})
+	if err == nil && refused != nil {
+		err = refused
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -68,10 +75,6 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 	if rep.onCommit != nil {
 		rep.onCommit()
 	}
-	// The change may have queued jobs or deliveries: look now rather than
-	// at the next poll (both calls are cheap and coalesce).
-	a.runner.Wake()
-	a.dispatcher.Wake()
 	h := w.Header()
 	for k, vs := range rep.header {
 		h[k] = vs
@@ -91,4 +94,18 @@ func marshalBody(v any) ([]byte, error) {
 		return nil, fmt.Errorf("encode response: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// sharedCommitError is what a closure run by storage.DB.Batch returns for
+// err. A failed closure makes the whole shared transaction roll back and
+// every other request of the group run again, so a refusal (an *Error below
+// 500, which callers decide before writing) is kept in *refused and the
+// closure succeeds with nothing written; real failures still fail it.
+func sharedCommitError(err error, refused **Error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Status < http.StatusInternalServerError {
+		*refused = e
+		return nil
+	}
+	return err
 }

@@ -51,9 +51,9 @@ func envOfScope(scope string) storage.Environment {
 }
 
 // publish records an event of the tenant in the caller's transaction and
-// fans it out to the subscriptions that want it; commit wakes the
-// dispatcher once the transaction is durable.
-func publish(tx *storage.Tx, t storage.Tenant, eventType string, data any) (queue.Event, int, error) {
+// fans it out to the subscriptions that want it; the dispatcher is woken
+// when the transaction commits.
+func (a *App) publish(tx *storage.Tx, t storage.Tenant, eventType string, data any) (queue.Event, int, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return queue.Event{}, 0, fmt.Errorf("encode %s data: %w", eventType, err)
@@ -63,6 +63,7 @@ func publish(tx *storage.Tx, t storage.Tenant, eventType string, data any) (queu
 	if err != nil {
 		return queue.Event{}, 0, fmt.Errorf("publish %s: %w", eventType, err)
 	}
+	tx.OnCommit(a.dispatcher.Wake)
 	return ev, n, nil
 }
 
@@ -140,7 +141,7 @@ func (a *App) handleSandboxEvent(w http.ResponseWriter, r *http.Request, _ httpr
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		ev, n, err := publish(tx, t, req.EventType, data)
+		ev, n, err := a.publish(tx, t, req.EventType, data)
 		if err != nil {
 			return reply{}, err
 		}

@@ -116,32 +116,44 @@ func storeIdempotent(ctx context.Context, tx *storage.Tx, status int, header htt
 // is stored in the same transaction as the change.
 func (a *App) beginIdempotent(ctx context.Context, t storage.Tenant, key, fp string) (*storage.IdempotencyRecord, error) {
 	var rec *storage.IdempotencyRecord
+	var refused *Error
 	err := a.db.Batch(ctx, func(tx *storage.Tx) error {
-		rec = nil
-		old, err := tx.FindIdempotency(t, key)
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			return err
-		}
-		now := tx.Now()
-		if old != nil && old.ExpiresAt.After(now) {
-			switch {
-			case old.Fingerprint != fp:
-				return conflict(DetailIdempotencyKeyReused, "headers.Idempotency-Key",
-					"this Idempotency-Key was already used for a different request within the idempotency window")
-			case old.State == storage.IdemCompleted:
-				rec = old
-				return nil
-			case old.Owner == a.runID:
-				return &Error{Status: http.StatusLocked, Code: CodeResourceLocked, RetryAfter: 1,
-					Message: "a request with this Idempotency-Key is still being processed; retry shortly",
-					Details: []Detail{{Code: DetailIdempotencyInProgress, Field: "headers.Idempotency-Key", Issue: "the first request is still in flight"}}}
-			}
-		}
-		rec = &storage.IdempotencyRecord{Key: key, Fingerprint: fp, State: storage.IdemInFlight, Owner: a.runID,
-			CreatedAt: now, ExpiresAt: now.Add(a.cfg.Idempotency.TTL)}
-		return tx.PutIdempotency(t, rec)
+		var err error
+		refused = nil
+		rec, err = a.takeIdempotencyKey(tx, t, key, fp)
+		return sharedCommitError(err, &refused)
 	})
+	if err == nil && refused != nil {
+		err = refused
+	}
 	return rec, err
+}
+
+// takeIdempotencyKey is beginIdempotent's transaction. It returns the
+// completed record to replay or the new in-flight one; its refusals (409,
+// 423) come before any write.
+func (a *App) takeIdempotencyKey(tx *storage.Tx, t storage.Tenant, key, fp string) (*storage.IdempotencyRecord, error) {
+	old, err := tx.FindIdempotency(t, key)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return nil, err
+	}
+	now := tx.Now()
+	if old != nil && old.ExpiresAt.After(now) {
+		switch {
+		case old.Fingerprint != fp:
+			return nil, conflict(DetailIdempotencyKeyReused, "headers.Idempotency-Key",
+				"this Idempotency-Key was already used for a different request within the idempotency window")
+		case old.State == storage.IdemCompleted:
+			return old, nil
+		case old.Owner == a.runID:
+			return nil, &Error{Status: http.StatusLocked, Code: CodeResourceLocked, RetryAfter: 1,
+				Message: "a request with this Idempotency-Key is still being processed; retry shortly",
+				Details: []Detail{{Code: DetailIdempotencyInProgress, Field: "headers.Idempotency-Key", Issue: "the first request is still in flight"}}}
+		}
+	}
+	rec := &storage.IdempotencyRecord{Key: key, Fingerprint: fp, State: storage.IdemInFlight, Owner: a.runID,
+		CreatedAt: now, ExpiresAt: now.Add(a.cfg.Idempotency.TTL)}
+	return rec, tx.PutIdempotency(t, rec)
 }
 
 // idempotencyKey validates the header: 1-255 printable ASCII characters; the

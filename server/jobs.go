@@ -32,8 +32,9 @@ func (p jobPayload) tenant() storage.Tenant {
 }
 
 // enqueueJob records a QUEUED job of the tenant and its queue entry in the
-// caller's transaction: the job exists exactly when its work is queued.
-func enqueueJob(tx *storage.Tx, t storage.Tenant, jobType string, total int, input any) (*storage.Job, error) {
+// caller's transaction: the job exists exactly when its work is queued. The
+// runner is woken when the transaction commits.
+func (a *App) enqueueJob(tx *storage.Tx, t storage.Tenant, jobType string, total int, input any) (*storage.Job, error) {
 	raw, err := json.Marshal(input)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s input: %w", jobType, err)
@@ -50,6 +51,7 @@ func enqueueJob(tx *storage.Tx, t storage.Tenant, jobType string, total int, inp
 	if err := queue.Enqueue(tx.Tx, queue.Job{ID: job.ID, Kind: jobType, Payload: payload, RunAt: tx.Now()}); err != nil {
 		return nil, err
 	}
+	tx.OnCommit(a.runner.Wake)
 	return job, nil
 }
 
@@ -76,13 +78,8 @@ func (a *App) failJob(btx *bolt.Tx, j queue.Job, cause error) error {
 	if err := tx.PutJob(t, job); err != nil {
 		return err
 	}
-	if _, _, err = publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error}); err != nil {
-		return err
-	}
-	// Waking the dispatcher before the commit is safe: its claim is a write
-	// transaction too, so it runs after this one and sees the delivery.
-	a.dispatcher.Wake()
-	return nil
+	_, _, err = a.publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
+	return err
 }
 
 type jobFailedData struct {

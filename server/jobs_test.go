@@ -74,7 +74,7 @@ func TestApp_Jobs(t *testing.T) {
 		var job *storage.Job
 		ta.update(func(tx *storage.Tx) error {
 			var err error
-			job, err = enqueueJob(tx, sandbox, "test_job", 3, map[string]int{"n": 3})
+			job, err = ta.enqueueJob(tx, sandbox, "test_job", 3, map[string]int{"n": 3})
 			return err
 		})
 		queued, w := ta.waitJob(key, job.ID, storage.JobQueued)
@@ -137,17 +137,17 @@ func TestApp_Jobs(t *testing.T) {
 		var job *storage.Job
 		ta.update(func(tx *storage.Tx) error {
 			var err error
-			job, err = enqueueJob(tx, sandbox, "doomed", 1, nil)
+			job, err = ta.enqueueJob(tx, sandbox, "doomed", 1, nil)
 			return err
 		})
 		ta.runQueues()
-		ta.runner.Wake()
 		failed, w := ta.waitJob(key, job.ID, storage.JobFailed)
 		if failed.Error == nil || failed.Error.Code != JobErrorFailed || failed.Error.Message != "reference layer missing" ||
 			failed.CompletedAt == nil || w.Header().Get("Retry-After") != "" {
 			t.Errorf("failed job: got %+v (Retry-After %q)", failed, w.Header().Get("Retry-After"))
 		}
-		ta.dispatcher.Wake()
+		// No Wake here: publishing in the failing transaction wakes the
+		// dispatcher when it commits (the poll is 5 s, the wait 2 s).
 		select {
 		case body := <-received:
 			var env struct {
@@ -162,8 +162,8 @@ func TestApp_Jobs(t *testing.T) {
 				env.Data.Error.Code != JobErrorFailed {
 				t.Errorf("job.failed delivery: got %s", body)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("no job.failed delivery within 5s")
+		case <-time.After(2 * time.Second):
+			t.Fatal("no job.failed delivery within 2s")
 		}
 	})
 }

@@ -2057,7 +2057,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	var queued, failed *storage.Job
 	err := c.a.db.Update(context.Background(), func(tx *storage.Tx) error {
 		var err error
-		if queued, err = enqueueJob(tx, tenant, "polygon_ingestion", 3, map[string]any{}); err != nil {
+		if queued, err = c.a.enqueueJob(tx, tenant, "polygon_ingestion", 3, map[string]any{}); err != nil {
 			return err
 		}
 		now := tx.Now()

@@ -76,7 +76,7 @@ func (a *App) handleSandboxJob(w http.ResponseWriter, r *http.Request, _ httprou
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		job, err := enqueueJob(tx, t, jobSandboxTest, in.Items, in)
+		job, err := a.enqueueJob(tx, t, jobSandboxTest, in.Items, in)
 		if err != nil {
 			return reply{}, err
 		}
