@@ -40,12 +40,6 @@ const (
 	// responseDrainMax is how much more of an answer is read (and dropped) so the
 	// connection can be reused; a longer answer closes it.
 	responseDrainMax = 64 << 10
-	// dispatchErrLogInterval is how often repeated store errors are logged.
-	dispatchErrLogInterval = 30 * time.Second
-	// dispatchMinBackoff and dispatchMaxBackoff bound the pause after store
-	// errors; it doubles with each failed pass.
-	dispatchMinBackoff = 250 * time.Millisecond
-	dispatchMaxBackoff = 30 * time.Second
 	// envelopeTimeLayout is RFC 3339 in UTC with milliseconds.
 	envelopeTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 	webhookUserAgent   = "eudr-webhooks/1"
@@ -105,9 +99,7 @@ type Dispatcher struct {
 	sending  map[string]bool // delivery keys claimed and not yet recorded
 	finished []*outcome      // sends done, outcomes not yet recorded
 
-	errMu     sync.Mutex
-	errLogged time.Time
-	errQuiet  int // errors not logged since errLogged
+	errs errLog // store errors, from the loop and from Send
 }
 
 // NewDispatcher returns a Dispatcher; Run starts it.
@@ -178,10 +170,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if until := time.Until(pausedUntil); until > 0 {
 			wait = until
 		} else if p, err := d.dispatch(sendCtx, &wg, true); err != nil {
-			backoff = min(max(2*backoff, dispatchMinBackoff), dispatchMaxBackoff)
+			backoff = nextBackoff(backoff)
 			pausedUntil = time.Now().Add(backoff)
 			wait = backoff
-			d.storeError(err, "claim deliveries")
+			d.errs.report(d.log, err, "claim deliveries")
 		} else {
 			backoff = 0
 			wait = d.sleepAfter(p)
@@ -227,7 +219,7 @@ func (d *Dispatcher) drain(wg *sync.WaitGroup) {
 		d.mu.Unlock()
 		if finished > 0 {
 			if _, err := d.dispatch(nil, nil, false); err != nil {
-				d.storeError(err, "record delivery attempts")
+				d.errs.report(d.log, err, "record delivery attempts")
 			}
 			continue
 		}
@@ -238,18 +230,6 @@ func (d *Dispatcher) drain(wg *sync.WaitGroup) {
 	}
 	wg.Wait()
 	d.log.Info().Msg("webhook dispatcher stopped")
-}
-
-// storeError logs err at most once per dispatchErrLogInterval.
-func (d *Dispatcher) storeError(err error, msg string) {
-	d.errMu.Lock()
-	defer d.errMu.Unlock()
-	if now := time.Now(); now.Sub(d.errLogged) >= dispatchErrLogInterval {
-		d.log.Error().Err(err).Int("suppressed", d.errQuiet).Msg(msg)
-		d.errLogged, d.errQuiet = now, 0
-		return
-	}
-	d.errQuiet++
 }
 
 // deliveryClaim is a delivery taken for one send.
@@ -363,7 +343,7 @@ func (d *Dispatcher) pass(finished []*outcome, free int, counts map[string]int, 
 		return nil, passResult{}, err
 	}
 	if p.bad != nil {
-		d.storeError(p.bad, "skip unreadable delivery")
+		d.errs.report(d.log, p.bad, "skip unreadable delivery")
 	}
 	for _, r := range p.dropped {
 		d.log.Debug().Str("event_id", r.EventID).Str("webhook_id", r.SubscriptionID).Msg("delivery dropped")
@@ -377,7 +357,7 @@ func (d *Dispatcher) recordEach(finished []*outcome) []*outcome {
 	var ok []*outcome
 	for _, o := range finished {
 		if err := d.db.Update(func(tx *bolt.Tx) error { return d.record(tx, o) }); err != nil {
-			d.storeError(err, "record delivery attempt")
+			d.errs.report(d.log, err, "record delivery attempt")
 			continue
 		}
 		ok = append(ok, o)
@@ -702,7 +682,7 @@ func (d *Dispatcher) record(tx *bolt.Tx, o *outcome) error {
 func (d *Dispatcher) Send(ctx context.Context, sub *Subscription, ev Event) Attempt {
 	a := d.send(ctx, d.policy(sub.Scope).Client, sub, ev, 0, nil)
 	if err := d.db.Update(func(tx *bolt.Tx) error { return appendAttempt(tx, sub.ID, &a) }); err != nil {
-		d.storeError(err, "record delivery attempt")
+		d.errs.report(d.log, err, "record delivery attempt")
 	}
 	return a
 }

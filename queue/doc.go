@@ -35,6 +35,7 @@
 //	webhook_due          subscription id | 0 | BE(due unix nanos) | event id -> nil
 //	webhook_next         BE(earliest due unix nanos) | subscription id -> nil
 //	webhook_dlq          scope | 0 | event id | 0 | subscription id -> DeadLetter
+//	webhook_dlq_failed   scope | 0 | BE(failedAt unix nanos) | event id | 0 | subscription id -> event type
 //	webhook_attempts     subscription id (nested bucket): BE(seq) -> Attempt
 //
 // webhook_due orders each subscription's deliveries by due time, and
@@ -47,6 +48,14 @@
 // looked at, not the backlog. The front of webhook_next (less the
 // subscriptions at their limit, which a finished send wakes for) is when
 // the dispatcher next looks; PollInterval is only a safety net.
+//
+// webhook_dlq_failed holds one entry per DLQ entry, written and deleted
+// with it in the same transaction (dead-lettering, replay, ack). Listing a
+// scope's DLQ walks it backwards from the end of the time range, filters
+// on its keys and values, and decodes only the entries it returns, so
+// FindDeadLetters with a Limit costs what it returns, not the DLQ's size.
+// With EventIDs the entries are looked up by their webhook_dlq keys
+// instead. Init builds the index for a store that has none.
 //
 // # Delivery state machine
 //

@@ -14,7 +14,8 @@ import (
 // key its delivery; webhook_next holds one entry per subscription with
 // deliveries, at its earliest due time, and nothing else; every event's
 // pending count is its number of deliveries, and every delivery's event is
-// stored.
+// stored; webhook_dlq_failed holds exactly one entry per DLQ entry, at its
+// FailedAt and with its event type.
 func CheckWebhookIndexes(tx *bolt.Tx) error { return checkWebhookIndexes(tx) }
 
 // NextEntries lists webhook_next as "subscription@due", front first, with
@@ -113,6 +114,48 @@ func checkWebhookIndexes(tx *bolt.Tx) error {
 	}
 	for id, n := range pending {
 		return fmt.Errorf("event %s: missing, %d deliveries", id, n)
+	}
+	return checkDLQIndex(tx)
+}
+
+// checkDLQIndex reports the first DLQ entry without its index entry (at
+// its FailedAt, with its type), or index entry without its DLQ entry.
+func checkDLQIndex(tx *bolt.Tx) error {
+	want := map[string]string{} // index key -> event type
+	err := tx.Bucket(bucketDLQ).ForEach(func(k, v []byte) error {
+		var dl DeadLetter
+		if err := json.Unmarshal(v, &dl); err != nil {
+			return fmt.Errorf("DLQ entry %q: %w", k, err)
+		}
+		scope, r, err := refOf(k, v)
+		if err != nil {
+			return err
+		}
+		if r.EventID != dl.EventID || r.SubscriptionID != dl.SubscriptionID || r.EventType != dl.EventType || r.FailedAt != dl.FailedAt.UnixNano() {
+			return fmt.Errorf("DLQ entry %q: key or head %+v does not match %+v", k, r, dl)
+		}
+		want[string(dlqIndexKey(scope, &r))] = dl.EventType
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = tx.Bucket(bucketDLQFailed).ForEach(func(k, v []byte) error {
+		typ, ok := want[string(k)]
+		switch {
+		case !ok:
+			return fmt.Errorf("DLQ index key %q: no DLQ entry at that time", k)
+		case string(v) != typ:
+			return fmt.Errorf("DLQ index key %q: type %q, entry's %q", k, v, typ)
+		}
+		delete(want, string(k))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for k := range want {
+		return fmt.Errorf("DLQ index: no key %q", k)
 	}
 	return nil
 }

@@ -262,12 +262,7 @@ type RunnerOptions struct {
 	OnFailed func(tx *bolt.Tx, j Job, err error) error
 }
 
-const (
-	jobErrLogEvery    = time.Minute            // a repeated store error is logged at most this often
-	jobBackoffMin     = 100 * time.Millisecond // first pause after a failed claim
-	jobBackoffMax     = 30 * time.Second
-	jobRenewMinPeriod = time.Millisecond
-)
+const jobRenewMinPeriod = time.Millisecond
 
 // Runner claims due jobs and runs them on a bounded pool of workers.
 type Runner struct {
@@ -367,7 +362,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		running int
 		retry   <-chan time.Time // non-nil while backing off after a store error
 		backoff time.Duration
-		errLog  jobErrLog
+		errs    errLog
 	)
 	ticker := time.NewTicker(r.opts.PollInterval)
 	defer ticker.Stop()
@@ -377,9 +372,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		if retry == nil && running < r.opts.Workers {
 			jobs, err := r.claim(r.opts.Workers - running)
 			if err != nil {
-				backoff = min(max(2*backoff, jobBackoffMin), jobBackoffMax)
+				backoff = nextBackoff(backoff)
 				retry = time.After(backoff)
-				errLog.report(r.log, err, "claim jobs")
+				errs.report(r.log, err, "claim jobs")
 			} else {
 				backoff = 0
 			}
@@ -550,7 +545,7 @@ func (r *Runner) call(ctx context.Context, j Job, l zerolog.Logger) (err error) 
 func (r *Runner) renewLoop(stop <-chan struct{}) {
 	t := time.NewTicker(max(r.opts.Lease/3, jobRenewMinPeriod))
 	defer t.Stop()
-	var errLog jobErrLog
+	var errs errLog
 	for {
 		select {
 		case <-stop:
@@ -564,7 +559,7 @@ func (r *Runner) renewLoop(stop <-chan struct{}) {
 		if err := r.opts.DB.Update(func(tx *bolt.Tx) error {
 			return moveJobLeases(tx, jobs, r.opts.Now().Add(r.opts.Lease))
 		}); err != nil {
-			errLog.report(r.log, err, "renew job leases")
+			errs.report(r.log, err, "renew job leases")
 		}
 	}
 }
@@ -577,20 +572,4 @@ func (r *Runner) inflightJobs() []Job {
 		jobs = append(jobs, j)
 	}
 	return jobs
-}
-
-// jobErrLog logs a repeated error at most once per jobErrLogEvery, with the
-// number of occurrences since the last line.
-type jobErrLog struct {
-	last time.Time
-	n    int
-}
-
-func (e *jobErrLog) report(l zerolog.Logger, err error, msg string) {
-	e.n++
-	if !e.last.IsZero() && time.Since(e.last) < jobErrLogEvery {
-		return
-	}
-	l.Error().Err(err).Int("errors", e.n).Msg(msg)
-	e.last, e.n = time.Now(), 0
 }

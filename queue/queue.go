@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -28,20 +30,67 @@ var (
 	bucketDue         = []byte("webhook_due")
 	bucketNext        = []byte("webhook_next")
 	bucketDLQ         = []byte("webhook_dlq")
+	bucketDLQFailed   = []byte("webhook_dlq_failed")
 	bucketAttempts    = []byte("webhook_attempts")
 	allBuckets        = [][]byte{bucketJobs, bucketJobsDue, bucketSubs, bucketSubsByScope, bucketEvents,
-		bucketDeliveries, bucketDue, bucketNext, bucketDLQ, bucketAttempts}
+		bucketDeliveries, bucketDue, bucketNext, bucketDLQ, bucketDLQFailed, bucketAttempts}
 )
 
 // Init creates the package's buckets; the server calls it once at start in
-// a write transaction.
+// a write transaction. On a store written before webhook_dlq_failed
+// existed it also builds that index from the DLQ, reading each entry's
+// head (not its data) once.
 func Init(tx *bolt.Tx) error {
+	newDLQIndex := tx.Bucket(bucketDLQFailed) == nil
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
+	if newDLQIndex {
+		if err := indexDLQ(tx); err != nil {
+			return fmt.Errorf("index DLQ: %w", err)
+		}
+	}
 	return nil
+}
+
+const (
+	// errLogInterval is how often a background loop logs an error that
+	// keeps happening.
+	errLogInterval = time.Minute
+	// minBackoff and maxBackoff bound a background loop's pause after a
+	// failed store transaction; it doubles with each failure in a row.
+	minBackoff = 250 * time.Millisecond
+	maxBackoff = 30 * time.Second
+)
+
+// nextBackoff is the pause after another failure in a row, prev being the
+// last pause (0 after a success).
+func nextBackoff(prev time.Duration) time.Duration {
+	return min(max(2*prev, minBackoff), maxBackoff)
+}
+
+// errLog logs an error at most once per errLogInterval, with how many it
+// suppressed since the last line. Its zero value is ready, and it is safe
+// for concurrent use.
+type errLog struct {
+	mu         sync.Mutex
+	last       time.Time // when it last logged
+	suppressed int       // errors not logged since last
+}
+
+// report logs err with msg on l as an error, unless it logged one less
+// than errLogInterval ago.
+func (e *errLog) report(l zerolog.Logger, err error, msg string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if now := time.Now(); e.last.IsZero() || now.Sub(e.last) >= errLogInterval {
+		l.Error().Err(err).Int("suppressed", e.suppressed).Msg(msg)
+		e.last, e.suppressed = now, 0
+		return
+	}
+	e.suppressed++
 }
 
 // dueKey is BE(unix nanos of due) | id: a cursor's First is the next item due.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -36,29 +35,6 @@ type Event struct {
 	Type      string          `json:"eventType"`
 	Timestamp time.Time       `json:"timestamp"`
 	Data      json.RawMessage `json:"data"`
-}
-
-// DeadLetter is an event a subscription did not accept: one per event and
-// subscription, kept until it is replayed or acknowledged.
-type DeadLetter struct {
-	EventID        string          `json:"eventId"`
-	EventType      string          `json:"eventType"`
-	SubscriptionID string          `json:"webhookId"`
-	TargetURL      string          `json:"targetUrl"`
-	Attempts       int             `json:"attempts"`   // attempts of the last cycle
-	LastStatus     int             `json:"lastStatus"` // 0 when no HTTP answer
-	LastError      string          `json:"lastError"`
-	FailedAt       time.Time       `json:"failedAt"`
-	Timestamp      time.Time       `json:"timestamp"` // the event's
-	Data           json.RawMessage `json:"data"`
-}
-
-// DLQFilter selects dead letters of a scope. The zero value selects all.
-type DLQFilter struct {
-	EventType  string
-	Start, End time.Time // on FailedAt, inclusive; zero = unbounded
-	EventIDs   []string  // when not nil: only these events
-	Limit      int       // 0 = no limit
 }
 
 // Attempt is one try to deliver an event to a subscription, as its log
@@ -413,142 +389,6 @@ func dropDeliveries(tx *bolt.Tx, subID string) ([]*deliveryRecord, error) {
 		}
 	}
 	return recs, fixNext(tx, subID, before, had)
-}
-
-// putDeadLetter writes (or replaces) the DLQ entry of dl's event and
-// subscription in scope.
-func putDeadLetter(tx *bolt.Tx, scope string, dl *DeadLetter) error {
-	v, err := json.Marshal(dl)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(bucketDLQ).Put(scopedKey(scope, dl.EventID, dl.SubscriptionID), v)
-}
-
-type dlqEntry struct {
-	key []byte
-	dl  DeadLetter
-}
-
-// findDLQ returns the entries of scope matching f, newest FailedAt first,
-// cut to f.Limit.
-func findDLQ(tx *bolt.Tx, scope string, f DLQFilter) ([]dlqEntry, error) {
-	if !validKeyPart(scope) {
-		return nil, nil
-	}
-	var prefixes [][]byte
-	if f.EventIDs == nil {
-		prefixes = [][]byte{scopedKey(scope, "")}
-	} else {
-		seen := make(map[string]bool)
-		for _, id := range f.EventIDs {
-			if validKeyPart(id) && !seen[id] {
-				seen[id] = true
-				prefixes = append(prefixes, scopedKey(scope, id, ""))
-			}
-		}
-	}
-	var out []dlqEntry
-	c := tx.Bucket(bucketDLQ).Cursor()
-	for _, prefix := range prefixes {
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var dl DeadLetter
-			if err := json.Unmarshal(v, &dl); err != nil {
-				return nil, fmt.Errorf("decode DLQ entry %q: %w", k, err)
-			}
-			if f.EventType != "" && dl.EventType != f.EventType ||
-				!f.Start.IsZero() && dl.FailedAt.Before(f.Start) ||
-				!f.End.IsZero() && dl.FailedAt.After(f.End) {
-				continue
-			}
-			out = append(out, dlqEntry{key: bytes.Clone(k), dl: dl})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := &out[i].dl, &out[j].dl
-		if !a.FailedAt.Equal(b.FailedAt) {
-			return a.FailedAt.After(b.FailedAt)
-		}
-		if a.EventID != b.EventID {
-			return a.EventID > b.EventID
-		}
-		return a.SubscriptionID < b.SubscriptionID
-	})
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
-	}
-	return out, nil
-}
-
-// FindDeadLetters returns the DLQ entries of scope that match f, newest
-// FailedAt first, or an error if one cannot be read.
-func FindDeadLetters(tx *bolt.Tx, scope string, f DLQFilter) ([]DeadLetter, error) {
-	entries, err := findDLQ(tx, scope, f)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]DeadLetter, len(entries))
-	for i := range entries {
-		out[i] = entries[i].dl
-	}
-	return out, nil
-}
-
-// ReplayDeadLetters turns the matching entries of scope (every entry of
-// each matching event: one per subscription) back into pending deliveries
-// with attempt 0, due at now, and removes them from the DLQ. Entries whose
-// subscription was deleted are removed without a delivery. It returns how
-// many entries it took off the DLQ (so 0 means none matched).
-func ReplayDeadLetters(tx *bolt.Tx, scope string, f DLQFilter, now time.Time) (int, error) {
-	entries, err := findDLQ(tx, scope, f)
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range entries {
-		if err := tx.Bucket(bucketDLQ).Delete(e.key); err != nil {
-			return 0, err
-		}
-		dl := &e.dl
-		if _, err := FindSubscription(tx, scope, dl.SubscriptionID); errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return 0, err
-		}
-		k := deliveryKey(dl.SubscriptionID, dl.EventID)
-		if tx.Bucket(bucketDeliveries).Get(k) != nil {
-			continue // already on its way
-		}
-		ev, err := getEvent(tx, dl.EventID)
-		if errors.Is(err, ErrNotFound) {
-			ev = &eventRecord{Event: Event{ID: dl.EventID, Scope: scope, Type: dl.EventType, Timestamp: dl.Timestamp, Data: dl.Data}}
-		} else if err != nil {
-			return 0, err
-		}
-		ev.Pending++
-		if err := putEvent(tx, ev); err != nil {
-			return 0, err
-		}
-		r := &deliveryRecord{Scope: scope, EventID: dl.EventID, SubscriptionID: dl.SubscriptionID, Due: now.UnixNano()}
-		if err := addDelivery(tx, r); err != nil {
-			return 0, err
-		}
-	}
-	return len(entries), nil
-}
-
-// AckDeadLetters deletes the matching entries of scope for good and
-// returns how many.
-func AckDeadLetters(tx *bolt.Tx, scope string, f DLQFilter) (int, error) {
-	entries, err := findDLQ(tx, scope, f)
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range entries {
-		if err := tx.Bucket(bucketDLQ).Delete(e.key); err != nil {
-			return 0, err
-		}
-	}
-	return len(entries), nil
 }
 
 // appendAttempt adds a to the log of subscription subID and deletes what
