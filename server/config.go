@@ -122,8 +122,8 @@ var defaults = map[string]any{
 	"webhooks.sandbox_allow_private_targets": true,
 	"webhooks.ca_file":                       "",
 	"webhooks.timeout":                       "10s",
-	"webhooks.workers":                       16,
-	"webhooks.per_target":                    4,
+	"webhooks.workers":                       32,
+	"webhooks.per_target":                    8,
 	"jobs.workers":                           4,
 	"jobs.lease":                             "1m",
 }
