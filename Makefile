@@ -17,11 +17,13 @@ test:
 # Go benchmarks, then the load run against the built binary (requests/s and
 # p50/p99 latency of the full middleware chain next to a bare handler).
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage
+	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage ./geo
 	EUDR_LOAD=1 $(GO) test -count=1 -run='^TestLoad' -v -timeout=10m .
 
+# Each fuzz target for FUZZTIME (default 60s).
+FUZZTIME ?= 60s
 fuzz:
-	@echo "no fuzz targets yet"
+	$(GO) test -run='^$$' -fuzz=FuzzParseFeatureCollection -fuzztime=$(FUZZTIME) ./geo
 
 lint:
 	$(GO) vet ./...

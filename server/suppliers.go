@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -84,7 +85,7 @@ func (req *supplierRequest) validate() (*storage.Supplier, error) {
 	switch {
 	case req.Country == "":
 		probs.Add(DetailRequired, "country", "is required")
-	case !isCountryCode(req.Country):
+	case !geo.IsCountryCode(req.Country):
 		probs.Add(DetailInvalidValue, "country", fmt.Sprintf("must be an ISO 3166-1 alpha-2 code in upper case, not %q", req.Country))
 	}
 	var eori string

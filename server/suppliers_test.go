@@ -141,24 +141,6 @@ func TestSupplierRequest_Validate(t *testing.T) {
 	}
 }
 
-func TestIsCountryCode(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want bool
-	}{
-		{"DE", true}, {"CI", true}, {"BR", true}, {"XK", true}, {"ID", true}, {"SS", true}, {"CW", true}, {"BQ", true}, {"AQ", true},
-		{"XX", false}, {"de", false}, {"De", false}, {"D", false}, {"DEU", false}, {"", false}, {"EU", false}, {"UK", false},
-		{"AN", false}, {"YU", false}, {"ZZ", false}, {" DE", false},
-	} {
-		if got := isCountryCode(tc.in); got != tc.want {
-			t.Errorf("isCountryCode(%q): got %v, want %v", tc.in, got, tc.want)
-		}
-	}
-	if n := len(countrySet); n != 250 {
-		t.Errorf("country codes: got %d, want 250 (249 assigned ISO 3166-1 alpha-2 + XK)", n)
-	}
-}
-
 func TestApp_Suppliers(t *testing.T) {
 	ta := newTestApp(t)
 	_, key := ta.newKey(storage.Sandbox)

@@ -1,0 +1,123 @@
+// Package geo decodes and validates polygon submissions (GeoJSON, RFC 7946)
+// and judges plot geometry for screening. It is pure: no files, network,
+// clock, logger or goroutines, and it imports nothing of ours. What is
+// wrong with an input comes back as Problems, which the server turns into a
+// 400 VALIDATION_FAILED listing every one.
+//
+// # Decoding
+//
+// ParseFeatureCollection reads the body in one pass with a small JSON
+// scanner of its own (scan.go) instead of encoding/json or
+// tidwall/geojson, for three reasons:
+//
+//   - Paths. Every problem names its place, down to the position:
+//     features[3].geometry.coordinates[0][5]. encoding/json names the
+//     first type error only; tidwall/geojson returns unexported errors
+//     with no place at all.
+//   - Decimals as written. INSUFFICIENT_PRECISION is about the text the
+//     client sent (1.50 is two decimals, not one), which a float64 has
+//     forgotten. The scanner counts them while it reads the number.
+//   - Speed. A 10,000-feature body is some 50 MB of coordinates; one pass
+//     with no reflection and no per-number allocation keeps it well under
+//     a second (BenchmarkParseFeatureCollection_10k). Decoding into
+//     []any or json.RawMessage trees would walk the bytes several times.
+//
+// tidwall/geojson, the design's geometry library, comes in where geometry
+// is used rather than read: Geometry.Object builds its objects from the
+// decoded positions for spatial predicates against reference layers.
+//
+// Malformed JSON (including invalid UTF-8 in strings, or nesting deeper than
+// 512) is one MALFORMED_JSON problem at "body" with line, column and byte
+// offset: nothing after it can be trusted. Otherwise every problem found is
+// returned, up to ParseOptions.MaxProblems.
+//
+// # Synchronous rules
+//
+// Codes and paths (API.md section 4); i is the feature's index:
+//
+//	body, type, features          INVALID_VALUE / REQUIRED: not an object, not "FeatureCollection", no features
+//	crs                           INVALID_VALUE: a crs member that does not name WGS 84 lon/lat
+//	features[i], .type            INVALID_VALUE / REQUIRED: not an object, not "Feature"
+//	features[i].geometry          REQUIRED (missing or null) / INVALID_VALUE (not an object)
+//	features[i].geometry.type     INVALID_GEOMETRY_TYPE: anything but Polygon, MultiPolygon, Point, MultiPoint
+//	...coordinates[j]             INVALID_RING (< 4 positions), INVALID_COORDINATE_CLOSURE (last != first);
+//	                              for a MultiPolygon ...coordinates[p][j]
+//	...coordinates[j][k]          INVALID_COORDINATE_RANGE (longitude outside ±180, latitude outside ±90);
+//	                              INVALID_VALUE: not an array of 2 or 3 numbers
+//	features[i].properties.x      REQUIRED, INVALID_VALUE; POINT_AREA_TOO_LARGE at .area
+//
+// A ring is closed when its last longitude and latitude equal its first
+// (an altitude is ignored). A position must be 2 numbers, or 3 with an
+// altitude, which is dropped. Coordinates nested too deep or too shallow
+// for their type (a Polygon sent as a MultiPolygon, a Point as [[lon, lat]]
+// as in the EU's own example) are one INVALID_VALUE at .coordinates, not
+// one per position; likewise the first malformed position of a ring or
+// MultiPoint is reported with a count of the others. Out-of-range positions
+// are each reported. LineString and MultiLineString do not enclose a plot,
+// and a GeometryCollection is refused: send its parts as features of their
+// own. Duplicate members ("type" twice) are INVALID_VALUE: JSON readers
+// disagree on which one wins.
+//
+// Past ParseOptions.MaxProblems (default 1000) one TOO_MANY_PROBLEMS says
+// how many more there are; past ParseOptions.MaxFeatures the answer is
+// ErrTooManyFeatures (the server answers 413), decided before the rest is
+// read. ParseFeature reads one stored Feature.Raw back with the same rules.
+//
+// # Properties
+//
+// Names are case-sensitive; unknown properties are ignored (GeoJSON from
+// GIS tools carries all sorts), but a known one of the wrong JSON type is
+// INVALID_VALUE, and null counts as absent. The EU file format's own names
+// (Area, ProducerCountry) are not read: when the property they stand for is
+// missing, the REQUIRED issue says so.
+//
+//	commodity        required: cattle, cocoa, coffee, oil_palm, soya, wood, rubber
+//	producerCountry  required: ISO 3166-1 alpha-2 in upper case (249 codes, and XK)
+//	area             hectares, a JSON number ("3" is refused: the EU reads it as 0).
+//	                 Point and MultiPoint: required, at least 0.0001, at most 4
+//	                 (POINT_AREA_TOO_LARGE), except for cattle, whose point may
+//	                 stand for a larger establishment as in the EU rules.
+//	                 Polygons: optional, positive (checked against the geodesic
+//	                 area when screening).
+//	producerName     optional, at most 500 characters (the EU's producer name limit)
+//	productionPlace  optional, at most 500 characters
+//	externalId       optional, at most 128 characters
+//	supplierId       optional, an ERP vendor ID as supplier mappings take it:
+//	                 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit
+//
+// A MultiPoint is several plots of at most 4 ha each sharing the feature's
+// properties, as the EU's file format treats it; its area is each plot's.
+//
+// # Precision
+//
+// Feature.MaxDecimals is the most decimal places any longitude or latitude
+// of the feature was written with: the digits after the point, shifted by
+// an exponent, never below 0. Trailing zeros count: the client wrote them.
+//
+//	-61.5        1      1.50         2       100        0
+//	1e-7         7      1.5e-7       8       1.234567e2 4
+//
+// # Check
+//
+// Check decides the FAILED reasons that need only the geometry, in this
+// order: HOLES_NOT_SUPPORTED; on the coordinates as written,
+// DEGENERATE_RING (fewer than 3 distinct corners, or all on one line) and
+// SELF_INTERSECTION (sides crossing, touching or overlapping: figure 8s,
+// spikes, folds, a corner visited twice); INSUFFICIENT_PRECISION (no
+// coordinate with 6 or more decimals, API.md); then, at the 6 decimals the
+// EU information system keeps, DUPLICATE_VERTICES_AFTER_ROUNDING (two
+// consecutive corners are or become one point, or the ring becomes
+// degenerate or self-intersecting). The EU documents that it truncates, and elsewhere
+// speaks of rounding: a ring must survive both. GEOMETRY_TOO_COMPLEX is a
+// guard against hostile rings, never reached by plot boundaries. Either
+// winding order is accepted (RFC 7946 recommends counter-clockwise; the EU
+// does not say). Parts of a MultiPolygon are checked one by one, not
+// against each other.
+//
+// The predicates are exact: corners are put on an integer grid of
+// nano-degrees (exact for coordinates of up to 9 decimals) or
+// micro-degrees, and orientations are computed in 64 or 128-bit integers,
+// so collinear means collinear. Sides are swept west to east and only
+// pairs whose bounding boxes overlap are compared, about O(n log n) for a
+// plot boundary.
+package geo

@@ -1,0 +1,96 @@
+package geo
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+func TestCmpMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	vals := []int64{0, 1, -1, 1<<31 - 1, -(1<<31 - 1), 1 << 31, -(1 << 31), 1 << 40, -(1 << 40), 360e9, -360e9, 1<<62 - 1, -(1 << 62)}
+	check := func(a, b, c, d int64) {
+		want := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(a), big.NewInt(b)), new(big.Int).Mul(big.NewInt(c), big.NewInt(d))).Sign()
+		if got := cmpMul(a, b, c, d); got != want {
+			t.Fatalf("cmpMul(%d, %d, %d, %d) = %d, want %d", a, b, c, d, got, want)
+		}
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, c := range vals {
+				for _, d := range vals {
+					check(a, b, c, d)
+				}
+			}
+		}
+	}
+	for range 200_000 {
+		n := func() int64 {
+			switch r.IntN(3) {
+			case 0:
+				return r.Int64N(1<<32) - 1<<31
+			case 1:
+				return r.Int64N(1<<40) - 1<<39
+			}
+			return r.Int64N(1<<62) - 1<<61
+		}
+		a, b, c := n(), n(), n()
+		check(a, b, c, r.Int64N(1<<20)-1<<19)
+		check(a, b, a, b) // equal products
+		check(a, b, b, a)
+	}
+}
+
+func TestParseFloat(t *testing.T) {
+	texts := []string{"0", "-0", "1", "-1", "0.1", "1.50", "-61.123456", "179.999999999", "123456789012345",
+		"1234567890123456", "0.000000000000000000000001", "1e-7", "1.5E+3", "9007199254740993", "-0.0000001",
+		"1e400", "-1e400", "1e-400", "4.9e-324", "89.99999999999999999999", "0.30000000000000004"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100_000 {
+		f := (r.Float64()*2 - 1) * math.Pow(10, float64(r.IntN(6)))
+		texts = append(texts, strconv.FormatFloat(f, 'f', r.IntN(12), 64), strconv.FormatFloat(f, 'f', -1, 64))
+	}
+	for _, text := range texts {
+		want, _ := strconv.ParseFloat(text, 64)
+		if got := parseFloat([]byte(text)); got != want || math.Signbit(got) != math.Signbit(want) {
+			t.Fatalf("parseFloat(%s) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestGrid(t *testing.T) {
+	tests := []struct {
+		v                 float64
+		trunc, round, nan int64
+	}{
+		{1.234567, 1234567, 1234567, 1234567000},
+		{-1.234567, -1234567, -1234567, -1234567000},
+		{1.2345679, 1234567, 1234568, 1234567900},
+		{-1.2345679, -1234567, -1234568, -1234567900},
+		{1.2345675, 1234567, 1234568, 1234567500},
+		{-5.8227394567, -5822739, -5822739, -5822739457},
+		{179.999999999, 179999999, 180000000, 179999999999},
+		{0.0000005, 0, 1, 500},
+	}
+	for _, tt := range tests {
+		p := Position{tt.v, -tt.v}
+		if got := truncated.of(p); got != (pt{tt.trunc, -tt.trunc}) {
+			t.Errorf("truncated %v: got %v, want %d", tt.v, got, tt.trunc)
+		}
+		if got := rounded.of(p); got != (pt{tt.round, -tt.round}) {
+			t.Errorf("rounded %v: got %v, want %d", tt.v, got, tt.round)
+		}
+		if got := asWritten.of(p); got != (pt{tt.nan, -tt.nan}) {
+			t.Errorf("as written %v: got %v, want %d", tt.v, got, tt.nan)
+		}
+	}
+	// Every 6-decimal coordinate lands exactly on the grid.
+	for i := int64(-180_000_000); i <= 180_000_000; i += 999_983 {
+		v, _ := strconv.ParseFloat(formatMicro(i), 64)
+		if got := nano(v); got != i*1000 {
+			t.Fatalf("%s: nano %d, want %d", formatMicro(i), got, i*1000)
+		}
+	}
+}
