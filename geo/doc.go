@@ -120,4 +120,26 @@
 // so collinear means collinear. Sides are swept west to east and only
 // pairs whose bounding boxes overlap are compared, about O(n log n) for a
 // plot boundary.
+//
+// # Screening
+//
+// A Layer is a reference layer as a plain value (kind, provenance,
+// coverage polygons, features); NewIndex puts the bounding boxes of their
+// features and coverage polygons in two R-trees (tidwall/rtree) and never
+// changes them after, so an Index is safe for concurrent use.
+// Index.Screen takes the features whose boxes meet the plot's and clips
+// the plot against each with github.com/peterstace/simplefeatures (a pure
+// Go overlay on a doubly connected edge list that nodes and snaps
+// near-coincident vertices, so shared edges and corners come out as
+// lines and points, which have no area). The pieces are unioned per layer,
+// so features overlapping each other count once, and measured with
+// PolygonArea. Per layer the answer is the overlap in hectares and as a
+// percentage of the plot, the features overlapped with positive area, and
+// whether the layer covers the plot: only when the plot lies entirely in
+// the union of the layer's coverage polygons (a deforestation layer with
+// data for half a plot cannot clear the other half). A layer without
+// coverage polygons covers nothing. A Point is inside a feature when it is
+// inside or on its boundary, and then overlaps it by the plot's declared
+// area (ScreenArea; Screen counts 0 ha). When a feature or coverage
+// polygon holds the plot's whole bounding box, clipping is skipped.
 package geo
