@@ -142,4 +142,60 @@
 // inside or on its boundary, and then overlaps it by the plot's declared
 // area (ScreenArea; Screen counts 0 ha). When a feature or coverage
 // polygon holds the plot's whole bounding box, clipping is skipped.
+//
+// # Verdict
+//
+// Assess turns a feature and an Index into eudrStatus, failureReason,
+// areaHa and risk (API.md section 4), the first of these deciding:
+//
+//	Check                              FAILED, Check's reason
+//	polygon area (see below)           FAILED AREA_MISMATCH
+//	no deforestation layer covers it   FAILED NO_REFERENCE_COVERAGE
+//	deforestation overlap > threshold  HIGH_RISK DEFORESTATION_AFTER_CUTOFF
+//	protected overlap > threshold      HIGH_RISK PROTECTED_AREA_OVERLAP
+//	riskScore > MaxRiskScore           HIGH_RISK, reason as below
+//	otherwise                          COMPLIANT
+//
+// areaHa is the geodesic area (PolygonArea) of each polygon, summed, or
+// for points the declared area times the number of points. A polygon's
+// declared properties.area may be off it by AreaTolerance times it (10 %
+// by default, inclusive). Only deforestation layers give coverage: the
+// appliance never calls a plot compliant without data, and a missing
+// protected-area or forest layer is not a reason to fail. Overlaps count
+// from every layer of the kind, covered or not, the largest one standing
+// for the kind (layers are separate sources and are not unioned).
+//
+// Rules and defaults (DefaultRules): OverlapThresholdPct 0, so any overlap
+// of positive area counts (the regulation has no de minimis; Whisp's 10 %
+// allows for 10 m raster noise and is a setting away); MaxRiskScore 50;
+// AreaTolerance 0.10. riskScore (RiskScore) is 0-100 and never falls
+// when an overlap grows:
+//
+//	deforestedPct > threshold   100
+//	protectedPct  > threshold   75 + protectedPct/4
+//	otherwise                   min(50, forestPct/2 + deforestedPct + protectedPct/2)
+//
+// rounded half away from zero, forestPct being the overlap with 2020
+// forest cover. With the default threshold the last line is forest cover
+// alone, and at most 50, so under the default MaxRiskScore the score rule
+// adds nothing; an operator lowering it flags plots in 2020 forest
+// (RISK_SCORE_ABOVE_MAX) or with overlaps under a raised threshold
+// (DEFORESTATION_AFTER_CUTOFF if any deforestation overlaps, else
+// PROTECTED_AREA_OVERLAP). Risk is filled for COMPLIANT and HIGH_RISK only.
+//
+// # Sandbox
+//
+// SandboxLayers is API.md's fixture table as two layers built in code:
+// deforestation over lon -62..-61, lat -11..-10 and a protected area over
+// lon -55..-54, lat -5..-4, each covering the world but lon 10..11, lat
+// 10..11 (four rectangles tiled around it). A plot overlapping a box with
+// positive area gets the box's outcome, whatever the share. A polygon
+// that only shares an edge or a corner with a box overlaps it by 0 ha and
+// is judged as if the box were not there: COMPLIANT beside the
+// deforestation and protected boxes, and COMPLIANT beside the no-coverage
+// box too, being wholly inside the coverage. A Point on a box's edge is
+// inside it (it stands for a plot of some hectares around it): HIGH_RISK on
+// the edge of the first two boxes, covered (COMPLIANT) on the edge of the
+// third. The same rules apply in production; the sandbox differs only in
+// its layers. Their SHA256 is LayerSHA256, over a canonical JSON encoding.
 package geo

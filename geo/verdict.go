@@ -1,0 +1,305 @@
+package geo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Statuses Assess gives a plot (API.md section 4, eudrStatus).
+const (
+	StatusCompliant = "COMPLIANT"
+	StatusHighRisk  = "HIGH_RISK"
+	StatusFailed    = "FAILED"
+)
+
+// Reasons Assess gives beyond those of Check. AREA_MISMATCH and
+// NO_REFERENCE_COVERAGE make a plot FAILED; the others make it HIGH_RISK.
+const (
+	// ReasonAreaMismatch: a polygon's declared properties.area is more than
+	// Rules.AreaTolerance off its computed geodesic area.
+	ReasonAreaMismatch = "AREA_MISMATCH"
+	// ReasonNoReferenceCoverage: no deforestation layer has data for the
+	// whole plot. The appliance never calls a plot compliant without data.
+	ReasonNoReferenceCoverage = "NO_REFERENCE_COVERAGE"
+	// ReasonDeforestationAfterCutoff: the plot overlaps forest lost after
+	// 2020-12-31 by more than Rules.OverlapThresholdPct of its area.
+	ReasonDeforestationAfterCutoff = "DEFORESTATION_AFTER_CUTOFF"
+	// ReasonProtectedAreaOverlap: the plot overlaps a protected area by
+	// more than Rules.OverlapThresholdPct of its area.
+	ReasonProtectedAreaOverlap = "PROTECTED_AREA_OVERLAP"
+	// ReasonRiskScoreAboveMax: no overlap exceeds the threshold and the plot
+	// overlaps no deforestation or protected area at all, but its risk
+	// score (from 2020 forest cover) is above Rules.MaxRiskScore. Only
+	// reachable with MaxRiskScore below its default.
+	ReasonRiskScoreAboveMax = "RISK_SCORE_ABOVE_MAX"
+)
+
+// Rules are the screening thresholds (config: risk.*). Start from
+// DefaultRules: the zero value demands declared areas be exact.
+type Rules struct {
+	// MaxRiskScore is the highest risk score a COMPLIANT plot may have
+	// (risk.max_score), 0 to 100. Default 50: a plot wholly in 2020 forest
+	// with no deforestation or protected area scores 50 and passes.
+	MaxRiskScore int
+	// OverlapThresholdPct is the share of the plot, in percent (0 to under
+	// 100), that a deforestation or protected-area overlap must exceed to
+	// make the plot HIGH_RISK. Default 0: any overlap of positive area
+	// (a deforestation-free product is one with no deforestation, and
+	// vector layers are taken as drawn; Whisp's 10 % allows for the noise
+	// of 10 m rasters, an operator importing such data may raise it).
+	OverlapThresholdPct float64
+	// AreaTolerance is how far, as a fraction of the computed geodesic
+	// area, a polygon's declared area may be off before the plot is
+	// FAILED AREA_MISMATCH (API.md: 10 %). Default 0.10.
+	AreaTolerance float64
+}
+
+// DefaultRules returns the rules of API.md: MaxRiskScore 50,
+// OverlapThresholdPct 0 (any overlap), AreaTolerance 0.10.
+func DefaultRules() Rules {
+	return Rules{MaxRiskScore: 50, OverlapThresholdPct: 0, AreaTolerance: 0.10}
+}
+
+// Validate reports rules out of range: MaxRiskScore outside 0-100,
+// OverlapThresholdPct outside [0, 100), AreaTolerance negative or NaN.
+func (r Rules) Validate() error {
+	var errs []error
+	if r.MaxRiskScore < 0 || r.MaxRiskScore > 100 {
+		errs = append(errs, fmt.Errorf("max risk score %d is not between 0 and 100", r.MaxRiskScore))
+	}
+	if !(r.OverlapThresholdPct >= 0 && r.OverlapThresholdPct < 100) {
+		errs = append(errs, fmt.Errorf("overlap threshold %v %% is not at least 0 and below 100", r.OverlapThresholdPct))
+	}
+	if !(r.AreaTolerance >= 0) || math.IsInf(r.AreaTolerance, 1) {
+		errs = append(errs, fmt.Errorf("area tolerance %v is not a finite fraction of at least 0", r.AreaTolerance))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("geo: rules: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Outcome is the verdict on one plot.
+type Outcome struct {
+	Status string // StatusCompliant, StatusHighRisk or StatusFailed
+	// Reason is the failureReason: a Reason* code, or "" when COMPLIANT.
+	Reason string
+	// Detail says why in a sentence for the client; "" when COMPLIANT.
+	Detail string
+	// AreaHa is the plot's area in hectares: for polygons the geodesic
+	// area of each polygon, summed; for points the declared area times
+	// the number of points. 0 when Check fails.
+	AreaHa float64
+	// Risk is the measured overlap and score. Set for COMPLIANT and
+	// HIGH_RISK only; zero when FAILED.
+	Risk Risk
+	// Layers is what screening found per indexed layer, in NewIndex order:
+	// the evidence. Nil when the plot FAILED before screening.
+	Layers []LayerResult
+}
+
+// Risk is a screened plot's overlaps and risk score (API.md: risk.*). For
+// each kind the overlap is the largest among the layers of that kind
+// (layers are separate sources, not unioned with each other).
+type Risk struct {
+	DeforestedHa  float64
+	DeforestedPct float64 // of the plot, 0-100
+	ProtectedHa   float64
+	ProtectedPct  float64 // of the plot, 0-100
+	// RiskScore is 0-100, see RiskScore.
+	RiskScore int
+}
+
+// RiskScore returns the risk score of a plot with deforestedPct,
+// protectedPct and forestPct percent of its area overlapping deforestation
+// after the cutoff, protected areas and 2020 forest cover, under an
+// overlap threshold of thresholdPct:
+//
+//	deforestedPct > threshold   100
+//	protectedPct  > threshold   75 + protectedPct/4               (75-100)
+//	otherwise                   min(50, forestPct/2 + deforestedPct + protectedPct/2)
+//
+// rounded half away from zero and kept within 0-100. It never decreases
+// when an overlap grows: the last line is at most 50, below either of the
+// first two. Under the default threshold of 0 the last line is forest
+// cover alone: a plot wholly in 2020 forest scores 50.
+func RiskScore(deforestedPct, protectedPct, forestPct, thresholdPct float64) int {
+	d, p, f := clampPct(deforestedPct), clampPct(protectedPct), clampPct(forestPct)
+	var s float64
+	switch {
+	case d > thresholdPct:
+		s = 100
+	case p > thresholdPct:
+		s = 75 + p/4
+	default:
+		s = min(50, f/2+d+p/2)
+	}
+	return int(min(100, max(0, math.Round(s))))
+}
+
+func clampPct(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return min(100, max(0, v))
+}
+
+// Assess judges a plot from ParseFeatureCollection or ParseFeature against
+// the layers of ix under rules r. The first of these decides:
+//
+//  1. Check: FAILED with its reason (SELF_INTERSECTION and the rest).
+//  2. Area: for polygons, FAILED AREA_MISMATCH when properties.area is
+//     given and differs from the computed geodesic area by more than
+//     r.AreaTolerance times it.
+//  3. Coverage: FAILED NO_REFERENCE_COVERAGE unless some deforestation
+//     layer covers the whole plot (Result.Covered). Protected-area and
+//     forest layers are not required.
+//  4. HIGH_RISK DEFORESTATION_AFTER_CUTOFF when a deforestation overlap
+//     exceeds r.OverlapThresholdPct of the plot, then HIGH_RISK
+//     PROTECTED_AREA_OVERLAP for a protected-area overlap.
+//  5. HIGH_RISK when RiskScore exceeds r.MaxRiskScore, with reason
+//     DEFORESTATION_AFTER_CUTOFF if the plot overlaps any deforestation,
+//     else PROTECTED_AREA_OVERLAP if any protected area, else
+//     RISK_SCORE_ABOVE_MAX.
+//  6. COMPLIANT.
+//
+// Overlaps count from layers of the kind whether or not they cover the
+// plot: coverage only decides whether absence of evidence means anything.
+// A nil ix has no layers. The error is non-nil, and the Outcome empty, when
+// r is invalid or screening fails (see ScreenArea): the plot must then not
+// be given a status.
+func Assess(f Feature, ix *Index, r Rules) (Outcome, error) {
+	if err := r.Validate(); err != nil {
+		return Outcome{}, err
+	}
+	if reason, detail := Check(f); reason != "" {
+		return failed(reason, detail), nil
+	}
+
+	g := f.Geometry
+	var out Outcome
+	var pointHa float64
+	if g.IsPoint() {
+		if a := f.Properties.Area; a != nil {
+			pointHa = *a
+		}
+		out.AreaHa = pointHa * float64(len(g.Points))
+	} else {
+		for _, p := range g.Polygons {
+			rings := make([][][2]float64, len(p))
+			for i, ring := range p {
+				rings[i] = ring
+			}
+			out.AreaHa += PolygonArea(rings)
+		}
+		if a := f.Properties.Area; a != nil {
+			if off := math.Abs(*a - out.AreaHa); !(off <= r.AreaTolerance*out.AreaHa) {
+				o := failed(ReasonAreaMismatch, fmt.Sprintf(
+					"the declared area %s ha is %s off the computed geodesic area %s ha (WGS84 ellipsoid); at most %s is allowed: correct properties.area or the boundary",
+					formatHa(*a), formatShare(off, out.AreaHa), formatHa(out.AreaHa), formatPct(100*r.AreaTolerance)))
+				o.AreaHa = out.AreaHa
+				return o, nil
+			}
+		}
+	}
+
+	if ix == nil {
+		ix = NewIndex()
+	}
+	res, err := ix.ScreenArea(g, pointHa)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out.Layers = res.Layers
+	if !res.Covered(DeforestationAfterCutoff) {
+		out.Status, out.Reason = StatusFailed, ReasonNoReferenceCoverage
+		out.Detail = "no deforestation reference layer has data for the whole plot, and a plot is never called compliant without data"
+		return out, nil
+	}
+
+	defo, dl := ix.largest(res, DeforestationAfterCutoff)
+	prot, pl := ix.largest(res, ProtectedArea)
+	forest, _ := ix.largest(res, ForestCover2020)
+	out.Risk = Risk{
+		DeforestedHa: defo.OverlapHa, DeforestedPct: defo.OverlapPct,
+		ProtectedHa: prot.OverlapHa, ProtectedPct: prot.OverlapPct,
+		RiskScore: RiskScore(defo.OverlapPct, prot.OverlapPct, forest.OverlapPct, r.OverlapThresholdPct),
+	}
+	t := r.OverlapThresholdPct
+	switch {
+	case defo.OverlapPct > t:
+		out.Status, out.Reason = StatusHighRisk, ReasonDeforestationAfterCutoff
+		out.Detail = overlapDetail(defo, dl, "forest lost after 2020-12-31", t)
+	case prot.OverlapPct > t:
+		out.Status, out.Reason = StatusHighRisk, ReasonProtectedAreaOverlap
+		out.Detail = overlapDetail(prot, pl, "a protected area", t)
+	case out.Risk.RiskScore > r.MaxRiskScore:
+		out.Status = StatusHighRisk
+		switch {
+		case defo.OverlapPct > 0:
+			out.Reason = ReasonDeforestationAfterCutoff
+		case prot.OverlapPct > 0:
+			out.Reason = ReasonProtectedAreaOverlap
+		default:
+			out.Reason = ReasonRiskScoreAboveMax
+		}
+		out.Detail = fmt.Sprintf(
+			"risk score %d is above the maximum %d (deforestation after 2020-12-31 %s, protected area %s, forest cover 2020 %s of the plot)",
+			out.Risk.RiskScore, r.MaxRiskScore, formatPct(defo.OverlapPct), formatPct(prot.OverlapPct), formatPct(forest.OverlapPct))
+	default:
+		out.Status = StatusCompliant
+	}
+	return out, nil
+}
+
+func failed(reason, detail string) Outcome {
+	return Outcome{Status: StatusFailed, Reason: reason, Detail: detail}
+}
+
+// largest returns the result with the largest overlap among the layers of
+// kind k, and its layer (nil and a zero result if none overlaps).
+func (ix *Index) largest(res Result, k LayerKind) (LayerResult, *Layer) {
+	var best LayerResult
+	var layer *Layer
+	for i, lr := range res.Layers {
+		if lr.Kind == k && (layer == nil || lr.OverlapPct > best.OverlapPct ||
+			lr.OverlapPct == best.OverlapPct && lr.OverlapHa > best.OverlapHa) {
+			best, layer = lr, ix.layers[i]
+		}
+	}
+	return best, layer
+}
+
+func overlapDetail(lr LayerResult, l *Layer, what string, thresholdPct float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s ha (%s of the plot) overlaps %s in reference layer %q", formatHa(lr.OverlapHa), formatPct(lr.OverlapPct), what, l.Name)
+	if l.Version != "" {
+		fmt.Fprintf(&b, " version %s", l.Version)
+	}
+	if len(lr.FeatureIDs) > 0 {
+		fmt.Fprintf(&b, " (features %s)", strings.Join(lr.FeatureIDs, ", "))
+	}
+	if thresholdPct > 0 {
+		fmt.Fprintf(&b, "; more than the %s allowed", formatPct(thresholdPct))
+	}
+	return b.String()
+}
+
+func formatHa(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+func formatPct(v float64) string {
+	if v > 0 && v < 0.01 {
+		return "under 0.01 %"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + " %"
+}
+
+func formatShare(part, whole float64) string {
+	if whole <= 0 {
+		return "infinitely"
+	}
+	return formatPct(100 * part / whole)
+}
