@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/eudr/eudr/server"
 	"github.com/eudr/eudr/storage"
 )
@@ -28,6 +30,8 @@ Usage:
   eudr admin create-key [--config FILE] --env sandbox|production [--org ORG] [--name NAME] [--scopes read,write]
   eudr admin backup [--config FILE] FILE
   eudr admin reset-password [--config FILE] [--user admin]
+  eudr layers import [--config FILE] --name N --kind deforestation|protected_area|forest_cover_2020
+                     --version V --source S [--coverage FILE] FILE
   eudr version
 
 Settings come from the embedded defaults, then --config FILE, then EUDR_*
@@ -64,6 +68,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		default:
 			err = usageError(fmt.Sprintf("unknown admin command %q", args[1]))
 		}
+	case "layers":
+		if len(args) < 2 || args[1] != "import" {
+			fmt.Fprint(stderr, usage)
+			return 2
+		}
+		err = importLayer(ctx, args[2:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 	case "help", "-h", "--help":
@@ -219,4 +229,93 @@ func backup(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes, %s)\n", fs.Arg(0), n, how)
 	return nil
+}
+
+// importLayer imports a reference layer into a stopped appliance's store
+// and prints its ID and feature count.
+func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, configFile := newFlags("layers import")
+	name := fs.String("name", "", "layer name")
+	kind := fs.String("kind", "", "deforestation, protected_area or forest_cover_2020")
+	ver := fs.String("version", "", "layer version")
+	source := fs.String("source", "", "where the layer comes from")
+	coverageFile := fs.String("coverage", "", "GeoJSON FeatureCollection of the areas the layer has data for")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError("layers import takes one GeoJSON file")
+	}
+	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	features, err := readWithProgress(fs.Arg(0), stderr)
+	if err != nil {
+		return err
+	}
+	lr := server.LayerRequest{Name: *name, Kind: *kind, Version: *ver, Source: *source, Features: features}
+	if *coverageFile != "" {
+		if lr.Coverage, err = os.ReadFile(*coverageFile); err != nil {
+			return err
+		}
+	}
+	app, err := openStopped(cfg, "or import the layer through the API (POST /api/v1/enterprise/layers)")
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	l, err := app.ImportLayer(ctx, lr)
+	var se *server.Error
+	if errors.As(err, &se) && len(se.Details) > 0 {
+		var b strings.Builder
+		b.WriteString("the layer is not valid:")
+		for _, d := range se.Details {
+			fmt.Fprintf(&b, "\n  %s: %s: %s", d.Field, d.Code, d.Issue)
+		}
+		return errors.New(b.String())
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s %d\n", l.ID, l.FeatureCount)
+	return nil
+}
+
+// readWithProgress reads a file, showing the percentage read on stderr
+// when it is a terminal.
+func readWithProgress(path string, stderr io.Writer) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tty, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(tty.Fd())) {
+		return io.ReadAll(f)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	total := st.Size()
+	buf := make([]byte, 0, total+1)
+	chunk := make([]byte, 1<<20)
+	last := -1
+	for {
+		n, err := f.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if pct := int(100 * int64(len(buf)) / max(total, 1)); pct != last && pct <= 100 {
+			fmt.Fprintf(stderr, "\rreading %s: %3d%%", path, pct)
+			last = pct
+		}
+		if err == io.EOF {
+			fmt.Fprintln(stderr)
+			return buf, nil
+		}
+		if err != nil {
+			fmt.Fprintln(stderr)
+			return nil, err
+		}
+	}
 }

@@ -17,11 +17,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/storage"
 )
@@ -57,6 +59,11 @@ type App struct {
 	runner     *queue.Runner     // jobs
 	dispatcher *queue.Dispatcher // webhook deliveries
 
+	// sandboxIndex holds the sandbox fixture layers, built once;
+	// prodIndex the imported layers, rebuilt after each import.
+	sandboxIndex *geo.Index
+	prodIndex    atomic.Pointer[geo.Index]
+
 	handlers map[storage.Environment]http.Handler
 }
 
@@ -88,6 +95,11 @@ func New(cfg *Config, opts Options) (*App, error) {
 		proxies:   parsePrefixes(cfg.TrustedProxies),
 	}
 	if err := a.bootstrap(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.sandboxIndex = geo.NewIndex(geo.SandboxLayers()...)
+	if err := a.loadLayers(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -639,6 +639,9 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{sandboxEventResponse{}, "SandboxEventResponse", true},
 			{sandboxJobRequest{}, "SandboxJobRequest", false},
 			{jobAcceptedResponse{}, "JobAccepted", true},
+			{layerImportRequest{}, "LayerImportRequest", false},
+			{layerResponse{}, "Layer", true},
+			{coverageSummary{}, "LayerCoverage", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {

@@ -38,12 +38,15 @@ func (a *App) routes() []route {
 		{"POST", enterprisePrefix + "/api-keys/:keyId/rotate", authAdmin, idemOptional, a.handleKeysRotate},
 		{"DELETE", enterprisePrefix + "/api-keys/:keyId", authAdmin, idemNone, a.handleKeysRevoke},
 		{"GET", enterprisePrefix + "/admin/backup", authAdmin, idemNone, a.handleBackup},
+		{"POST", enterprisePrefix + "/layers", authAdmin, idemRequired, a.handleLayersCreate},
 
 		{"GET", eudrPrefix + "/health", authKey, idemNone, a.handleHealth},
 		{"GET", eudrPrefix + "/suppliers", authKey, idemNone, a.handleSuppliersList},
 		{"POST", eudrPrefix + "/suppliers", authKey, idemRequired, a.handleSuppliersUpsert},
 		{"GET", eudrPrefix + "/suppliers/:erpVendorId", authKey, idemNone, a.handleSuppliersGet},
 		{"DELETE", eudrPrefix + "/suppliers/:erpVendorId", authKey, idemNone, a.handleSuppliersDelete},
+
+		{"GET", eudrPrefix + "/layers", authKey, idemNone, a.handleLayersList},
 
 		{"GET", eudrPrefix + "/jobs/:jobId", authKey, idemNone, a.handleJobsGet},
 

@@ -19,6 +19,8 @@
 //	api_keys           key id -> APIKey
 //	api_key_hashes     SHA-256(key value) -> key id (current and rotated-out values)
 //	idempotency_expiry BE(expiry unix nanos) | tenant | 0x00 | key -> nil (sweep index)
+//	layers             layer id (time-ordered) -> Layer (reference layers, without features)
+//	layer_data         layer id -> the layer's GeoJSON FeatureCollection as imported
 //
 // Tenant records live under tenants/<org>/<environment>/<resource>, so a
 // lookup made with the wrong (organisation, environment) pair cannot find a

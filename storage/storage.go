@@ -37,9 +37,11 @@ var (
 	bucketAPIKeyHashes  = []byte("api_key_hashes")
 	bucketIdemExpiry    = []byte("idempotency_expiry")
 	bucketTenants       = []byte("tenants")
+	bucketLayers        = []byte("layers")
+	bucketLayerData     = []byte("layer_data")
 	keySchemaVersion    = []byte("schema_version")
 	keyCreatedAt        = []byte("created_at")
-	globalBuckets       = [][]byte{bucketMeta, bucketOrgs, bucketUsers, bucketAPIKeys, bucketAPIKeyHashes, bucketIdemExpiry, bucketTenants}
+	globalBuckets       = [][]byte{bucketMeta, bucketOrgs, bucketUsers, bucketAPIKeys, bucketAPIKeyHashes, bucketIdemExpiry, bucketTenants, bucketLayers, bucketLayerData}
 	openTimeout         = time.Second
 	initialMmapSize     = 64 << 20
 	errSchemaTooNew     = errors.New("store was written by a newer version")

@@ -1,0 +1,266 @@
+package geo
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Valid reports whether k is one of the known layer kinds.
+func (k LayerKind) Valid() bool {
+	return k == DeforestationAfterCutoff || k == ProtectedArea || k == ForestCover2020
+}
+
+// ParseLayer decodes a reference layer to import: body is a GeoJSON
+// FeatureCollection of Polygon and MultiPolygon features. It is
+// ParseLayerWithCoverage without a coverage collection, so a deforestation
+// layer is refused: its coverage must be declared.
+func ParseLayer(name string, kind LayerKind, version, source string, body []byte) (*Layer, error) {
+	return ParseLayerWithCoverage(name, kind, version, source, body, nil)
+}
+
+// ParseLayerWithCoverage decodes a reference layer to import. body is a
+// GeoJSON FeatureCollection of Polygon and MultiPolygon features; a
+// feature's ID is its "id" member, else properties.id, else its index.
+// coverage, when not nil, is a FeatureCollection of the areas the layer has
+// data for (see ParseCoverage). Without it a protected-area or forest layer
+// covers the bounding box of its features, and a deforestation layer is
+// refused (REQUIRED at "coverage"): no deforestation found where the layer
+// has no data must not read as no deforestation. The layer's SHA256 is that
+// of body as given; its ID is left to the caller. Problems are returned as
+// Problems, with paths into body ("coverage." and paths into coverage for
+// the coverage collection).
+func ParseLayerWithCoverage(name string, kind LayerKind, version, source string, body, coverage []byte) (*Layer, error) {
+	var probs Problems
+	for _, m := range []struct{ path, v string }{{"name", name}, {"version", version}, {"source", source}} {
+		if m.v == "" {
+			probs = append(probs, Problem{Code: CodeRequired, Path: m.path, Issue: "is required"})
+		}
+	}
+	switch {
+	case kind == "":
+		probs = append(probs, Problem{Code: CodeRequired, Path: "kind", Issue: "is required: deforestation, protected_area or forest_cover_2020"})
+	case !kind.Valid():
+		probs = append(probs, Problem{Code: CodeInvalidValue, Path: "kind", Issue: "must be deforestation, protected_area or forest_cover_2020, not " + quote(string(kind))})
+	}
+	feats, fp := parseLayerCollection(body, "")
+	probs = append(probs, fp...)
+	var cov []Polygon
+	if coverage != nil {
+		cfs, cp := parseLayerCollection(coverage, "coverage.")
+		probs = append(probs, cp...)
+		for _, f := range cfs {
+			cov = append(cov, f.Polygons...)
+		}
+	} else if kind == DeforestationAfterCutoff {
+		probs = append(probs, Problem{Code: CodeRequired, Path: "coverage",
+			Issue: "is required for a deforestation layer: the areas it has data for (absence of data is not absence of deforestation)"})
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	if coverage == nil {
+		cov = extent(feats)
+	}
+	sum := sha256.Sum256(body)
+	return &Layer{Name: name, Kind: kind, Version: version, Source: source,
+		SHA256: hex.EncodeToString(sum[:]), Coverage: cov, Features: feats}, nil
+}
+
+// ParseLayerFeatures decodes the features of a layer's FeatureCollection as
+// ParseLayer does, without the rest (to rebuild an index from a stored
+// layer).
+func ParseLayerFeatures(body []byte) ([]LayerFeature, error) {
+	feats, probs := parseLayerCollection(body, "")
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return feats, nil
+}
+
+// ParseCoverage decodes a coverage FeatureCollection: Polygon and
+// MultiPolygon features whose union is the area a layer has data for.
+func ParseCoverage(body []byte) ([]Polygon, error) {
+	feats, probs := parseLayerCollection(body, "")
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	var cov []Polygon
+	for _, f := range feats {
+		cov = append(cov, f.Polygons...)
+	}
+	return cov, nil
+}
+
+// extent returns the bounding box of the features' exterior rings as one
+// polygon, or nil when there are none.
+func extent(feats []LayerFeature) []Polygon {
+	b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+	for _, f := range feats {
+		for _, p := range f.Polygons {
+			for _, c := range p[0] {
+				b[0], b[1] = min(b[0], c[0]), min(b[1], c[1])
+				b[2], b[3] = max(b[2], c[0]), max(b[3], c[1])
+			}
+		}
+	}
+	if math.IsInf(b[0], 1) {
+		return nil
+	}
+	return []Polygon{rect(b)}
+}
+
+// parseLayerCollection decodes a FeatureCollection of polygon features,
+// prefixing problem paths with prefix.
+func parseLayerCollection(body []byte, prefix string) ([]LayerFeature, Problems) {
+	at := func(path string) string {
+		if path == "" {
+			if prefix == "" {
+				return "body"
+			}
+			return prefix[:len(prefix)-1]
+		}
+		return prefix + path
+	}
+	var fc struct {
+		Type     string            `json:"type"`
+		Features []json.RawMessage `json:"features"`
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, Problems{{Code: CodeRequired, Path: at(""), Issue: "a GeoJSON FeatureCollection is required"}}
+	}
+	if err := json.Unmarshal(body, &fc); err != nil {
+		return nil, Problems{{Code: CodeMalformedJSON, Path: at(""), Issue: "must be a GeoJSON FeatureCollection object: " + err.Error()}}
+	}
+	var probs Problems
+	if fc.Type != "FeatureCollection" {
+		probs = append(probs, Problem{Code: CodeInvalidValue, Path: at("type"), Issue: `must be "FeatureCollection"`})
+	}
+	if len(fc.Features) == 0 {
+		probs = append(probs, Problem{Code: CodeRequired, Path: at("features"), Issue: "must hold at least one Feature"})
+	}
+	feats := make([]LayerFeature, 0, len(fc.Features))
+	for i, raw := range fc.Features {
+		fpath := fmt.Sprintf("features[%d]", i)
+		var f struct {
+			ID         json.RawMessage `json:"id"`
+			Properties struct {
+				ID json.RawMessage `json:"id"`
+			} `json:"properties"`
+			Geometry *struct {
+				Type        string          `json:"type"`
+				Coordinates json.RawMessage `json:"coordinates"`
+			} `json:"geometry"`
+		}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			probs = append(probs, Problem{Code: CodeInvalidValue, Path: at(fpath), Issue: "must be a GeoJSON Feature object"})
+			continue
+		}
+		id := featureID(f.ID)
+		if id == "" {
+			id = featureID(f.Properties.ID)
+		}
+		if id == "" {
+			id = strconv.Itoa(i)
+		}
+		gpath := fpath + ".geometry"
+		if f.Geometry == nil {
+			probs = append(probs, Problem{Code: CodeRequired, Path: at(gpath), Issue: "is required: a Polygon or MultiPolygon"})
+			continue
+		}
+		cpath := gpath + ".coordinates"
+		var polys []Polygon
+		switch f.Geometry.Type {
+		case TypePolygon:
+			var c [][][]float64
+			if json.Unmarshal(f.Geometry.Coordinates, &c) != nil {
+				probs = append(probs, Problem{Code: CodeInvalidValue, Path: at(cpath), Issue: "must be an array of linear rings of [longitude, latitude] positions"})
+				continue
+			}
+			p, pp := layerPolygon(c, cpath)
+			polys, probs = append(polys, p), append(probs, at2(pp, at)...)
+		case TypeMultiPolygon:
+			var c [][][][]float64
+			if json.Unmarshal(f.Geometry.Coordinates, &c) != nil {
+				probs = append(probs, Problem{Code: CodeInvalidValue, Path: at(cpath), Issue: "must be an array of polygons of [longitude, latitude] positions"})
+				continue
+			}
+			for j, pc := range c {
+				p, pp := layerPolygon(pc, fmt.Sprintf("%s[%d]", cpath, j))
+				polys, probs = append(polys, p), append(probs, at2(pp, at)...)
+			}
+		default:
+			probs = append(probs, Problem{Code: CodeInvalidGeometryType, Path: at(gpath + ".type"),
+				Issue: "must be Polygon or MultiPolygon, not " + quote(f.Geometry.Type)})
+			continue
+		}
+		if len(polys) == 0 {
+			probs = append(probs, Problem{Code: CodeRequired, Path: at(cpath), Issue: "must hold at least one polygon"})
+		}
+		feats = append(feats, LayerFeature{ID: id, Polygons: polys})
+	}
+	return feats, probs
+}
+
+func at2(ps Problems, at func(string) string) Problems {
+	for i := range ps {
+		ps[i].Path = at(ps[i].Path)
+	}
+	return ps
+}
+
+// featureID reads a string or number id; anything else is no id.
+func featureID(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// layerPolygon checks a polygon's rings: at least 4 positions, closed, in
+// range.
+func layerPolygon(c [][][]float64, path string) (Polygon, Problems) {
+	var probs Problems
+	if len(c) == 0 {
+		return nil, Problems{{Code: CodeInvalidRing, Path: path, Issue: "must hold an exterior ring"}}
+	}
+	p := make(Polygon, 0, len(c))
+	for j, rc := range c {
+		rpath := fmt.Sprintf("%s[%d]", path, j)
+		if len(rc) < 4 {
+			probs = append(probs, Problem{Code: CodeInvalidRing, Path: rpath, Issue: fmt.Sprintf("must hold at least 4 positions, not %d", len(rc))})
+			continue
+		}
+		r := make(Ring, len(rc))
+		ok := true
+		for k, pos := range rc {
+			ppath := fmt.Sprintf("%s[%d]", rpath, k)
+			if len(pos) < 2 {
+				probs = append(probs, Problem{Code: CodeInvalidValue, Path: ppath, Issue: "must be [longitude, latitude]"})
+				ok = false
+				continue
+			}
+			if pos[0] < -180 || pos[0] > 180 || pos[1] < -90 || pos[1] > 90 {
+				probs = append(probs, Problem{Code: CodeInvalidCoordinateRange, Path: ppath,
+					Issue: "longitude must be within -180..180 and latitude within -90..90"})
+				ok = false
+				continue
+			}
+			r[k] = Position{pos[0], pos[1]}
+		}
+		if ok && r[0] != r[len(r)-1] {
+			probs = append(probs, Problem{Code: CodeInvalidCoordinateClosure, Path: rpath, Issue: "the last position must equal the first"})
+		}
+		p = append(p, r)
+	}
+	return p, probs
+}

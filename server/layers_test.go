@@ -1,0 +1,129 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/storage"
+)
+
+const testLayerFeatures = `{"type":"FeatureCollection","features":[{"type":"Feature","id":"loss-1","properties":{},"geometry":{"type":"Polygon","coordinates":[[[-61.9,-10.9],[-61.5,-10.9],[-61.5,-10.5],[-61.9,-10.9]]]}}]}`
+const testLayerCoverage = `{"type":"FeatureCollection","features":[{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[[[-62,-11],[-61,-11],[-61,-10],[-62,-10],[-62,-11]]]}}]}`
+
+func layerBody(kind, features, coverage string) string {
+	b := `{"name":"Loss","kind":"` + kind + `","version":"1.11","source":"glad","features":` + features
+	if coverage != "" {
+		b += `,"coverage":` + coverage
+	}
+	return b + "}"
+}
+
+func TestLayers_ImportAndList(t *testing.T) {
+	ta := newTestApp(t)
+	token := ta.adminToken()
+	_, prodKey := ta.newKey(storage.Production)
+
+	w := ta.serve(storage.Production, newRequest("POST", enterprisePrefix+"/layers",
+		layerBody("deforestation", testLayerFeatures, testLayerCoverage),
+		"Authorization", "Bearer "+token, "Idempotency-Key", "imp-1"))
+	if w.Code != http.StatusOK {
+		t.Fatalf("import: %d %s", w.Code, w.Body)
+	}
+	var got layerResponse
+	mustDecode(t, w, &got)
+	if !strings.HasPrefix(got.LayerID, "lyr_") || got.Kind != "deforestation" || got.FeatureCount != 1 ||
+		got.Coverage.PolygonCount != 1 || len(got.SHA256) != 64 || got.ImportedAt == nil {
+		t.Errorf("import answer = %+v", got)
+	}
+	if strings.Contains(w.Body.String(), "loss-1") {
+		t.Errorf("import answer carries the features: %s", w.Body)
+	}
+	if ix := ta.indexFor(storage.Production); len(ix.Layers()) != 1 || ix.Layers()[0].ID != got.LayerID {
+		t.Errorf("production index not rebuilt: %v", ix.Layers())
+	}
+
+	w = ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/layers", "", "X-API-Key", prodKey))
+	if w.Code != http.StatusOK {
+		t.Fatalf("list: %d %s", w.Code, w.Body)
+	}
+	var list []layerResponse
+	mustDecode(t, w, &list)
+	if len(list) != 1 || list[0].LayerID != got.LayerID || list[0].Name != "Loss" || list[0].Version != "1.11" ||
+		list[0].Source != "glad" || list[0].SHA256 != got.SHA256 || list[0].FeatureCount != 1 ||
+		len(list[0].Coverage.BBox) != 4 || list[0].Coverage.BBox[0] != -62 {
+		t.Errorf("list = %+v", list)
+	}
+
+	// Rebuilding from the store (as New does) indexes the layer again.
+	if err := ta.App.loadLayers(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ta.indexFor(storage.Production).Screen(geo.Geometry{Type: geo.TypePolygon,
+		Polygons: []geo.Polygon{{{{-61.8, -10.8}, {-61.6, -10.8}, {-61.6, -10.6}, {-61.8, -10.8}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Covered(geo.DeforestationAfterCutoff) {
+		t.Errorf("plot inside the imported coverage is not covered: %+v", res)
+	}
+}
+
+func TestLayers_SandboxList(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	w := ta.do("GET", eudrPrefix+"/layers", "", "X-API-Key", key)
+	if w.Code != http.StatusOK {
+		t.Fatalf("list: %d %s", w.Code, w.Body)
+	}
+	var list []layerResponse
+	mustDecode(t, w, &list)
+	fixtures := geo.SandboxLayers()
+	if len(list) != len(fixtures) {
+		t.Fatalf("list = %+v, want %d fixture layers", list, len(fixtures))
+	}
+	for i, l := range fixtures {
+		g := list[i]
+		if g.LayerID != l.ID || g.Kind != string(l.Kind) || g.SHA256 != l.SHA256 || g.Source != geo.SandboxSource ||
+			g.FeatureCount != len(l.Features) || g.Coverage.PolygonCount != len(l.Coverage) || g.ImportedAt != nil {
+			t.Errorf("layer %d = %+v", i, g)
+		}
+	}
+}
+
+func TestLayers_ImportRefused(t *testing.T) {
+	ta := newTestApp(t)
+	token := ta.adminToken()
+	_, key := ta.newKey(storage.Sandbox)
+
+	w := ta.do("POST", enterprisePrefix+"/layers", layerBody("protected_area", testLayerFeatures, ""),
+		"X-API-Key", key, "Idempotency-Key", "k1")
+	wantError(t, w, http.StatusForbidden, CodeForbidden, DetailJWTRequired)
+
+	w = ta.do("POST", enterprisePrefix+"/layers", layerBody("protected_area", testLayerFeatures, ""),
+		"Authorization", "Bearer "+token)
+	wantError(t, w, http.StatusBadRequest, CodeValidationFailed, DetailIdempotencyKeyMissing)
+
+	cases := []struct {
+		name, body, field string
+	}{
+		{"deforestation without coverage", layerBody("deforestation", testLayerFeatures, ""), "coverage"},
+		{"bad kind", layerBody("roads", testLayerFeatures, ""), "kind"},
+		{"no features", `{"name":"x","kind":"forest_cover_2020","version":"1","source":"s"}`, "features"},
+		{"bad ring", layerBody("protected_area", `{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}}]}`, ""),
+			"features.features[0].geometry.coordinates[0]"},
+		{"bad coverage", layerBody("deforestation", testLayerFeatures, `{"type":"FeatureCollection","features":[]}`), "coverage.features"},
+		{"unknown member", `{"name":"x","kind":"forest_cover_2020","version":"1","source":"s","extra":1,"features":` + testLayerFeatures + `}`, "extra"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := ta.do("POST", enterprisePrefix+"/layers", c.body, "Authorization", "Bearer "+token,
+				"Idempotency-Key", "bad-"+string(rune('a'+i)))
+			e := wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "")
+			if len(e.Details) == 0 || e.Details[0].Field != c.field {
+				t.Errorf("details = %+v, want field %s first", e.Details, c.field)
+			}
+		})
+	}
+}
