@@ -87,16 +87,6 @@ func whCount(tb testing.TB, db *bolt.DB, bucket string) int {
 	return n
 }
 
-// whClock is a settable clock.
-type whClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *whClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *whClock) Set(t time.Time)     { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-func (c *whClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 // whRequest is what a sink received.
 type whRequest struct {
 	n      int // 0-based index at the sink

@@ -22,25 +22,8 @@ var jobT0 = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 // jobWait bounds every wait for something that should happen promptly.
 const jobWait = 10 * time.Second
 
-// jobClock is a fake clock that moves only when told to.
-type jobClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newJobClock() *jobClock { return &jobClock{now: jobT0} }
-
-func (c *jobClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *jobClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newJobClock is a fake clock (whClock, shared with the webhook tests) at jobT0.
+func newJobClock() *whClock { return &whClock{t: jobT0} }
 
 // mustOpenJobDB opens (creating) the bbolt file at path, runs queue.Init and
 // closes the file when the test ends.
@@ -453,12 +436,12 @@ func TestRunner_Run(t *testing.T) {
 		if n := recvJob(t, claimed, "first claim pass"); n != 0 {
 			t.Fatalf("claim pass at %v: got %d jobs, want 0 (job due at +1m)", jobT0, n)
 		}
-		clock.Advance(time.Minute - time.Nanosecond)
+		clock.Add(time.Minute - time.Nanosecond)
 		tr.Wake()
 		if n := recvJob(t, claimed, "claim pass before RunAt"); n != 0 {
 			t.Fatalf("claim pass 1ns before RunAt: got %d jobs, want 0", n)
 		}
-		clock.Advance(time.Nanosecond)
+		clock.Add(time.Nanosecond)
 		tr.Wake()
 		if j := recvJob(t, ran, "handler at RunAt"); j.ID != "job_later" {
 			t.Errorf("ran %s, want job_later", j.ID)
@@ -564,7 +547,7 @@ func TestRunner_Crash(t *testing.T) {
 	if due, attempts, ok := jobDue(t, db, "job_1"); !ok || !due.Equal(jobT0.Add(lease)) || attempts != 1 {
 		t.Fatalf("after restart: got due %v, attempts %d, queued %v; want %v, 1, true", due, attempts, ok, jobT0.Add(lease))
 	}
-	clock.Advance(lease - time.Second)
+	clock.Add(lease - time.Second)
 	ran := make(chan queue.Job, 1)
 	claimed := make(chan int, 16)
 	tr := startRunner(t, queue.RunnerOptions{DB: db, Now: clock.Now, Lease: lease}, map[string]queue.Handler{
@@ -573,7 +556,7 @@ func TestRunner_Crash(t *testing.T) {
 	if n := recvJob(t, claimed, "claim pass within the lease"); n != 0 {
 		t.Fatalf("claim pass within the old lease: got %d jobs, want 0", n)
 	}
-	clock.Advance(time.Second)
+	clock.Add(time.Second)
 	tr.Wake()
 	j := recvJob(t, ran, "second run")
 	if j.ID != "job_1" || j.Attempt != 1 || string(j.Payload) != "p" {
@@ -602,7 +585,7 @@ func TestRunner_LeaseRenewal(t *testing.T) {
 	finishOnce := sync.OnceFunc(func() { close(finish) })
 	t.Cleanup(finishOnce)
 	recvJob(t, started, "first runner's handler")
-	clock.Advance(time.Hour) // the first lease is long gone
+	clock.Add(time.Hour) // the first lease is long gone
 	waitForJobs(t, "the lease to be renewed", func() bool {
 		due, _, ok := jobDue(t, db, "job_1")
 		return ok && due.After(clock.Now())

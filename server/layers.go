@@ -180,14 +180,21 @@ func (a *App) ImportLayer(ctx context.Context, lr LayerRequest) (*storage.Layer,
 	if err != nil {
 		return nil, err
 	}
+	var stored *storage.Layer
 	err = a.db.Update(ctx, func(tx *storage.Tx) error {
-		l.ID, l.ImportedAt = newID("lyr", tx.Now()), tx.Now()
-		return tx.PutLayer(l)
+		stored, err = storeLayer(tx, *l)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return l, a.loadLayers(ctx)
+	return stored, a.loadLayers(ctx)
+}
+
+// storeLayer gives a validated layer its ID and import time and writes it.
+func storeLayer(tx *storage.Tx, l storage.Layer) (*storage.Layer, error) {
+	l.ID, l.ImportedAt = newID("lyr", tx.Now()), tx.Now()
+	return &l, tx.PutLayer(&l)
 }
 
 func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -214,12 +221,11 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 		return
 	}
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		rec := *l
-		rec.ID, rec.ImportedAt = newID("lyr", tx.Now()), tx.Now()
-		if err := tx.PutLayer(&rec); err != nil {
+		rec, err := storeLayer(tx, *l)
+		if err != nil {
 			return reply{}, err
 		}
-		resp, err := layerResponseOf(&rec)
+		resp, err := layerResponseOf(rec)
 		if err != nil {
 			return reply{}, err
 		}
