@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -27,7 +28,7 @@ func ParseLayer(name string, kind LayerKind, version, source string, body []byte
 // GeoJSON FeatureCollection of Polygon and MultiPolygon features; a
 // feature's ID is its "id" member, else properties.id, else its index.
 // coverage, when not nil, is a FeatureCollection of the areas the layer has
-// data for (see ParseCoverage). Without it a protected-area or forest layer
+// data for (Polygon and MultiPolygon features whose union is the area the layer has data for). Without it a protected-area or forest layer
 // covers the bounding box of its features, and a deforestation layer is
 // refused (REQUIRED at "coverage"): no deforestation found where the layer
 // has no data must not read as no deforestation. The layer's SHA256 is that
@@ -82,20 +83,6 @@ func ParseLayerFeatures(body []byte) ([]LayerFeature, error) {
 	return feats, nil
 }
 
-// ParseCoverage decodes a coverage FeatureCollection: Polygon and
-// MultiPolygon features whose union is the area a layer has data for.
-func ParseCoverage(body []byte) ([]Polygon, error) {
-	feats, probs := parseLayerCollection(body, "")
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	var cov []Polygon
-	for _, f := range feats {
-		cov = append(cov, f.Polygons...)
-	}
-	return cov, nil
-}
-
 // extent returns the bounding box of the features' exterior rings as one
 // polygon, or nil when there are none.
 func extent(feats []LayerFeature) []Polygon {
@@ -134,7 +121,11 @@ func parseLayerCollection(body []byte, prefix string) ([]LayerFeature, Problems)
 		return nil, Problems{{Code: CodeRequired, Path: at(""), Issue: "a GeoJSON FeatureCollection is required"}}
 	}
 	if err := json.Unmarshal(body, &fc); err != nil {
-		return nil, Problems{{Code: CodeMalformedJSON, Path: at(""), Issue: "must be a GeoJSON FeatureCollection object: " + err.Error()}}
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return nil, Problems{{Code: CodeInvalidValue, Path: at(""), Issue: "must be a GeoJSON FeatureCollection object"}}
+		}
+		return nil, Problems{{Code: CodeMalformedJSON, Path: at(""), Issue: "must be well-formed JSON: a GeoJSON FeatureCollection object"}}
 	}
 	var probs Problems
 	if fc.Type != "FeatureCollection" {
@@ -160,9 +151,14 @@ func parseLayerCollection(body []byte, prefix string) ([]LayerFeature, Problems)
 			probs = append(probs, Problem{Code: CodeInvalidValue, Path: at(fpath), Issue: "must be a GeoJSON Feature object"})
 			continue
 		}
-		id := featureID(f.ID)
+		id, ok := featureID(f.ID)
+		if !ok {
+			probs = append(probs, Problem{Code: CodeInvalidValue, Path: at(fpath + ".id"), Issue: "must be a string or a number"})
+		}
 		if id == "" {
-			id = featureID(f.Properties.ID)
+			if id, ok = featureID(f.Properties.ID); !ok {
+				probs = append(probs, Problem{Code: CodeInvalidValue, Path: at(fpath + ".properties.id"), Issue: "must be a string or a number"})
+			}
 		}
 		if id == "" {
 			id = strconv.Itoa(i)
@@ -213,17 +209,21 @@ func at2(ps Problems, at func(string) string) Problems {
 	return ps
 }
 
-// featureID reads a string or number id; anything else is no id.
-func featureID(raw json.RawMessage) string {
+// featureID reads a string or number id; ok is false for any other value
+// (absent or null is "", true).
+func featureID(raw json.RawMessage) (id string, ok bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s
+		return s, true
 	}
 	var n json.Number
 	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
+		return n.String(), true
 	}
-	return ""
+	return "", false
 }
 
 // layerPolygon checks a polygon's rings: at least 4 positions, closed, in
@@ -257,8 +257,17 @@ func layerPolygon(c [][][]float64, path string) (Polygon, Problems) {
 			}
 			r[k] = Position{pos[0], pos[1]}
 		}
-		if ok && r[0] != r[len(r)-1] {
+		switch {
+		case ok && r[0] != r[len(r)-1]:
 			probs = append(probs, Problem{Code: CodeInvalidCoordinateClosure, Path: rpath, Issue: "the last position must equal the first"})
+		case ok:
+			// An invalid ring (crossing sides, a line) would be measured
+			// wrongly by every screening: the same check as plots get.
+			var w workspace
+			w.load(r, asWritten)
+			if reason, detail := w.shape(rpath); reason != "" {
+				probs = append(probs, Problem{Code: CodeInvalidValue, Path: rpath, Issue: detail})
+			}
 		}
 		p = append(p, r)
 	}

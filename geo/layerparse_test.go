@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/eudr/eudr/geo"
@@ -38,6 +39,13 @@ func TestParseLayer(t *testing.T) {
 		{name: "bad coverage", kind: geo.DeforestationAfterCutoff, body: layerBody, coverage: `{"type":"FeatureCollection","features":[]}`,
 			paths: []string{"coverage.features"}},
 		{name: "not json", kind: geo.ProtectedArea, body: `{`, paths: []string{"body"}},
+		{name: "not an object", kind: geo.ProtectedArea, body: `"abc"`, paths: []string{"body"}},
+		{name: "self-intersecting and collinear rings", kind: geo.ProtectedArea,
+			body:  `{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}},{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[2,2],[0,0]]]}}]}`,
+			paths: []string{"features[0].geometry.coordinates[0]", "features[1].geometry.coordinates[0]"}},
+		{name: "bad ids", kind: geo.ProtectedArea,
+			body:  `{"type":"FeatureCollection","features":[{"type":"Feature","id":{"x":1},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}},{"type":"Feature","properties":{"id":[1]},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}}]}`,
+			paths: []string{"features[0].id", "features[1].properties.id"}},
 		{name: "empty", kind: geo.ProtectedArea, body: `{"type":"FeatureCollection","features":[]}`, paths: []string{"features"}},
 	}
 	for _, tt := range tests {
@@ -64,6 +72,9 @@ func TestParseLayer(t *testing.T) {
 				for i, p := range probs {
 					if p.Path != tt.paths[i] {
 						t.Errorf("problem %d path = %q, want %q (%v)", i, p.Path, tt.paths[i], p)
+					}
+					if strings.Contains(p.Issue, "json:") || strings.Contains(p.Issue, "Go value") {
+						t.Errorf("problem %d issue %q leaks decoder internals", i, p.Issue)
 					}
 				}
 				return

@@ -188,7 +188,16 @@ func (a *App) ImportLayer(ctx context.Context, lr LayerRequest) (*storage.Layer,
 	if err != nil {
 		return nil, err
 	}
-	return stored, a.loadLayers(ctx)
+	a.reloadLayers(ctx)
+	return stored, nil
+}
+
+// reloadLayers rebuilds the production index after an import committed;
+// the layer is stored either way, so a failure is logged, not returned.
+func (a *App) reloadLayers(ctx context.Context) {
+	if err := a.loadLayers(context.WithoutCancel(ctx)); err != nil {
+		a.log.Error().Err(err).Msg("reload reference layers")
+	}
 }
 
 // storeLayer gives a validated layer its ID and import time and writes it.
@@ -204,10 +213,7 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 		writeError(w, r, err)
 		return
 	}
-	if len(decoded) > 0 {
-		writeError(w, r, decoded.Err())
-		return
-	}
+
 	lr := LayerRequest{Name: req.Name, Kind: req.Kind, Version: req.Version, Source: req.Source, Features: req.Features}
 	if c := bytes.TrimSpace(req.Coverage); len(c) > 0 && string(c) != "null" {
 		lr.Coverage = c
@@ -216,7 +222,7 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 		lr.Features = nil
 	}
 	l, err := parseLayerRequest(lr, "features")
-	if err != nil {
+	if err := mergeProblems(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -229,11 +235,7 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusOK, body: resp, onCommit: func() {
-			if err := a.loadLayers(context.WithoutCancel(r.Context())); err != nil {
-				a.log.Error().Err(err).Msg("reload reference layers")
-			}
-		}}, nil
+		return reply{status: http.StatusOK, body: resp, onCommit: func() { a.reloadLayers(r.Context()) }}, nil
 	})
 }
 

@@ -126,4 +126,11 @@ func TestLayers_ImportRefused(t *testing.T) {
 			}
 		})
 	}
+
+	// Decoder and validator problems come in one answer.
+	w = ta.do("POST", enterprisePrefix+"/layers", `{"name":"x","kind":"roads","version":"1","source":"s","extra":1,"features":`+testLayerFeatures+`}`,
+		"Authorization", "Bearer "+token, "Idempotency-Key", "bad-all")
+	if got := detailSet(wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "").Details); !got["UNKNOWN_FIELD extra"] || !got["INVALID_VALUE kind"] {
+		t.Errorf("details = %v, want UNKNOWN_FIELD extra and INVALID_VALUE kind together", got)
+	}
 }
