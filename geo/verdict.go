@@ -8,6 +8,12 @@ import (
 	"strings"
 )
 
+// EngineVersion names the validation and screening rules of this package.
+// It is recorded in each plot's evidence and changes whenever a change here
+// could give some plot another outcome, so that an auditor can tell which
+// rules judged a plot.
+const EngineVersion = "eudr-geo/1"
+
 // Statuses Assess gives a plot (API.md section 4, eudrStatus).
 const (
 	StatusCompliant = "COMPLIANT"
@@ -35,6 +41,10 @@ const (
 	// score (from 2020 forest cover) is above Rules.MaxRiskScore. Only
 	// reachable with MaxRiskScore below its default.
 	ReasonRiskScoreAboveMax = "RISK_SCORE_ABOVE_MAX"
+	// ReasonScreeningError: the overlap could not be measured because the
+	// clipping library failed on numerically degenerate input. The plot is
+	// FAILED rather than judged without a measurement.
+	ReasonScreeningError = "SCREENING_ERROR"
 )
 
 // Rules are the screening thresholds (config: risk.*). Start from
@@ -168,9 +178,9 @@ func clampPct(v float64) float64 {
 //
 // Overlaps count from layers of the kind whether or not they cover the
 // plot: coverage only decides whether absence of evidence means anything.
-// A nil ix has no layers. The error is non-nil, and the Outcome empty, when
-// r is invalid or screening fails (see ScreenArea): the plot must then not
-// be given a status.
+// A nil ix has no layers. When screening fails (see ScreenArea) the plot is
+// FAILED SCREENING_ERROR. The error is non-nil, and the Outcome empty, only
+// when r is invalid.
 func Assess(f Feature, ix *Index, r Rules) (Outcome, error) {
 	if err := r.Validate(); err != nil {
 		return Outcome{}, err
@@ -211,7 +221,10 @@ func Assess(f Feature, ix *Index, r Rules) (Outcome, error) {
 	}
 	res, err := ix.ScreenArea(g, pointHa)
 	if err != nil {
-		return Outcome{}, err
+		o := failed(ReasonScreeningError, "the overlap with the reference layers could not be measured ("+err.Error()+
+			"); simplify the boundary and submit the plot again")
+		o.AreaHa = out.AreaHa
+		return o, nil
 	}
 	out.Layers = res.Layers
 	if !res.Covered(DeforestationAfterCutoff) {

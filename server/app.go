@@ -263,6 +263,7 @@ func (a *App) startQueues() error {
 		OnFailed:     a.failJob,
 	})
 	a.handleJob(jobSandboxTest, a.runSandboxJob)
+	a.handleJob(jobPolygonIngestion, a.runPolygonJob)
 	return nil
 }
 

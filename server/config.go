@@ -12,6 +12,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 )
 
@@ -31,6 +32,20 @@ type Config struct {
 	TrustedProxies  []string      `mapstructure:"trusted_proxies"`
 	Webhooks        WebhookConfig `mapstructure:"webhooks"`
 	Jobs            JobsConfig    `mapstructure:"jobs"`
+	Risk            RiskConfig    `mapstructure:"risk"`
+}
+
+// RiskConfig sets the screening verdict thresholds (API.md section 4).
+type RiskConfig struct {
+	MaxScore            int     `mapstructure:"max_score"`
+	OverlapThresholdPct float64 `mapstructure:"overlap_threshold_pct"`
+}
+
+// rules are the screening rules the config sets.
+func (c RiskConfig) rules() geo.Rules {
+	r := geo.DefaultRules()
+	r.MaxRiskScore, r.OverlapThresholdPct = c.MaxScore, c.OverlapThresholdPct
+	return r
 }
 
 // WebhookConfig sets how events are delivered.
@@ -91,7 +106,12 @@ type IdemConfig struct {
 // LimitsConfig bounds request sizes.
 type LimitsConfig struct {
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
+	MaxFeatures  int   `mapstructure:"max_features"`
 }
+
+// maxFeaturesCeiling is the highest limits.max_features: polygon IDs give
+// the feature index six digits.
+const maxFeaturesCeiling = 1_000_000
 
 // defaults are the embedded settings: `eudr serve` with no file runs on them.
 var defaults = map[string]any{
@@ -114,6 +134,9 @@ var defaults = map[string]any{
 	"idempotency.ttl":            "24h",
 	"idempotency.sweep_interval": "10m",
 	"limits.max_body_bytes":      32 << 20,
+	"limits.max_features":        10000,
+	"risk.max_score":             50,
+	"risk.overlap_threshold_pct": 0.0,
 	"trusted_proxies":            []string{},
 
 	"webhooks.retry_schedule":                []string{"30s", "2m", "10m", "1h"},
@@ -269,6 +292,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxBodyBytes < 1024 {
 		bad("limits.max_body_bytes", "must be at least 1024")
+	}
+	if c.Limits.MaxFeatures < 1 || c.Limits.MaxFeatures > maxFeaturesCeiling {
+		bad("limits.max_features", "must be from 1 to %d", maxFeaturesCeiling)
+	}
+	if c.Risk.MaxScore < 0 || c.Risk.MaxScore > 100 {
+		bad("risk.max_score", "must be from 0 to 100")
+	}
+	if !(c.Risk.OverlapThresholdPct >= 0 && c.Risk.OverlapThresholdPct < 100) {
+		bad("risk.overlap_threshold_pct", "must be at least 0 and below 100")
 	}
 	for key, sched := range map[string][]time.Duration{"webhooks.retry_schedule": c.Webhooks.RetrySchedule,
 		"webhooks.sandbox_retry_schedule": c.Webhooks.SandboxRetrySchedule} {

@@ -3,16 +3,21 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -263,4 +268,64 @@ func (ta *testApp) rotateKey(ctx context.Context, org, id string) (*storage.APIK
 	})
 	ta.keyCache.invalidate()
 	return key, value, err
+}
+
+// receiver is an HTTPS webhook receiver that checks each delivery's
+// signature against the secret of the subscription made by subscribe.
+type receiver struct {
+	srv    *httptest.Server
+	caFile string
+	secret atomic.Value // string
+	bodies chan []byte
+}
+
+// newReceiver starts a receiver; pass "EUDR_WEBHOOKS_CA_FILE="+r.caFile to
+// the app so that it trusts it.
+func newReceiver(tb testing.TB) *receiver {
+	tb.Helper()
+	rc := &receiver{bodies: make(chan []byte, 100)}
+	rc.secret.Store("")
+	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := webhooksig.Verify(rc.secret.Load().(string), body, r.Header.Get(webhooksig.HeaderSignature)); err != nil {
+			tb.Errorf("delivery signature: %v", err)
+		}
+		rc.bodies <- body
+	}))
+	tb.Cleanup(rc.srv.Close)
+	rc.caFile = filepath.Join(tb.TempDir(), "ca.pem")
+	if err := os.WriteFile(rc.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw}), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return rc
+}
+
+// subscribe registers the receiver for eventTypes on the sandbox with key.
+func (rc *receiver) subscribe(ta *testApp, key string, eventTypes ...string) {
+	ta.tb.Helper()
+	types, _ := json.Marshal(eventTypes)
+	w := ta.serve(storage.Sandbox, newRequest("POST", eudrPrefix+"/webhooks",
+		`{"targetUrl":"`+rc.srv.URL+`/hook","eventTypes":`+string(types)+`}`, "X-API-Key", key, "Idempotency-Key", "wh-"+string(types)))
+	var wh webhookResponse
+	mustDecode(ta.tb, w, &wh)
+	rc.secret.Store(wh.SigningSecret)
+}
+
+// next returns the next delivery's envelope, failing after 5 s.
+func (rc *receiver) next(tb testing.TB) (eventType string, data json.RawMessage) {
+	tb.Helper()
+	select {
+	case body := <-rc.bodies:
+		var env struct {
+			EventType string          `json:"eventType"`
+			Data      json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			tb.Fatal(err)
+		}
+		return env.EventType, env.Data
+	case <-time.After(5 * time.Second):
+		tb.Fatal("no webhook delivery within 5s")
+		return "", nil
+	}
 }

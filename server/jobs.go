@@ -78,6 +78,9 @@ func (a *App) failJob(btx *bolt.Tx, j queue.Job, cause error) error {
 	if err := tx.PutJob(t, job); err != nil {
 		return err
 	}
+	if err := tx.DeleteJobInput(t, job.ID); err != nil {
+		return err
+	}
 	_, _, err = a.publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
 	return err
 }
@@ -114,20 +117,19 @@ type jobErrorBody struct {
 	Message string `json:"message"`
 }
 
-func toJobResponse(j *storage.Job) jobResponse {
+// toJobResponse answers job j with its recorded results (one JSON value
+// per item, in item order).
+func toJobResponse(j *storage.Job, results []json.RawMessage) jobResponse {
 	resp := jobResponse{JobID: j.ID, Type: j.Type, Status: j.Status,
 		Progress: progressBody{Total: j.Progress.Total, Processed: j.Progress.Processed,
 			Succeeded: j.Progress.Succeeded, Failed: j.Progress.Failed},
-		Results: j.Results, LedgerProofs: j.LedgerProofs, CreatedAt: formatTime(j.CreatedAt),
+		Results: joinJSON(results), LedgerProofs: j.LedgerProofs, CreatedAt: formatTime(j.CreatedAt),
 		StartedAt: formatTimePtr(j.StartedAt), CompletedAt: formatTimePtr(j.CompletedAt)}
 	switch {
 	case j.Status == storage.JobCompleted || j.Status == storage.JobFailed:
 		resp.Progress.Percent = 100
 	case j.Progress.Total > 0:
 		resp.Progress.Percent = 100 * j.Progress.Processed / j.Progress.Total
-	}
-	if len(resp.Results) == 0 {
-		resp.Results = json.RawMessage(`[]`)
 	}
 	if len(resp.LedgerProofs) == 0 {
 		resp.LedgerProofs = json.RawMessage(`[]`)
@@ -142,9 +144,14 @@ func toJobResponse(j *storage.Job) jobResponse {
 // finished (API.md section 5).
 func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	var job *storage.Job
+	var results []json.RawMessage
 	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
+		t := tenantFrom(r.Context())
 		var err error
-		job, err = tx.FindJob(tenantFrom(r.Context()), ps.ByName("jobId"))
+		if job, err = tx.FindJob(t, ps.ByName("jobId")); err != nil {
+			return err
+		}
+		results, err = tx.FindJobResults(t, job.ID)
 		return err
 	})
 	if err != nil {
@@ -157,7 +164,7 @@ func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httproute
 	if job.Status == storage.JobQueued || job.Status == storage.JobRunning {
 		w.Header().Set("Retry-After", "2")
 	}
-	writeJSON(w, r, http.StatusOK, toJobResponse(job))
+	writeJSON(w, r, http.StatusOK, toJobResponse(job, results))
 }
 
 // jobFunc does a job's work. It records its results and completes the job
@@ -193,8 +200,8 @@ func (a *App) handleJob(jobType string, fn jobFunc) {
 	})
 }
 
-// completeJob marks the job COMPLETED and takes it off the queue, in the
-// transaction that records its last results.
+// completeJob marks the job COMPLETED, drops its stored input and takes it
+// off the queue, in the transaction that records its last results.
 func completeJob(tx *storage.Tx, t storage.Tenant, job *storage.Job) error {
 	now := tx.Now()
 	job.Status = storage.JobCompleted
@@ -202,5 +209,25 @@ func completeJob(tx *storage.Tx, t storage.Tenant, job *storage.Job) error {
 	if err := tx.PutJob(t, job); err != nil {
 		return err
 	}
+	if err := tx.DeleteJobInput(t, job.ID); err != nil {
+		return err
+	}
 	return queue.Complete(tx.Tx, job.ID)
+}
+
+// joinJSON makes one JSON array of values.
+func joinJSON(values []json.RawMessage) json.RawMessage {
+	n := 2
+	for _, v := range values {
+		n += len(v) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, v := range values {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
 }

@@ -48,6 +48,13 @@ func (a *App) routes() []route {
 
 		{"GET", eudrPrefix + "/layers", authKey, idemNone, a.handleLayersList},
 
+		{"GET", eudrPrefix + "/polygons", authKey, idemNone, a.handlePolygonsList},
+		{"POST", eudrPrefix + "/polygons", authKey, idemRequired, a.handlePolygonsCreate},
+		{"GET", eudrPrefix + "/polygons/:polygonId", authKey, idemNone, a.handlePolygonsGet},
+		{"DELETE", eudrPrefix + "/polygons/:polygonId", authKey, idemNone, a.handlePolygonsDelete},
+		{"GET", eudrPrefix + "/polygons/:polygonId/status", authKey, idemNone, a.handlePolygonsStatus},
+		{"GET", eudrPrefix + "/polygons/:polygonId/evidence", authKey, idemNone, a.handlePolygonsEvidence},
+
 		{"GET", eudrPrefix + "/jobs/:jobId", authKey, idemNone, a.handleJobsGet},
 
 		{"GET", eudrPrefix + "/webhooks", authKey, idemNone, a.handleWebhooksList},

@@ -1,11 +1,17 @@
 package storage
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"time"
 )
 
-var bucketJobs = []byte("jobs")
+var (
+	bucketJobs       = []byte("jobs")
+	bucketJobInputs  = []byte("job_inputs")
+	bucketJobResults = []byte("job_results")
+)
 
 // Job statuses (API.md section 5).
 const (
@@ -22,7 +28,6 @@ type Job struct {
 	Type         string          `json:"type"`
 	Status       string          `json:"status"`
 	Progress     JobProgress     `json:"progress"`
-	Results      json.RawMessage `json:"results,omitempty"`      // per type, encoded by the server
 	LedgerProofs json.RawMessage `json:"ledgerProofs,omitempty"` // entries the job anchored
 	Error        *JobError       `json:"error,omitempty"`
 	CreatedAt    time.Time       `json:"createdAt"`
@@ -64,4 +69,75 @@ func (tx *Tx) FindJob(t Tenant, id string) (*Job, error) {
 		return nil, err
 	}
 	return &j, nil
+}
+
+// PutJobInput keeps a job's input, such as a polygon request body, until
+// the job ends. It is kept here rather than in the queue entry, which is
+// rewritten at every lease.
+func (tx *Tx) PutJobInput(t Tenant, jobID string, input []byte) error {
+	b, err := tx.tenantBucket(t, bucketJobInputs)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(jobID), input)
+}
+
+// FindJobInput returns a job's input or ErrNotFound. The bytes are valid
+// only during the transaction.
+func (tx *Tx) FindJobInput(t Tenant, jobID string) ([]byte, error) {
+	b, err := tx.tenantBucket(t, bucketJobInputs)
+	if err != nil {
+		return nil, err
+	}
+	var v []byte
+	if b != nil {
+		v = b.Get([]byte(jobID))
+	}
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	return v, nil
+}
+
+// DeleteJobInput drops a job's input once the job has ended.
+func (tx *Tx) DeleteJobInput(t Tenant, jobID string) error {
+	b, err := tx.tenantBucket(t, bucketJobInputs)
+	if err != nil {
+		return err
+	}
+	return b.Delete([]byte(jobID))
+}
+
+// jobResultKey orders a job's results by item: the job ID, a zero byte, the
+// item index big-endian.
+func jobResultKey(jobID string, item int) []byte {
+	k := make([]byte, len(jobID)+5)
+	copy(k, jobID)
+	binary.BigEndian.PutUint32(k[len(jobID)+1:], uint32(item))
+	return k
+}
+
+// PutJobResult records the result of one item of a job (a feature of a
+// polygon request), replacing any recorded for that item before.
+func (tx *Tx) PutJobResult(t Tenant, jobID string, item int, result json.RawMessage) error {
+	b, err := tx.tenantBucket(t, bucketJobResults)
+	if err != nil {
+		return err
+	}
+	return b.Put(jobResultKey(jobID, item), result)
+}
+
+// FindJobResults returns a job's recorded results in item order, copied.
+func (tx *Tx) FindJobResults(t Tenant, jobID string) ([]json.RawMessage, error) {
+	b, err := tx.tenantBucket(t, bucketJobResults)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	prefix := append([]byte(jobID), 0)
+	var out []json.RawMessage
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		out = append(out, bytes.Clone(v))
+	}
+	return out, nil
 }

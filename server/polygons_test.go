@@ -1,0 +1,147 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/storage"
+)
+
+// square is a closed ring around (lon, lat), half a side of d degrees,
+// written with 6 decimals.
+func square(lon, lat, d float64) string {
+	return fmt.Sprintf("[[[%.6f,%.6f],[%.6f,%.6f],[%.6f,%.6f],[%.6f,%.6f],[%.6f,%.6f]]]",
+		lon-d, lat-d, lon+d, lat-d, lon+d, lat+d, lon-d, lat+d, lon-d, lat-d)
+}
+
+// plot is a Polygon feature of a cocoa plot from Ghana.
+func plot(externalID, coordinates string) string {
+	return fmt.Sprintf(`{"type":"Feature","geometry":{"type":"Polygon","coordinates":%s},`+
+		`"properties":{"commodity":"cocoa","producerCountry":"GH","externalId":%q,"supplierId":"V-1"}}`, coordinates, externalID)
+}
+
+func collection(features ...string) string {
+	return `{"type":"FeatureCollection","features":[` + strings.Join(features, ",") + `]}`
+}
+
+// fixtureCollection holds one plot per row of the sandbox fixture table
+// (API.md section 4), in table order, and a self-intersecting one.
+var fixtureCollection = collection(
+	plot("defo", square(-61.5, -10.5, 0.001)),
+	plot("protected", square(-54.5, -4.5, 0.001)),
+	plot("nodata", square(10.5, 10.5, 0.001)),
+	plot("clean", square(5.0, 6.0, 0.001)),
+	plot("bowtie", "[[[5.000000,6.000000],[5.001000,6.001000],[5.001000,6.000000],[5.000000,6.001000],[5.000000,6.000000]]]"),
+)
+
+func (ta *testApp) postPolygons(key, idem, body string) (polygonsAcceptedResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	w := ta.do("POST", eudrPrefix+"/polygons", body, "X-API-Key", key, "Idempotency-Key", idem,
+		"Content-Type", "application/geo+json")
+	var acc polygonsAcceptedResponse
+	if w.Code == http.StatusAccepted {
+		mustDecode(ta.tb, w, &acc)
+	}
+	return acc, w
+}
+
+func TestPolygons_SandboxFixtures(t *testing.T) {
+	rc := newReceiver(t)
+	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
+	_, key := ta.newKey(storage.Sandbox)
+	rc.subscribe(ta, key, EventPolygonVerified, EventPolygonFailed)
+	ta.runQueues()
+
+	acc, w := ta.postPolygons(key, "p-1", fixtureCollection)
+	if w.Code != http.StatusAccepted || acc.FeatureCount != 5 || w.Header().Get("Location") != eudrPrefix+"/jobs/"+acc.JobID {
+		t.Fatalf("POST /polygons: %d %s (Location %q)", w.Code, w.Body, w.Header().Get("Location"))
+	}
+	job, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	if job.Type != jobPolygonIngestion || job.Progress != (progressBody{Total: 5, Processed: 5, Succeeded: 3, Failed: 2, Percent: 100}) {
+		t.Errorf("job: type %s progress %+v", job.Type, job.Progress)
+	}
+	var results []featureResult
+	if err := json.Unmarshal(job.Results, &results); err != nil || len(results) != 5 {
+		t.Fatalf("results %s: %v", job.Results, err)
+	}
+	want := []struct{ status, reason string }{
+		{"HIGH_RISK", "DEFORESTATION_AFTER_CUTOFF"},
+		{"HIGH_RISK", "PROTECTED_AREA_OVERLAP"},
+		{"FAILED", "NO_REFERENCE_COVERAGE"},
+		{"COMPLIANT", ""},
+		{"FAILED", "SELF_INTERSECTION"},
+	}
+	for i, r := range results {
+		reason := ""
+		if r.FailureReason != nil {
+			reason = *r.FailureReason
+		}
+		if r.FeatureIndex != i || r.PolygonID != storage.PolygonID(acc.JobID, i) || r.EUDRStatus != want[i].status || reason != want[i].reason {
+			t.Errorf("result %d: %+v (reason %q), want %+v", i, r, reason, want[i])
+		}
+		st := ta.do("GET", eudrPrefix+"/polygons/"+r.PolygonID+"/status", "", "X-API-Key", key)
+		var status polygonStatusResponse
+		mustDecode(t, st, &status)
+		if status.EUDRStatus != want[i].status || (status.Risk == nil) != (want[i].status == "FAILED") {
+			t.Errorf("status of %d: %s", i, st.Body)
+		}
+	}
+
+	// Evidence: the input hash is of the feature as sent, compacted; the
+	// layers used are the sandbox fixtures; the overlap is named.
+	ev := ta.do("GET", eudrPrefix+"/polygons/"+results[0].PolygonID+"/evidence", "", "X-API-Key", key)
+	var doc evidenceDocument
+	mustDecode(t, ev, &doc)
+	sum := sha256.Sum256([]byte(plot("defo", square(-61.5, -10.5, 0.001))))
+	if doc.InputSHA256 != hex.EncodeToString(sum[:]) || len(doc.Layers) == 0 || len(doc.Overlaps) != 1 ||
+		doc.Overlaps[0].Kind != string(geo.DeforestationAfterCutoff) || doc.Risk == nil || doc.Risk.DeforestedPct != 100 {
+		t.Errorf("evidence: %s", ev.Body)
+	}
+
+	// The whole record carries the geometry; the list does not.
+	one := ta.do("GET", eudrPrefix+"/polygons/"+results[3].PolygonID, "", "X-API-Key", key)
+	var rec polygonResponse
+	mustDecode(t, one, &rec)
+	if rec.ExternalID == nil || *rec.ExternalID != "clean" || !strings.Contains(string(rec.Geometry), `"Polygon"`) {
+		t.Errorf("GET polygon: %s", one.Body)
+	}
+	list := ta.do("GET", eudrPrefix+"/polygons?eudrStatus=FAILED&jobId="+acc.JobID, "", "X-API-Key", key)
+	var items []polygonResponse
+	mustDecode(t, list, &items)
+	if len(items) != 2 || items[0].FeatureIndex != 4 || items[1].FeatureIndex != 2 || items[0].Geometry != nil {
+		t.Errorf("FAILED list: %s", list.Body)
+	}
+
+	// Events of the job: one of each kind, fired when it completed.
+	got := map[string]string{}
+	for range 2 {
+		typ, data := rc.next(t)
+		got[typ] = string(data)
+	}
+	wantVerified := fmt.Sprintf(`{"jobId":%q,"polygonIds":[%q,%q,%q]}`, acc.JobID,
+		results[0].PolygonID, results[1].PolygonID, results[3].PolygonID)
+	if got[EventPolygonVerified] != wantVerified {
+		t.Errorf("polygon.verified: %s, want %s", got[EventPolygonVerified], wantVerified)
+	}
+	wantFailed := fmt.Sprintf(`{"jobId":%q,"polygonIds":[%q,%q],"reasons":{%q:"NO_REFERENCE_COVERAGE",%q:"SELF_INTERSECTION"}}`,
+		acc.JobID, results[2].PolygonID, results[4].PolygonID, results[2].PolygonID, results[4].PolygonID)
+	if got[EventPolygonFailed] != wantFailed {
+		t.Errorf("polygon.failed: %s, want %s", got[EventPolygonFailed], wantFailed)
+	}
+
+	// Delete: gone from status, record and evidence.
+	if w := ta.do("DELETE", eudrPrefix+"/polygons/"+results[4].PolygonID, "", "X-API-Key", key); w.Code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", w.Code, w.Body)
+	}
+	for _, p := range []string{"", "/status", "/evidence"} {
+		wantError(t, ta.do("GET", eudrPrefix+"/polygons/"+results[4].PolygonID+p, "", "X-API-Key", key), 404, CodeNotFound, "")
+	}
+	wantError(t, ta.do("DELETE", eudrPrefix+"/polygons/"+results[4].PolygonID, "", "X-API-Key", key), 404, CodeNotFound, "")
+}

@@ -1,0 +1,310 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/storage"
+)
+
+// jobPolygonIngestion is the job type of POST /polygons.
+const jobPolygonIngestion = "polygon_ingestion"
+
+// screenChunk is how many features one transaction records. A job resumed
+// after a crash goes on after the last recorded chunk; a chunk is small
+// enough that progress moves every fraction of a second.
+const screenChunk = 200
+
+// featureResult is one entry of a polygon job's results (API.md section 5).
+type featureResult struct {
+	FeatureIndex  int     `json:"featureIndex"`
+	ExternalID    *string `json:"externalId"`
+	PolygonID     string  `json:"polygonId"`
+	EUDRStatus    string  `json:"eudrStatus"`
+	FailureReason *string `json:"failureReason"`
+}
+
+// polygonVerifiedData and polygonFailedData are the events of a finished
+// polygon job: the screened polygons (COMPLIANT and HIGH_RISK), and the
+// FAILED ones with their reasons.
+type polygonVerifiedData struct {
+	JobID      string   `json:"jobId"`
+	PolygonIDs []string `json:"polygonIds"`
+}
+
+type polygonFailedData struct {
+	JobID      string            `json:"jobId"`
+	PolygonIDs []string          `json:"polygonIds"`
+	Reasons    map[string]string `json:"reasons"`
+}
+
+// evidenceDocument is what GET /polygons/{polygonId}/evidence answers: how
+// a plot was judged, recorded when it was screened and never changed.
+type evidenceDocument struct {
+	PolygonID    string `json:"polygonId"`
+	JobID        string `json:"jobId"`
+	FeatureIndex int    `json:"featureIndex"`
+	// InputSHA256 is the hex SHA-256 of the feature as sent, with the
+	// whitespace between JSON tokens removed.
+	InputSHA256   string            `json:"inputSha256"`
+	EUDRStatus    string            `json:"eudrStatus"`
+	FailureReason *string           `json:"failureReason"`
+	FailureDetail *string           `json:"failureDetail"`
+	AreaHa        float64           `json:"areaHa"`
+	Risk          *riskBody         `json:"risk"`
+	Rules         evidenceRules     `json:"rules"`
+	Layers        []evidenceLayer   `json:"layers"`
+	Overlaps      []evidenceOverlap `json:"overlaps"`
+	EngineVersion string            `json:"engineVersion"`
+	AppVersion    string            `json:"appVersion"`
+	ScreenedAt    string            `json:"screenedAt"`
+}
+
+// evidenceRules are the thresholds the plot was judged by.
+type evidenceRules struct {
+	MaxRiskScore        int     `json:"maxRiskScore"`
+	OverlapThresholdPct float64 `json:"overlapThresholdPct"`
+	AreaTolerancePct    float64 `json:"areaTolerancePct"`
+}
+
+// evidenceLayer is a reference layer the plot was measured against, and
+// whether it has data for the whole plot.
+type evidenceLayer struct {
+	LayerID string `json:"layerId"`
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+	Source  string `json:"source"`
+	SHA256  string `json:"sha256"`
+	Covered bool   `json:"covered"`
+}
+
+// evidenceOverlap is an overlap of positive area (for points: a point
+// inside) with one layer's features.
+type evidenceOverlap struct {
+	LayerID    string   `json:"layerId"`
+	Kind       string   `json:"kind"`
+	OverlapHa  float64  `json:"overlapHa"`
+	OverlapPct float64  `json:"overlapPct"`
+	FeatureIDs []string `json:"featureIds"`
+}
+
+// screened is one feature's outcome, ready to be recorded.
+type screened struct {
+	polygon *storage.Polygon
+	detail  storage.PolygonDetail
+	result  json.RawMessage
+}
+
+// screening is what a polygon job judges its features with: the
+// environment's reference layers and the configured rules, as they stood
+// when the job (re)started.
+type screening struct {
+	ix         *geo.Index
+	layers     []*geo.Layer // ix.Layers()
+	rules      geo.Rules
+	appVersion string
+	log        func(index int, cause any)
+}
+
+// runPolygonJob screens the features of a POST /polygons request, chunk
+// by chunk from the first one not yet recorded. Each chunk's polygons,
+// results and progress are one transaction; the last one also completes
+// the job and publishes its events. Polygon IDs come from the job and the
+// feature index, so screening a feature again writes the same polygon.
+func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
+	var body []byte
+	err := a.db.View(ctx, func(tx *storage.Tx) error {
+		in, err := tx.FindJobInput(t, job.ID)
+		body = bytes.Clone(in)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("read the job's request: %w", err)
+	}
+	feats, err := geo.ParseFeatureCollection(body, geo.ParseOptions{})
+	if err != nil {
+		return fmt.Errorf("decode the job's request: %w", err)
+	}
+	if len(feats) != job.Progress.Total {
+		return fmt.Errorf("the job's request holds %d features, the job %d", len(feats), job.Progress.Total)
+	}
+	ix := a.indexFor(t.Env)
+	s := screening{ix: ix, layers: ix.Layers(), rules: a.cfg.Risk.rules(), appVersion: a.version,
+		log: func(index int, cause any) {
+			a.log.Error().Str("job_id", job.ID).Int("feature_index", index).Interface("panic", cause).
+				Msg("screening a feature panicked; it is FAILED SCREENING_ERROR")
+		}}
+	for start := job.Progress.Processed; start < len(feats); start = job.Progress.Processed {
+		end := min(start+screenChunk, len(feats))
+		out := s.screenAll(ctx, job.ID, feats[start:end], a.now())
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := a.db.Update(ctx, func(tx *storage.Tx) error {
+			return a.recordScreened(tx, t, job, out, end == len(feats))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordScreened records one chunk of a job's outcomes and its progress;
+// the last chunk completes the job and publishes polygon.verified and
+// polygon.failed for the whole job, from its recorded results.
+func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job, out []screened, last bool) error {
+	for _, s := range out {
+		if err := tx.PutPolygon(t, s.polygon, &s.detail); err != nil {
+			return err
+		}
+		if err := tx.PutJobResult(t, job.ID, s.polygon.FeatureIndex, s.result); err != nil {
+			return err
+		}
+		job.Progress.Processed++
+		if s.polygon.Status == geo.StatusFailed {
+			job.Progress.Failed++
+		} else {
+			job.Progress.Succeeded++
+		}
+	}
+	if !last {
+		return tx.PutJob(t, job)
+	}
+	results, err := tx.FindJobResults(t, job.ID)
+	if err != nil {
+		return err
+	}
+	verified := polygonVerifiedData{JobID: job.ID, PolygonIDs: []string{}}
+	failed := polygonFailedData{JobID: job.ID, PolygonIDs: []string{}, Reasons: map[string]string{}}
+	for _, raw := range results {
+		var r featureResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("read result of job %s: %w", job.ID, err)
+		}
+		if r.EUDRStatus == geo.StatusFailed {
+			failed.PolygonIDs = append(failed.PolygonIDs, r.PolygonID)
+			if r.FailureReason != nil {
+				failed.Reasons[r.PolygonID] = *r.FailureReason
+			}
+		} else {
+			verified.PolygonIDs = append(verified.PolygonIDs, r.PolygonID)
+		}
+	}
+	if len(verified.PolygonIDs) > 0 {
+		if _, _, err := a.publish(tx, t, EventPolygonVerified, verified); err != nil {
+			return err
+		}
+	}
+	if len(failed.PolygonIDs) > 0 {
+		if _, _, err := a.publish(tx, t, EventPolygonFailed, failed); err != nil {
+			return err
+		}
+	}
+	return completeJob(tx, t, job)
+}
+
+// screenAll screens feats on every CPU, keeping their order. It stops early
+// (leaving the rest zero) when ctx is done; the caller checks ctx.
+func (s screening) screenAll(ctx context.Context, jobID string, feats []geo.Feature, now time.Time) []screened {
+	out := make([]screened, len(feats))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(feats)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(feats) {
+					return
+				}
+				out[i] = s.screen(jobID, feats[i], now)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// screen judges one feature and makes its polygon record, evidence and job
+// result. A panic in the geometry code fails the plot, not the appliance.
+func (s screening) screen(jobID string, f geo.Feature, now time.Time) screened {
+	o, err := s.assess(f)
+	if err != nil {
+		// Only invalid rules give an error, and the config is checked at
+		// start: judge nothing rather than judge wrongly.
+		o = geo.Outcome{Status: geo.StatusFailed, Reason: geo.ReasonScreeningError, Detail: err.Error()}
+	}
+	var feature bytes.Buffer
+	if err := json.Compact(&feature, f.Raw); err != nil {
+		feature.Reset()
+		feature.Write(f.Raw) // not reached: the parser accepted it as JSON
+	}
+	sum := sha256.Sum256(feature.Bytes())
+	p := f.Properties
+	pol := &storage.Polygon{ID: storage.PolygonID(jobID, f.Index), JobID: jobID, FeatureIndex: f.Index,
+		ExternalID: p.ExternalID, SupplierID: p.SupplierID, Commodity: p.Commodity,
+		ProducerCountry: p.ProducerCountry, ProducerName: p.ProducerName, ProductionPlace: p.ProductionPlace,
+		DeclaredAreaHa: p.Area, GeometryType: f.Geometry.Type, AreaHa: o.AreaHa, Status: o.Status,
+		FailureReason: o.Reason, FailureDetail: o.Detail, ScreenedAt: now}
+	if o.Status != geo.StatusFailed {
+		pol.Risk = &storage.PolygonRisk{DeforestedHa: o.Risk.DeforestedHa, DeforestedPct: o.Risk.DeforestedPct,
+			ProtectedHa: o.Risk.ProtectedHa, ProtectedPct: o.Risk.ProtectedPct, RiskScore: o.Risk.RiskScore}
+	}
+	ev := s.evidence(pol, o, hex.EncodeToString(sum[:]))
+	evidence, err := json.Marshal(ev)
+	if err != nil {
+		panic(fmt.Sprintf("encode evidence: %v", err)) // plain values: cannot fail
+	}
+	result, err := json.Marshal(featureResult{FeatureIndex: f.Index, ExternalID: optional(p.ExternalID),
+		PolygonID: pol.ID, EUDRStatus: pol.Status, FailureReason: optional(pol.FailureReason)})
+	if err != nil {
+		panic(fmt.Sprintf("encode result: %v", err))
+	}
+	return screened{polygon: pol, detail: storage.PolygonDetail{Feature: feature.Bytes(), Evidence: evidence}, result: result}
+}
+
+// assess runs geo.Assess, turning a panic into FAILED SCREENING_ERROR.
+func (s screening) assess(f geo.Feature) (o geo.Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log(f.Index, p)
+			o, err = geo.Outcome{Status: geo.StatusFailed, Reason: geo.ReasonScreeningError,
+				Detail: "the plot could not be screened because of an internal error; it has been logged"}, nil
+		}
+	}()
+	return geo.Assess(f, s.ix, s.rules)
+}
+
+func (s screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 string) evidenceDocument {
+	ev := evidenceDocument{PolygonID: p.ID, JobID: p.JobID, FeatureIndex: p.FeatureIndex, InputSHA256: inputSHA256,
+		EUDRStatus: p.Status, FailureReason: optional(p.FailureReason), FailureDetail: optional(p.FailureDetail),
+		AreaHa: p.AreaHa, Risk: toRiskBody(p.Risk),
+		Rules: evidenceRules{MaxRiskScore: s.rules.MaxRiskScore, OverlapThresholdPct: s.rules.OverlapThresholdPct,
+			AreaTolerancePct: 100 * s.rules.AreaTolerance},
+		Layers: []evidenceLayer{}, Overlaps: []evidenceOverlap{},
+		EngineVersion: geo.EngineVersion, AppVersion: s.appVersion, ScreenedAt: formatTime(p.ScreenedAt)}
+	// o.Layers is in index order, one entry per layer, when the plot was
+	// screened at all.
+	for i, lr := range o.Layers {
+		l := s.layers[i]
+		ev.Layers = append(ev.Layers, evidenceLayer{LayerID: l.ID, Name: l.Name, Kind: string(l.Kind),
+			Version: l.Version, Source: l.Source, SHA256: l.SHA256, Covered: lr.Covered})
+		if len(lr.FeatureIDs) > 0 {
+			ev.Overlaps = append(ev.Overlaps, evidenceOverlap{LayerID: l.ID, Kind: string(l.Kind),
+				OverlapHa: lr.OverlapHa, OverlapPct: lr.OverlapPct, FeatureIDs: lr.FeatureIDs})
+		}
+	}
+	return ev
+}
