@@ -188,14 +188,12 @@
 // SandboxLayers is API.md's fixture table as two layers built in code:
 // deforestation over lon -62..-61, lat -11..-10 and a protected area over
 // lon -55..-54, lat -5..-4, each covering the world but lon 10..11, lat
-// 10..11 (four rectangles tiled around it). A plot overlapping a box with
-// positive area gets the box's outcome, whatever the share. A polygon
-// that only shares an edge or a corner with a box overlaps it by 0 ha and
-// is judged as if the box were not there: COMPLIANT beside the
-// deforestation and protected boxes, and COMPLIANT beside the no-coverage
-// box too, being wholly inside the coverage. A Point on a box's edge is
-// inside it (it stands for a plot of some hectares around it): HIGH_RISK on
-// the edge of the first two boxes, covered (COMPLIANT) on the edge of the
-// third. The same rules apply in production; the sandbox differs only in
-// its layers. Their SHA256 is LayerSHA256, over a canonical JSON encoding.
+// 10..11 (four rectangles tiled around it). Each box is grown by 0.00001°
+// (about 1.1 m) on every side, so that a plot touching a box only along an
+// edge or at a corner overlaps it by a sliver and gets the box's outcome,
+// as the table says of "any polygon touching the box": HIGH_RISK beside
+// the first two boxes, FAILED NO_REFERENCE_COVERAGE beside the third. A
+// plot overlapping a box gets its outcome whatever the share, and a Point
+// on a box's edge is inside it. The same rules apply in production; the
+// sandbox differs only in its layers. Their SHA256 is LayerSHA256, over a canonical JSON encoding.
 package geo

@@ -21,6 +21,13 @@ var (
 	sandboxNoCoverageBox = [4]float64{10, 10, 11, 11}
 )
 
+// sandboxMargin, in degrees (about 1.1 m), grows each box in the layers: a
+// plot touching a box only along an edge or at a corner overlaps the grown
+// box by a sliver of positive area, so it gets the box's outcome, as
+// API.md's table says of "any polygon touching the box". Screening itself
+// keeps the rule that only an overlap of positive area counts.
+const sandboxMargin = 1e-5
+
 // SandboxSource is the Source of the sandbox fixture layers.
 const SandboxSource = "eudr sandbox fixtures"
 
@@ -28,8 +35,8 @@ const SandboxSource = "eudr sandbox fixtures"
 // call (callers may keep or change them): a deforestation layer with one
 // feature over sandboxDeforestationBox and a protected-area layer with one
 // feature over sandboxProtectedBox, both covering the whole world but
-// sandboxNoCoverageBox. Assessed with DefaultRules, a plot gets API.md's
-// outcomes; see the package doc for plots on a box's edge.
+// sandboxNoCoverageBox, each box grown by sandboxMargin. Assessed with
+// DefaultRules, a plot overlapping or touching a box gets API.md's outcome.
 func SandboxLayers() []*Layer {
 	layers := []*Layer{{
 		ID:       "sandbox-deforestation",
@@ -38,7 +45,7 @@ func SandboxLayers() []*Layer {
 		Version:  "1",
 		Source:   SandboxSource,
 		Coverage: sandboxCoverage(),
-		Features: []LayerFeature{{ID: "sandbox-deforestation-1", Polygons: []Polygon{rect(sandboxDeforestationBox)}}},
+		Features: []LayerFeature{{ID: "sandbox-deforestation-1", Polygons: []Polygon{rect(grow(sandboxDeforestationBox))}}},
 	}, {
 		ID:       "sandbox-protected-areas",
 		Name:     "Sandbox protected areas",
@@ -46,7 +53,7 @@ func SandboxLayers() []*Layer {
 		Version:  "1",
 		Source:   SandboxSource,
 		Coverage: sandboxCoverage(),
-		Features: []LayerFeature{{ID: "sandbox-protected-area-1", Polygons: []Polygon{rect(sandboxProtectedBox)}}},
+		Features: []LayerFeature{{ID: "sandbox-protected-area-1", Polygons: []Polygon{rect(grow(sandboxProtectedBox))}}},
 	}}
 	for _, l := range layers {
 		sum, err := LayerSHA256(l)
@@ -62,13 +69,18 @@ func SandboxLayers() []*Layer {
 // rectangles: west and east of it pole to pole, south and north of it in
 // its band of longitude.
 func sandboxCoverage() []Polygon {
-	b := sandboxNoCoverageBox
+	b := grow(sandboxNoCoverageBox)
 	return []Polygon{
 		rect([4]float64{-180, -90, b[0], 90}),
 		rect([4]float64{b[2], -90, 180, 90}),
 		rect([4]float64{b[0], -90, b[2], b[1]}),
 		rect([4]float64{b[0], b[3], b[2], 90}),
 	}
+}
+
+// grow returns box b grown by sandboxMargin on every side.
+func grow(b [4]float64) [4]float64 {
+	return [4]float64{b[0] - sandboxMargin, b[1] - sandboxMargin, b[2] + sandboxMargin, b[3] + sandboxMargin}
 }
 
 // rect returns the box lon min, lat min, lon max, lat max as a polygon

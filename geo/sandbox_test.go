@@ -61,22 +61,24 @@ func TestAssess_SandboxFixtures(t *testing.T) {
 		{"holds deforestation box", rectJSON(-62.5, -11.5, -60.5, -9.5), "", geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff, 25, 0, -1, -1, 100},
 		{"point in deforestation box", pointJSON(-61.5, -10.5), area, geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff, 100, 0, 2, 0, 100},
 		{"point on deforestation box edge", pointJSON(-61, -10.5), area, geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff, 100, 0, 2, 0, 100},
-		{"edge of deforestation box only", rectJSON(-61, -10.6, -60.8, -10.4), "", geo.StatusCompliant, "", 0, 0, 0, 0, 0},
-		{"corner of deforestation box only", rectJSON(-61, -10, -60.8, -9.8), "", geo.StatusCompliant, "", 0, 0, 0, 0, 0},
+		{"edge of deforestation box only", rectJSON(-61, -10.6, -60.8, -10.4), "", geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff, 0.005, 0, -1, -1, 100},
+		{"corner of deforestation box only", rectJSON(-61, -10, -60.8, -9.8), "", geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff, 0, 0, -1, -1, 100},
+		{"beside the deforestation box", rectJSON(-60.99998, -10.6, -60.8, -10.4), "", geo.StatusCompliant, "", 0, 0, 0, 0, 0},
 
 		// Protected box -55, -5, -54, -4.
 		{"inside protected box", rectJSON(-54.6, -4.6, -54.4, -4.4), "", geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 0, 100, -1, -1, 100},
 		{"partly over protected box", rectJSON(-54.1, -4.6, -53.9, -4.4), "", geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 0, 50, -1, -1, -1},
 		{"point in protected box", pointJSON(-54.5, -4.5), area, geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 0, 100, 0, 2, 100},
-		{"edge of protected box only", rectJSON(-55.2, -4.6, -55, -4.4), "", geo.StatusCompliant, "", 0, 0, 0, 0, 0},
+		{"edge of protected box only", rectJSON(-55.2, -4.6, -55, -4.4), "", geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 0, 0.005, -1, -1, -1},
 
 		// No coverage box 10, 10, 11, 11.
 		{"inside no-coverage box", rectJSON(10.4, 10.4, 10.6, 10.6), "", geo.StatusFailed, geo.ReasonNoReferenceCoverage, 0, 0, 0, 0, 0},
 		{"partly over no-coverage box", rectJSON(10.9, 10.4, 11.1, 10.6), "", geo.StatusFailed, geo.ReasonNoReferenceCoverage, 0, 0, 0, 0, 0},
 		{"holds no-coverage box", rectJSON(9.5, 9.5, 11.5, 11.5), "", geo.StatusFailed, geo.ReasonNoReferenceCoverage, 0, 0, 0, 0, 0},
 		{"point in no-coverage box", pointJSON(10.5, 10.5), area, geo.StatusFailed, geo.ReasonNoReferenceCoverage, 0, 0, 0, 0, 0},
-		{"edge of no-coverage box only", rectJSON(11, 10.4, 11.2, 10.6), "", geo.StatusCompliant, "", 0, 0, 0, 0, 0},
-		{"point on no-coverage box edge", pointJSON(11, 10.5), area, geo.StatusCompliant, "", 0, 0, 0, 0, 0},
+		{"edge of no-coverage box only", rectJSON(11, 10.4, 11.2, 10.6), "", geo.StatusFailed, geo.ReasonNoReferenceCoverage, 0, 0, 0, 0, 0},
+		{"point on no-coverage box edge", pointJSON(11, 10.5), area, geo.StatusFailed, geo.ReasonNoReferenceCoverage, 0, 0, 0, 0, 0},
+		{"beside the no-coverage box", rectJSON(11.00002, 10.4, 11.2, 10.6), "", geo.StatusCompliant, "", 0, 0, 0, 0, 0},
 
 		// Anywhere else.
 		{"elsewhere", rectJSON(30, 5, 30.2, 5.2), "", geo.StatusCompliant, "", 0, 0, 0, 0, 0},
@@ -174,7 +176,7 @@ func TestSandboxLayers(t *testing.T) {
 	// Fresh on each call, and stable.
 	again := geo.SandboxLayers()
 	again[0].Features[0].Polygons[0][0][1][0] = -61.5
-	if geo.SandboxLayers()[0].Features[0].Polygons[0][0][1][0] != -61 {
+	if geo.SandboxLayers()[0].Features[0].Polygons[0][0][1][0] != -61+1e-5 {
 		t.Error("SandboxLayers shares its polygons between calls")
 	}
 	if ls[0].SHA256 != geo.SandboxLayers()[0].SHA256 {

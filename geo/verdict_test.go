@@ -153,9 +153,9 @@ func TestAssess_Rules(t *testing.T) {
 	ix := sandboxIndex()
 	// 30 % of this plot is in the deforestation box (lon -61.03..-61).
 	defo30 := parseOne(t, rectJSON(-61.03, -10.6, -60.93, -10.5), "")
-	// 30 % of this one is in the protected box (lon -54.03..-54): a hair
-	// under, so 75 + 30/4 rounds to 82.
-	prot30 := parseOne(t, rectJSON(-54.03, -4.6, -53.93, -4.5), "")
+	// 28 % of this one is in the protected box (lon -54.028..-54, and the
+	// fixture's margin of 0.00001°): 75 + 28/4 = 82.
+	prot28 := parseOne(t, rectJSON(-54.028, -4.6, -53.928, -4.5), "")
 	rules := func(threshold float64, maxScore int) geo.Rules {
 		r := geo.DefaultRules()
 		r.OverlapThresholdPct, r.MaxRiskScore = threshold, maxScore
@@ -174,10 +174,10 @@ func TestAssess_Rules(t *testing.T) {
 		{"deforestation under 31 %", defo30, rules(31, 50), geo.StatusCompliant, "", 30},
 		{"deforestation under 31 %, max 30", defo30, rules(31, 30), geo.StatusCompliant, "", 30},
 		{"deforestation under 31 %, max 29", defo30, rules(31, 29), geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff, 30},
-		{"protected, any overlap", prot30, rules(0, 50), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 82},
-		{"protected, any overlap, max 100", prot30, rules(0, 100), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 82},
-		{"protected under 31 %", prot30, rules(31, 50), geo.StatusCompliant, "", 15},
-		{"protected under 31 %, max 14", prot30, rules(31, 14), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 15},
+		{"protected, any overlap", prot28, rules(0, 50), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 82},
+		{"protected, any overlap, max 100", prot28, rules(0, 100), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 82},
+		{"protected under 31 %", prot28, rules(31, 50), geo.StatusCompliant, "", 14},
+		{"protected under 31 %, max 13", prot28, rules(31, 13), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap, 14},
 		{"elsewhere, max 0", parseOne(t, rectJSON(30, 5, 30.2, 5.2), ""), rules(0, 0), geo.StatusCompliant, "", 0},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -144,4 +146,125 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 		wantError(t, ta.do("GET", eudrPrefix+"/polygons/"+results[4].PolygonID+p, "", "X-API-Key", key), 404, CodeNotFound, "")
 	}
 	wantError(t, ta.do("DELETE", eudrPrefix+"/polygons/"+results[4].PolygonID, "", "X-API-Key", key), 404, CodeNotFound, "")
+}
+
+func TestPolygons_Refused(t *testing.T) {
+	ta := newTestApp(t, "EUDR_LIMITS_MAX_FEATURES=3", "EUDR_LIMITS_MAX_BODY_BYTES=4096")
+	_, key := ta.newKey(storage.Sandbox)
+	post := func(body string, hdr ...string) *httptest.ResponseRecorder {
+		return ta.do("POST", eudrPrefix+"/polygons", body, append([]string{"X-API-Key", key, "Idempotency-Key", "r"}, hdr...)...)
+	}
+
+	// Every problem at once, with the parser's codes and paths.
+	e := wantError(t, post(collection(
+		plot("ok", square(5, 6, 0.001)),
+		`{"type":"Feature","geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]},"properties":{"commodity":"cocoa","producerCountry":"GH"}}`,
+		`{"type":"Feature","geometry":{"type":"Point","coordinates":[5.000000,6.000000]},"properties":{"commodity":"tea","producerCountry":"GH","area":5}}`,
+	)), http.StatusBadRequest, CodeValidationFailed, "")
+	want := map[string]string{
+		"features[1].geometry.type":        "INVALID_GEOMETRY_TYPE",
+		"features[2].properties.commodity": "INVALID_VALUE",
+		"features[2].properties.area":      "POINT_AREA_TOO_LARGE",
+	}
+	got := map[string]string{}
+	for _, d := range e.Details {
+		got[d.Field] = d.Code
+	}
+	for f, c := range want {
+		if got[f] != c {
+			t.Errorf("detail at %s: got %q, want %q (all: %v)", f, got[f], c, e.Details)
+		}
+	}
+	wantError(t, post(`{"type":"FeatureCollection","features":[`), http.StatusBadRequest, CodeValidationFailed, DetailMalformedJSON)
+	wantError(t, post(" "), http.StatusBadRequest, CodeValidationFailed, DetailMalformedJSON)
+
+	four := collection(plot("a", square(5, 6, 0.001)), plot("b", square(5, 6, 0.001)), plot("c", square(5, 6, 0.001)), plot("d", square(5, 6, 0.001)))
+	e = wantError(t, post(four), http.StatusRequestEntityTooLarge, CodePayloadTooLarge, DetailInvalidValue)
+	if e.Details[0].Field != "features" || !strings.Contains(e.Message, "at most 3 features") {
+		t.Errorf("413 for features: %+v", e)
+	}
+	wantError(t, post(collection(plot(strings.Repeat("x", 5000), square(5, 6, 0.001)))), http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "")
+	wantError(t, post(fixtureCollection[:40], "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, DetailInvalidValue)
+	wantError(t, ta.do("POST", eudrPrefix+"/polygons", collection(plot("a", square(5, 6, 0.001))), "X-API-Key", key),
+		http.StatusBadRequest, CodeValidationFailed, DetailIdempotencyKeyMissing)
+
+	// Nothing was queued by any of these.
+	ta.view(func(tx *storage.Tx) error {
+		if n := queue.Pending(tx.Tx); n != 0 {
+			t.Errorf("queued jobs after refusals: %d", n)
+		}
+		return nil
+	})
+
+	// Filters are checked; a misspelt one is not an empty list.
+	e = wantError(t, ta.do("GET", eudrPrefix+"/polygons?eudrStatus=compliant&commodity=tea&limit=0", "", "X-API-Key", key),
+		http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+	if fs := detailSet(e.Details); len(e.Details) != 3 || !fs["INVALID_VALUE query.eudrStatus"] || !fs["INVALID_VALUE query.commodity"] || !fs["INVALID_VALUE query.limit"] {
+		t.Errorf("bad filters: %+v", e.Details)
+	}
+	wantError(t, ta.do("GET", eudrPrefix+"/polygons/pol_nope/status", "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+}
+
+// TestPolygons_ScreenedTwice runs a finished job again from the middle, as
+// a worker taking over after a crash between chunks would: the features
+// are written to the same polygons, not added.
+func TestPolygons_ScreenedTwice(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+	feats := make([]string, 2*screenChunk+50)
+	for i := range feats {
+		feats[i] = plot(fmt.Sprint(i), square(5+float64(i)*0.01, 6, 0.001))
+	}
+	body := collection(feats...)
+	acc, w := ta.postPolygons(key, "twice", body)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+	ta.runQueues()
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+
+	var job *storage.Job
+	ta.update(func(tx *storage.Tx) error {
+		var err error
+		if job, err = tx.FindJob(sandbox, acc.JobID); err != nil {
+			return err
+		}
+		job.Status, job.CompletedAt = storage.JobRunning, nil
+		job.Progress = storage.JobProgress{Total: len(feats), Processed: screenChunk, Succeeded: screenChunk}
+		if err := tx.PutJob(sandbox, job); err != nil {
+			return err
+		}
+		return tx.PutJobInput(sandbox, job.ID, []byte(body))
+	})
+	if err := ta.runPolygonJob(context.Background(), sandbox, job, nil); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	var results []featureResult
+	if err := json.Unmarshal(done.Results, &results); err != nil {
+		t.Fatal(err)
+	}
+	if done.Progress.Processed != len(feats) || done.Progress.Succeeded != len(feats) || len(results) != len(feats) {
+		t.Errorf("after the rerun: progress %+v, %d results", done.Progress, len(results))
+	}
+	list := ta.do("GET", eudrPrefix+"/polygons?limit=1000&jobId="+acc.JobID, "", "X-API-Key", key)
+	var items []polygonResponse
+	mustDecode(t, list, &items)
+	if len(items) != len(feats) {
+		t.Errorf("polygons of the job: %d, want %d", len(items), len(feats))
+	}
+	for i, p := range items {
+		if want := len(feats) - 1 - i; p.FeatureIndex != want || p.PolygonID != storage.PolygonID(acc.JobID, want) {
+			t.Errorf("item %d: feature %d %s", i, p.FeatureIndex, p.PolygonID)
+			break
+		}
+	}
+	// The input is dropped once the job is done.
+	ta.view(func(tx *storage.Tx) error {
+		if _, err := tx.FindJobInput(sandbox, acc.JobID); err == nil {
+			t.Error("job input kept after completion")
+		}
+		return nil
+	})
 }

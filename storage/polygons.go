@@ -160,7 +160,8 @@ type PolygonFilter struct {
 }
 
 func (f PolygonFilter) match(p *Polygon) bool {
-	return (f.Status == "" || p.Status == f.Status) &&
+	return (f.JobID == "" || p.JobID == f.JobID) &&
+		(f.Status == "" || p.Status == f.Status) &&
 		(f.SupplierID == "" || p.SupplierID == f.SupplierID) &&
 		(f.Commodity == "" || p.Commodity == f.Commodity)
 }
