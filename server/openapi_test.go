@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -642,6 +644,17 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{layerImportRequest{}, "LayerImportRequest", false},
 			{layerResponse{}, "Layer", true},
 			{coverageSummary{}, "LayerCoverage", true},
+			{polygonsAcceptedResponse{}, "PolygonsAccepted", true},
+			{polygonResponse{}, "Polygon", true},
+			{riskBody{}, "PolygonRisk", true},
+			{polygonStatusResponse{}, "PolygonStatus", true},
+			{evidenceDocument{}, "PolygonEvidence", true},
+			{evidenceRules{}, "PolygonEvidenceRules", true},
+			{evidenceLayer{}, "PolygonEvidenceLayer", true},
+			{evidenceOverlap{}, "PolygonEvidenceOverlap", true},
+			{featureResult{}, "PolygonJobResult", true},
+			{polygonVerifiedData{}, "PolygonVerifiedData", true},
+			{polygonFailedData{}, "PolygonFailedData", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {
@@ -653,6 +666,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 	t.Run("Constraints", func(t *testing.T) {
 		const sr = "/components/schemas/SupplierRequest/properties/"
 		const resp = "/content/application~1json/schema/allOf/1/properties/message/const"
+		const pp = "/components/schemas/PolygonFeatureProperties/properties/"
 		checks := []struct {
 			ptr  string
 			want any
@@ -696,6 +710,15 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/SandboxJobRequest/properties/items/maximum", float64(maxSandboxItems)},
 			{"/components/schemas/SandboxJobRequest/properties/itemMillis/maximum", float64(maxSandboxItemMillis)},
 			{"/components/schemas/SandboxJobRequest/properties/failAtItem/maximum", float64(maxSandboxItems - 1)},
+			{"/components/schemas/EudrStatus/enum", oaAnys(geo.StatusCompliant, geo.StatusHighRisk, geo.StatusFailed)},
+			{"/components/schemas/Commodity/enum", oaAnys(geo.Commodities()...)},
+			{pp + "producerName/maxLength", float64(geo.MaxNameLen)},
+			{pp + "productionPlace/maxLength", float64(geo.MaxNameLen)},
+			{pp + "externalId/maxLength", float64(geo.MaxExternalIDLen)},
+			{"/components/schemas/PolygonEvidence/properties/engineVersion/examples", []any{geo.EngineVersion}},
+			{"/components/schemas/Polygon/properties/geometryType/enum", oaAnys(geo.TypePolygon, geo.TypeMultiPolygon, geo.TypePoint, geo.TypeMultiPoint)},
+			{"/components/schemas/Job/allOf/0/if/properties/type/const", jobPolygonIngestion},
+			{"/components/schemas/Job/allOf/0/then/properties/results/items/$ref", "#/components/schemas/PolygonJobResult"},
 		}
 		for _, c := range checks {
 			if got := oaMust(t, doc, c.ptr); !reflect.DeepEqual(got, c.want) {
@@ -708,6 +731,61 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		for _, ptr := range []string{"/components/schemas/Job/properties/type/description", "/components/schemas/JobFailedData/properties/type/description"} {
 			if d, _ := oaMust(t, doc, ptr).(string); !strings.Contains(d, "`"+jobSandboxTest+"`") {
 				t.Errorf("%s does not list the job type %s", ptr, jobSandboxTest)
+			}
+		}
+	})
+
+	// Every failureReason the geo package can give (its Reason* constants)
+	// is in the FailureReason enum, with a sentence of its own.
+	t.Run("FailureReasons", func(t *testing.T) {
+		var reasons []string
+		for name, v := range oaStringConstants(t, filepath.Join("..", "geo", "*.go")) {
+			if strings.HasPrefix(name, "Reason") {
+				reasons = append(reasons, v)
+			}
+		}
+		if len(reasons) == 0 {
+			t.Fatal("found no Reason* constants in the geo package")
+		}
+		got := oaStrings(oaMust(t, doc, "/components/schemas/FailureReason/enum"))
+		sort.Strings(got)
+		sort.Strings(reasons)
+		if !slices.Equal(got, reasons) {
+			t.Errorf("FailureReason enum: got %v, want the Reason* constants of the geo package %v", got, reasons)
+		}
+		desc := oaMust(t, doc, "/components/schemas/FailureReason/description").(string)
+		for _, r := range reasons {
+			if !strings.Contains(desc, "- `"+r+"`: ") {
+				t.Errorf("reason %s has no sentence in FailureReason's description", r)
+			}
+		}
+	})
+
+	// The detail codes of the GeoJSON parser (the geo package's Code*
+	// constants) are listed where the server's are, and in the 400 of
+	// POST /polygons.
+	t.Run("GeoDetailCodes", func(t *testing.T) {
+		var codes []string
+		for name, v := range oaStringConstants(t, filepath.Join("..", "geo", "*.go")) {
+			if strings.HasPrefix(name, "Code") {
+				codes = append(codes, v)
+			}
+		}
+		if len(codes) == 0 {
+			t.Fatal("found no Code* constants in the geo package")
+		}
+		sort.Strings(codes)
+		post := oaFindOperation(t, doc, "POST", eudrPrefix+"/polygons")
+		texts := map[string]string{
+			"ErrorDetail's description": oaMust(t, doc, "/components/schemas/ErrorDetail/description").(string),
+			"info.description":          oaMust(t, doc, "/info/description").(string),
+			"the 400 of POST /polygons": oaMust(t, post, "/responses/400/description").(string),
+		}
+		for where, text := range texts {
+			for _, c := range codes {
+				if !strings.Contains(text, "`"+c+"`") {
+					t.Errorf("detail code %s is not listed in %s", c, where)
+				}
 			}
 		}
 	})
@@ -752,6 +830,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/WebhookId/pattern", newID("wh", now)},
 			{"/components/schemas/EventId/pattern", newID("evt", now)},
 			{"/components/schemas/JobId/pattern", newID("job", now)},
+			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), 0)},
+			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), maxFeaturesCeiling-1)},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", secret},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", redactSecret(secret)},
 			{"/components/parameters/ServiceSignature/schema/pattern", webhooksig.Sign(secret, []byte(`{}`))},
@@ -775,6 +855,18 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			}
 			if got, want := traceRE.MatchString(s), validTraceID(s); got != want {
 				t.Errorf("X-Trace-Id %q: pattern matches %v, server accepts %v", s, got, want)
+			}
+		}
+
+		// A feature's properties.supplierId: the pattern accepts exactly
+		// what the GeoJSON parser does.
+		sidRE := regexp.MustCompile(oaMust(t, doc, "/components/schemas/PolygonFeatureProperties/properties/supplierId/pattern").(string))
+		for _, s := range []string{"", "100234", "V-1", "a.b_c-d", "-x", ".x", "a b", "caf\u00e9", strings.Repeat("s", 64), strings.Repeat("s", 65)} {
+			body := collection(`{"type":"Feature","geometry":{"type":"Point","coordinates":[5.000000,6.000000]},` +
+				`"properties":{"commodity":"cocoa","producerCountry":"GH","area":1,"supplierId":` + strconv.Quote(s) + `}}`)
+			_, err := geo.ParseFeatureCollection([]byte(body), geo.ParseOptions{})
+			if got, want := sidRE.MatchString(s), err == nil; got != want {
+				t.Errorf("properties.supplierId %q: pattern matches %v, parser accepts %v (%v)", s, got, want, err)
 			}
 		}
 	})
@@ -876,12 +968,30 @@ func oaStrings(v any) []string {
 // new code cannot be forgotten here.
 func oaErrorCodeConstants(t *testing.T) (codes, details []string) {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
+	for name, v := range oaStringConstants(t, "*.go") {
+		switch {
+		case strings.HasPrefix(name, "Code"):
+			codes = append(codes, v)
+		case strings.HasPrefix(name, "Detail"):
+			details = append(details, v)
+		}
+	}
+	if len(codes) == 0 || len(details) == 0 {
+		t.Fatal("found no Code* or Detail* constants in the package")
+	}
+	return codes, details
+}
+
+// oaStringConstants returns the string constants declared with a literal
+// value in the non-test Go files matching glob, by name.
+func oaStringConstants(t *testing.T, glob string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(glob)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	var decls []ast.Decl
+	out := map[string]string{}
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -890,37 +1000,27 @@ func oaErrorCodeConstants(t *testing.T) (codes, details []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		decls = append(decls, f.Decls...)
-	}
-	for _, d := range decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, s := range gd.Specs {
-			vs := s.(*ast.ValueSpec)
-			for i, name := range vs.Names {
-				if i >= len(vs.Values) {
-					continue
-				}
-				lit, ok := vs.Values[i].(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					continue
-				}
-				v, _ := strconv.Unquote(lit.Value)
-				switch {
-				case strings.HasPrefix(name.Name, "Code"):
-					codes = append(codes, v)
-				case strings.HasPrefix(name.Name, "Detail"):
-					details = append(details, v)
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, s := range gd.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					out[n.Name], _ = strconv.Unquote(lit.Value)
 				}
 			}
 		}
 	}
-	if len(codes) == 0 || len(details) == 0 {
-		t.Fatal("found no Code* or Detail* constants in the package")
-	}
-	return codes, details
+	return out
 }
 
 // oaCheckStruct compares a component schema with the JSON encoding of a
@@ -1085,13 +1185,20 @@ func TestOpenAPI_Examples(t *testing.T) {
 }
 
 // oaSchemaChecker validates a JSON value against the subset of JSON Schema
-// 2020-12 that openapi.json uses: $ref, allOf, anyOf, type, const, enum,
-// required, properties, additionalProperties (false or a schema), items,
-// min/maxItems, min/maxProperties, min/maxLength, pattern, minimum, maximum.
-// Other keywords are ignored.
+// 2020-12 that openapi.json uses: boolean schemas, $ref, allOf, anyOf,
+// if/then/else, type, const, enum, required, properties,
+// additionalProperties (false or a schema), items, min/maxItems,
+// min/maxProperties, min/maxLength, pattern, minimum, maximum. Other
+// keywords are ignored.
 type oaSchemaChecker struct{ doc map[string]any }
 
 func (sc oaSchemaChecker) check(schema any, v any, at string) []string {
+	if b, ok := schema.(bool); ok {
+		if !b {
+			return []string{fmt.Sprintf("%s: no value is allowed here, got %s", at, oaShort(v))}
+		}
+		return nil
+	}
 	s, ok := schema.(map[string]any)
 	if !ok {
 		return []string{fmt.Sprintf("%s: schema is %T, not an object", at, schema)}
@@ -1123,6 +1230,15 @@ func (sc oaSchemaChecker) check(schema any, v any, at string) []string {
 		}
 		if first != nil {
 			fail("matches no branch of anyOf; the first says: %s", strings.Join(first, "; "))
+		}
+	}
+	if cond, ok := s["if"]; ok {
+		branch := "else"
+		if len(sc.check(cond, v, at)) == 0 {
+			branch = "then"
+		}
+		if sub, ok := s[branch]; ok {
+			errs = append(errs, sc.check(sub, v, at)...)
 		}
 	}
 	if ty, ok := s["type"]; ok {
@@ -1437,6 +1553,7 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 		"EUDR_RATE_LIMIT_IP_PER_SECOND=100000",
 		"EUDR_RATE_LIMIT_IP_BURST=100000",
 		"EUDR_LIMITS_MAX_BODY_BYTES=4096",
+		"EUDR_LIMITS_MAX_FEATURES=5",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -1694,6 +1811,19 @@ func (rv *oaReceiver) find(eventID string) (oaDelivery, bool) {
 	return oaDelivery{}, false
 }
 
+// atPath returns the requests to path, in the order they came.
+func (rv *oaReceiver) atPath(path string) []oaDelivery {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	var out []oaDelivery
+	for _, d := range rv.reqs {
+		if d.path == path {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // findPath returns the first request to path.
 func (rv *oaReceiver) findPath(path string) (oaDelivery, bool) {
 	rv.mu.Lock()
@@ -1936,7 +2066,8 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	c.do(oaCall{method: "GET", target: webhooks + "/wh_nope/deliveries", op: deliveries, hdr: ro, want: 404})
 
 	// Sandbox events go through the real pipeline; production has no such route.
-	verified := `{"eventType":"polygon.verified","data":{"jobId":"` + newID("job", time.Now()) + `","polygonIds":["ply_1"]}}`
+	testJobID := newID("job", time.Now())
+	verified := `{"eventType":"polygon.verified","data":{"jobId":"` + testJobID + `","polygonIds":["` + storage.PolygonID(testJobID, 0) + `"]}}`
 	an = c.do(oaCall{method: "POST", target: events, op: events, body: verified, hdr: rw, want: 400})
 	if an.detail() != DetailIdempotencyKeyMissing {
 		t.Errorf("sandbox event without Idempotency-Key: detail %q", an.detail())
@@ -2065,13 +2196,13 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	// GET /jobs; one fails and fires job.failed. Production has no such route.
 	c.sandboxJobs(recv, base, rw, ro, live)
 
-	// Jobs: Retry-After while not finished.
-	var queued, failed *storage.Job
+	// Polygons: queued jobs (Retry-After while not finished), screened
+	// by the job runner, their polygons and events.
+	c.polygons(recv, base, rw, ro, live)
+
+	// Jobs: a fatal failure, answered without Retry-After.
+	var failed *storage.Job
 	err := c.a.db.Update(context.Background(), func(tx *storage.Tx) error {
-		var err error
-		if queued, err = c.a.enqueueJob(tx, tenant, "polygon_ingestion", 3, map[string]any{}); err != nil {
-			return err
-		}
 		now := tx.Now()
 		failed = &storage.Job{ID: newID("job", now), Type: "shipment_link", Status: storage.JobFailed,
 			Progress: storage.JobProgress{Total: 1, Processed: 1, Failed: 1},
@@ -2081,17 +2212,13 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, hdr: ro, want: 200})
-	if an.rec.Header().Get("Retry-After") == "" || an.body["status"] != storage.JobQueued {
-		t.Errorf("queued job: Retry-After %q, status %v", an.rec.Header().Get("Retry-After"), an.body["status"])
-	}
 	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + failed.ID, op: job, hdr: ro, want: 200})
 	if an.rec.Header().Get("Retry-After") != "" || an.body["error"] == nil {
 		t.Errorf("failed job: Retry-After %q, error %v", an.rec.Header().Get("Retry-After"), an.body["error"])
 	}
 	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/job_nope", op: job, hdr: ro, want: 404})
-	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, hdr: live, want: 404})
-	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + queued.ID, op: job, want: 401})
+	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + failed.ID, op: job, hdr: live, want: 404})
+	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + failed.ID, op: job, want: 401})
 }
 
 // sandboxJobs drives POST /sandbox/jobs and GET /jobs on the jobs it
@@ -2180,16 +2307,9 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 			t.Errorf("job runner: %v", err)
 		}
 	}()
-	finished := func(id string) bool {
-		var j *storage.Job
-		err := c.a.db.View(context.Background(), func(tx *storage.Tx) error {
-			var err error
-			j, err = tx.FindJob(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}, id)
-			return err
-		})
-		return err == nil && (j.Status == storage.JobCompleted || j.Status == storage.JobFailed)
-	}
-	oaEventually(t, "the sandbox jobs to finish", func() bool { return finished(defID) && finished(twoID) && finished(failID) })
+	oaEventually(t, "the sandbox jobs to finish", func() bool {
+		return c.jobFinished(defID) && c.jobFinished(twoID) && c.jobFinished(failID)
+	})
 	stop()
 	<-stopped
 
@@ -2224,4 +2344,395 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 
 	// The job is the sandbox's: production does not know it.
 	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + defID, op: job, hdr: live, want: 404})
+}
+
+// jobFinished reports whether the sandbox job id is COMPLETED or FAILED.
+func (c *oaConformance) jobFinished(id string) bool {
+	var j *storage.Job
+	err := c.a.db.View(context.Background(), func(tx *storage.Tx) error {
+		var err error
+		j, err = tx.FindJob(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}, id)
+		return err
+	})
+	return err == nil && (j.Status == storage.JobCompleted || j.Status == storage.JobFailed)
+}
+
+// oaPolygonOutcome is what a feature of a polygon request is screened to.
+type oaPolygonOutcome struct {
+	feature       string // the feature as sent
+	status        string
+	failureReason string // "" for none
+}
+
+// polygons drives POST /polygons and the polygon routes. With the job
+// runner stopped: refusals (every problem of a collection at once, 413 for
+// the body and for the feature count, 415, idempotency) and two accepted
+// collections, whose jobs wait QUEUED with Retry-After. Then the runner
+// screens them: the sandbox fixture rows and the geometry types and
+// failure reasons of a second collection, whose polygons are listed (with
+// filters and pages), read with their geometry, status and evidence, and
+// deleted; and the polygon.verified and polygon.failed events of each job
+// reach a subscription of the receiver at base. It leaves no job queued.
+func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []string) {
+	t := c.t
+	t.Helper()
+	const (
+		polygons = eudrPrefix + "/polygons"
+		polygon  = polygons + "/{polygonId}"
+		status   = polygon + "/status"
+		evidence = polygon + "/evidence"
+		job      = eudrPrefix + "/jobs/{jobId}"
+	)
+	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
+	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
+	geoJSON := func(h []string, key string) []string {
+		return with(idem(h, key), "Content-Type", "application/geo+json")
+	}
+	problems := func(an oaAnswer) map[string]bool {
+		out := map[string]bool{}
+		for _, dv := range oaList(an.body["details"]) {
+			dm, _ := dv.(map[string]any)
+			out[fmt.Sprint(dm["code"])+" at "+fmt.Sprint(dm["field"])] = true
+		}
+		return out
+	}
+	ids := func(list []any) []string {
+		var out []string
+		for _, it := range list {
+			out = append(out, fmt.Sprint(it.(map[string]any)["polygonId"]))
+		}
+		return out
+	}
+	feature := func(geometry, properties string) string {
+		return `{"type":"Feature","geometry":` + geometry + `,"properties":` + properties + `}`
+	}
+
+	// The sandbox fixture rows (API.md section 4), and a bow tie.
+	fixtures := []oaPolygonOutcome{
+		{plot("defo", square(-61.5, -10.5, 0.001)), geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff},
+		{plot("protected", square(-54.5, -4.5, 0.001)), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap},
+		{plot("nodata", square(10.5, 10.5, 0.001)), geo.StatusFailed, geo.ReasonNoReferenceCoverage},
+		{plot("clean", square(5.0, 6.0, 0.001)), geo.StatusCompliant, ""},
+		{plot("bowtie", "[[[5.000000,6.000000],[5.001000,6.001000],[5.001000,6.000000],[5.000000,6.001000],[5.000000,6.000000]]]"),
+			geo.StatusFailed, geo.ReasonSelfIntersection},
+	}
+	// The other geometry types and properties, sent as application/json.
+	mixed := []oaPolygonOutcome{
+		{feature(`{"type":"Point","coordinates":[5.100000,6.100000,12.5]}`,
+			`{"commodity":"coffee","producerCountry":"GH","area":2,"producerName":"Kofi Mensah","productionPlace":"Ashanti","externalId":"point","note":"ignored"}`),
+			geo.StatusCompliant, ""},
+		{feature(`{"type":"MultiPoint","coordinates":[[5.200000,6.200000],[5.210000,6.210000]]}`,
+			`{"commodity":"cattle","producerCountry":"BR","area":12,"supplierId":""}`),
+			geo.StatusCompliant, ""},
+		{feature(`{"type":"MultiPolygon","coordinates":[`+square(5.3, 6.3, 0.001)+`,`+square(-54.5, -4.5, 0.001)+`]}`,
+			`{"commodity":"wood","producerCountry":"BR","externalId":"multi"}`),
+			geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap},
+		{feature(`{"type":"Polygon","coordinates":`+square(5.4, 6.4, 0.001)+`}`,
+			`{"commodity":"soya","producerCountry":"BR","area":100,"externalId":"area"}`),
+			geo.StatusFailed, geo.ReasonAreaMismatch},
+		{feature(`{"type":"Polygon","coordinates":[[[5.5,6.5],[5.51,6.5],[5.51,6.51],[5.5,6.51],[5.5,6.5]]]}`,
+			`{"commodity":"rubber","producerCountry":"CI","externalId":"coarse"}`),
+			geo.StatusFailed, geo.ReasonInsufficientPrecision},
+	}
+	body := func(fs []oaPolygonOutcome) string {
+		var feats []string
+		for _, f := range fs {
+			feats = append(feats, f.feature)
+		}
+		return collection(feats...)
+	}
+	fixtureBody, mixedBody := body(fixtures), body(mixed)
+	for _, b := range []string{fixtureBody, mixedBody} {
+		var v any
+		if err := json.Unmarshal([]byte(b), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range c.sc.check(map[string]any{"$ref": "#/components/schemas/PolygonFeatureCollection"}, v, "request") {
+			t.Errorf("a collection the server accepts: %s", e)
+		}
+	}
+
+	// Refusals: the Idempotency-Key first, then every problem at once.
+	an := c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, hdr: with(rw, "Content-Type", "application/geo+json"), want: 400})
+	if an.detail() != DetailIdempotencyKeyMissing {
+		t.Errorf("polygons without Idempotency-Key: detail %q, want %s", an.detail(), DetailIdempotencyKeyMissing)
+	}
+	bad := collection(
+		plot("ok", square(5, 6, 0.001)),
+		feature(`{"type":"LineString","coordinates":[[0,0],[1,1]]}`, `{"commodity":"cocoa","producerCountry":"GH"}`),
+		feature(`{"type":"Polygon","coordinates":[[[5.000000,6.000000],[5.001000,6.000000],[5.000000,6.000000]],`+
+			`[[200.000000,6.000000],[5.001000,6.000000],[5.001000,6.001000],[5.000000,6.001000]]]}`,
+			`{"commodity":"tea","producerCountry":"gh"}`),
+		feature(`{"type":"Point","coordinates":[5.000000,6.000000]}`, `{"commodity":"cocoa","producerCountry":"GH","area":5}`),
+		feature(`{"type":"MultiPoint","coordinates":[[5.000000,6.000000]]}`, `{"commodity":"cocoa"}`),
+	)
+	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: bad, hdr: geoJSON(rw, "pol-bad"), want: 400})
+	want := map[string]bool{
+		geo.CodeInvalidGeometryType + " at features[1].geometry.type":                 true,
+		geo.CodeInvalidRing + " at features[2].geometry.coordinates[0]":               true,
+		geo.CodeInvalidCoordinateRange + " at features[2].geometry.coordinates[1][0]": true,
+		geo.CodeInvalidCoordinateClosure + " at features[2].geometry.coordinates[1]":  true,
+		geo.CodeInvalidValue + " at features[2].properties.commodity":                 true,
+		geo.CodeInvalidValue + " at features[2].properties.producerCountry":           true,
+		geo.CodePointAreaTooLarge + " at features[3].properties.area":                 true,
+		geo.CodeRequired + " at features[4].properties.producerCountry":               true,
+		geo.CodeRequired + " at features[4].properties.area":                          true,
+	}
+	if got := problems(an); !maps.Equal(got, want) {
+		t.Errorf("a collection with nine problems: details %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, hdr: geoJSON(rw, "pol-bad"), want: 400,
+		body: feature(`{"type":"Point","coordinates":[5.000000,6.000000]}`, `{"commodity":"cocoa","producerCountry":"GH","area":1}`)})
+	if got := problems(an); !got[geo.CodeInvalidValue+" at type"] || !got[geo.CodeRequired+" at features"] {
+		t.Errorf("a lone Feature: details %v, want INVALID_VALUE at type and REQUIRED at features", slices.Sorted(maps.Keys(got)))
+	}
+	for _, b := range []string{`{"type":"FeatureCollection","features":[`, ""} {
+		an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: b, hdr: geoJSON(rw, "pol-bad"), want: 400})
+		if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != DetailMalformedJSON {
+			t.Errorf("polygons with the body %q: details %v, want one %s", b, oaShort(ds), DetailMalformedJSON)
+		}
+	}
+	var six []string
+	for i := range 6 {
+		six = append(six, plot(fmt.Sprint(i), square(5+0.01*float64(i), 6, 0.001)))
+	}
+	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: collection(six...), hdr: geoJSON(rw, "pol-six"), want: 413})
+	if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != DetailInvalidValue || ds[0].(map[string]any)["field"] != "features" {
+		t.Errorf("six features over a limit of five: details %v, want INVALID_VALUE at features", oaShort(ds))
+	}
+	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: collection(plot(strings.Repeat("x", 5000), square(5, 6, 0.001))),
+		hdr: geoJSON(rw, "pol-big"), want: 413})
+	if ds := oaList(an.body["details"]); len(ds) != 0 {
+		t.Errorf("a body over limits.max_body_bytes: details %v, want none", oaShort(ds))
+	}
+	c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, hdr: with(idem(rw, "pol-txt"), "Content-Type", "text/plain"), want: 415})
+	c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, hdr: geoJSON(ro, "pol-ro"), want: 403})
+	c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, want: 401})
+	inflight := httptest.NewRequest("POST", polygons, strings.NewReader(fixtureBody))
+	err := c.a.db.Update(context.Background(), func(tx *storage.Tx) error {
+		return tx.PutIdempotency(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}, &storage.IdempotencyRecord{Key: "pol-busy",
+			Fingerprint: fingerprint(inflight, []byte(fixtureBody)), State: storage.IdemInFlight, Owner: c.a.runID,
+			CreatedAt: tx.Now(), ExpiresAt: tx.Now().Add(time.Hour)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, hdr: geoJSON(rw, "pol-busy"), want: 423})
+	an = c.do(oaCall{method: "GET", target: polygons, op: polygons, hdr: ro, want: 200})
+	if len(an.list) != 0 {
+		t.Errorf("polygons after refusals only: %v, want []", oaShort(an.list))
+	}
+
+	// Accepted: 202 with the job in Location; the job waits QUEUED (the
+	// runner is stopped) with Retry-After and no results yet.
+	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, hdr: geoJSON(rw, "pol-1"), want: 202})
+	fixJob, loc := fmt.Sprint(an.body["jobId"]), an.rec.Header().Get("Location")
+	if loc != eudrPrefix+"/jobs/"+fixJob || an.body["featureCount"] != 5.0 {
+		t.Errorf("polygons: Location %q, body %v; want %s and featureCount 5", loc, an.body, eudrPrefix+"/jobs/"+fixJob)
+	}
+	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, hdr: geoJSON(rw, "pol-1"), want: 202})
+	if an.rec.Header().Get("Idempotent-Replayed") != "true" || an.body["jobId"] != fixJob || an.rec.Header().Get("Location") != loc {
+		t.Errorf("replayed polygons: Idempotent-Replayed %q, jobId %v, Location %q; want true, %s, %s",
+			an.rec.Header().Get("Idempotent-Replayed"), an.body["jobId"], an.rec.Header().Get("Location"), fixJob, loc)
+	}
+	c.do(oaCall{method: "POST", target: polygons, op: polygons, body: mixedBody, hdr: geoJSON(rw, "pol-1"), want: 409})
+	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: mixedBody, hdr: with(idem(rw, "pol-2"), "Content-Type", "application/json"), want: 202})
+	mixJob := fmt.Sprint(an.body["jobId"])
+	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + fixJob, op: job, hdr: ro, want: 200})
+	if an.body["status"] != storage.JobQueued || an.body["type"] != jobPolygonIngestion || an.rec.Header().Get("Retry-After") == "" ||
+		len(oaList(an.body["results"])) != 0 || an.body["startedAt"] != nil {
+		t.Errorf("queued polygon job: %v, Retry-After %q; want QUEUED %s with Retry-After and no results",
+			oaShort(an.body), an.rec.Header().Get("Retry-After"), jobPolygonIngestion)
+	}
+	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + fixJob, op: job, hdr: live, want: 404})
+	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + fixJob, op: job, want: 401})
+
+	// A subscription for both events, then the runner screens the jobs.
+	an = c.do(oaCall{method: "POST", target: eudrPrefix + "/webhooks", op: eudrPrefix + "/webhooks", hdr: idem(rw, "pol-wh"), want: 200,
+		body: `{"targetUrl":"` + base + `/polygons","eventTypes":["polygon.verified","polygon.failed"]}`})
+	secret := fmt.Sprint(an.body["signingSecret"])
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if err := c.a.runner.Run(ctx); err != nil {
+			t.Errorf("job runner: %v", err)
+		}
+	}()
+	oaEventually(t, "the polygon jobs to finish", func() bool { return c.jobFinished(fixJob) && c.jobFinished(mixJob) })
+	stop()
+	<-stopped
+
+	// The jobs: COMPLETED, one result per feature in feature order.
+	for _, j := range []struct {
+		id   string
+		want []oaPolygonOutcome
+	}{{fixJob, fixtures}, {mixJob, mixed}} {
+		an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + j.id, op: job, hdr: ro, want: 200})
+		p, _ := an.body["progress"].(map[string]any)
+		if an.body["status"] != storage.JobCompleted || an.rec.Header().Get("Retry-After") != "" ||
+			!reflect.DeepEqual(p, map[string]any{"total": 5.0, "processed": 5.0, "succeeded": 3.0, "failed": 2.0, "percent": 100.0}) {
+			t.Errorf("completed polygon job %s: %v, Retry-After %q", j.id, oaShort(an.body), an.rec.Header().Get("Retry-After"))
+		}
+		results := oaList(an.body["results"])
+		if len(results) != len(j.want) {
+			t.Fatalf("job %s: %d results, want %d", j.id, len(results), len(j.want))
+		}
+		for i, w := range j.want {
+			r := results[i].(map[string]any)
+			var reason any
+			if w.failureReason != "" {
+				reason = w.failureReason
+			}
+			if r["featureIndex"] != float64(i) || r["polygonId"] != storage.PolygonID(j.id, i) || r["eudrStatus"] != w.status || r["failureReason"] != reason {
+				t.Errorf("job %s result %d: %v, want %s %v", j.id, i, r, w.status, reason)
+			}
+		}
+	}
+
+	// Status and evidence of every polygon; the evidence's input hash is
+	// of the feature as sent (these are sent without whitespace).
+	for _, j := range []struct {
+		id   string
+		want []oaPolygonOutcome
+	}{{fixJob, fixtures}, {mixJob, mixed}} {
+		for i, w := range j.want {
+			id := storage.PolygonID(j.id, i)
+			an = c.do(oaCall{method: "GET", target: polygons + "/" + id + "/status", op: status, hdr: ro, want: 200})
+			if an.body["polygonId"] != id || an.body["jobId"] != j.id || an.body["eudrStatus"] != w.status || (an.body["risk"] == nil) != (w.status == geo.StatusFailed) {
+				t.Errorf("status of %s: %v, want %s", id, oaShort(an.body), w.status)
+			}
+			an = c.do(oaCall{method: "GET", target: polygons + "/" + id + "/evidence", op: evidence, hdr: ro, want: 200})
+			sum := sha256.Sum256([]byte(w.feature))
+			if an.body["inputSha256"] != hex.EncodeToString(sum[:]) || an.body["eudrStatus"] != w.status ||
+				an.body["engineVersion"] != geo.EngineVersion || an.body["appVersion"] != "openapi-test" {
+				t.Errorf("evidence of %s: %s", id, an.rec.Body)
+			}
+		}
+	}
+	an = c.do(oaCall{method: "GET", target: polygons + "/" + storage.PolygonID(fixJob, 0) + "/evidence", op: evidence, hdr: ro, want: 200})
+	overlaps, layers := oaList(an.body["overlaps"]), oaList(an.body["layers"])
+	if len(overlaps) != 1 || overlaps[0].(map[string]any)["kind"] != string(geo.DeforestationAfterCutoff) || len(layers) < 2 ||
+		!reflect.DeepEqual(an.body["rules"], map[string]any{"maxRiskScore": 50.0, "overlapThresholdPct": 0.0, "areaTolerancePct": 10.0}) {
+		t.Errorf("evidence of the deforestation fixture: %s", an.rec.Body)
+	}
+	an = c.do(oaCall{method: "GET", target: polygons + "/" + storage.PolygonID(fixJob, 4) + "/evidence", op: evidence, hdr: ro, want: 200})
+	if len(oaList(an.body["layers"])) != 0 || len(oaList(an.body["overlaps"])) != 0 || an.body["areaHa"] != 0.0 {
+		t.Errorf("evidence of a self-intersecting plot: %s; want no layers, no overlaps, areaHa 0", an.rec.Body)
+	}
+
+	// The whole record: the geometry exactly as sent.
+	for _, g := range []struct {
+		id, geometry string
+	}{
+		{storage.PolygonID(fixJob, 0), `{"type":"Polygon","coordinates":` + square(-61.5, -10.5, 0.001) + `}`},
+		{storage.PolygonID(mixJob, 0), `{"type":"Point","coordinates":[5.100000,6.100000,12.5]}`},
+	} {
+		an = c.do(oaCall{method: "GET", target: polygons + "/" + g.id, op: polygon, hdr: ro, want: 200})
+		if !strings.Contains(an.rec.Body.String(), `"geometry":`+g.geometry) {
+			t.Errorf("polygon %s: %s; want the geometry %s", g.id, an.rec.Body, g.geometry)
+		}
+	}
+	an = c.do(oaCall{method: "GET", target: polygons + "/" + storage.PolygonID(mixJob, 1), op: polygon, hdr: ro, want: 200})
+	if an.body["geometryType"] != geo.TypeMultiPoint || an.body["areaHa"] != 24.0 || an.body["declaredAreaHa"] != 12.0 || an.body["supplierId"] != nil {
+		t.Errorf("a MultiPoint of two 12 ha cattle plots: %s", an.rec.Body)
+	}
+
+	// Lists: newest job first, the last feature first; filters and pages.
+	an = c.do(oaCall{method: "GET", target: polygons, op: polygons, hdr: ro, want: 200})
+	if len(an.list) != 10 || ids(an.list)[0] != storage.PolygonID(mixJob, 4) || ids(an.list)[9] != storage.PolygonID(fixJob, 0) {
+		t.Errorf("polygon list: %v", ids(an.list))
+	}
+	for _, it := range an.list {
+		if _, ok := it.(map[string]any)["geometry"]; ok {
+			t.Errorf("the list shows the geometry of %v", it.(map[string]any)["polygonId"])
+		}
+	}
+	an = c.do(oaCall{method: "GET", target: polygons + "?limit=1", op: polygons, hdr: ro, want: 200})
+	next := an.rec.Header().Get("X-Next-Cursor")
+	if len(an.list) != 1 || next != storage.PolygonID(mixJob, 4) || !strings.Contains(an.rec.Header().Get("Link"), `rel="next"`) {
+		t.Errorf("polygon list with limit=1: %v, X-Next-Cursor %q, Link %q", ids(an.list), next, an.rec.Header().Get("Link"))
+	}
+	an = c.do(oaCall{method: "GET", target: polygons + "?limit=1&cursor=" + next, op: polygons, hdr: ro, want: 200})
+	if got := ids(an.list); !slices.Equal(got, []string{storage.PolygonID(mixJob, 3)}) {
+		t.Errorf("second page of one: %v", got)
+	}
+	for _, f := range []struct {
+		query string
+		want  []string
+	}{
+		{"eudrStatus=FAILED&jobId=" + fixJob, []string{storage.PolygonID(fixJob, 4), storage.PolygonID(fixJob, 2)}},
+		{"eudrStatus=HIGH_RISK", []string{storage.PolygonID(mixJob, 2), storage.PolygonID(fixJob, 1), storage.PolygonID(fixJob, 0)}},
+		{"commodity=cattle", []string{storage.PolygonID(mixJob, 1)}},
+		{"supplierId=V-1&eudrStatus=COMPLIANT", []string{storage.PolygonID(fixJob, 3)}},
+		{"jobId=" + newID("job", time.Now()), nil},
+	} {
+		an = c.do(oaCall{method: "GET", target: polygons + "?" + f.query, op: polygons, hdr: ro, want: 200})
+		if got := ids(an.list); !slices.Equal(got, f.want) {
+			t.Errorf("polygons?%s: %v, want %v", f.query, got, f.want)
+		}
+	}
+	an = c.do(oaCall{method: "GET", target: polygons + "?eudrStatus=compliant&commodity=tea&limit=0", op: polygons, hdr: ro, want: 400})
+	if got := problems(an); len(got) != 3 || !got[DetailInvalidValue+" at query.eudrStatus"] || !got[DetailInvalidValue+" at query.commodity"] {
+		t.Errorf("polygons with three bad parameters: details %v", slices.Sorted(maps.Keys(got)))
+	}
+	an = c.do(oaCall{env: storage.Production, method: "GET", target: polygons, op: polygons, hdr: live, want: 200})
+	if len(an.list) != 0 {
+		t.Errorf("production lists the sandbox's polygons: %v", ids(an.list))
+	}
+	c.do(oaCall{method: "GET", target: polygons, op: polygons, want: 401})
+
+	// Another environment, unknown IDs, deletion.
+	one := storage.PolygonID(fixJob, 4)
+	for _, path := range []string{polygon, status, evidence} {
+		target := strings.Replace(path, "{polygonId}", one, 1)
+		c.do(oaCall{env: storage.Production, method: "GET", target: target, op: path, hdr: live, want: 404})
+		c.do(oaCall{method: "GET", target: strings.Replace(path, "{polygonId}", "pol_nope", 1), op: path, hdr: ro, want: 404})
+		c.do(oaCall{method: "GET", target: target, op: path, want: 401})
+	}
+	c.do(oaCall{env: storage.Production, method: "DELETE", target: polygons + "/" + one, op: polygon, hdr: live, want: 404})
+	c.do(oaCall{method: "DELETE", target: polygons + "/" + one, op: polygon, hdr: ro, want: 403})
+	c.do(oaCall{method: "DELETE", target: polygons + "/" + one, op: polygon, hdr: rw, want: 204})
+	c.do(oaCall{method: "DELETE", target: polygons + "/" + one, op: polygon, hdr: rw, want: 404})
+	for _, path := range []string{polygon, status, evidence} {
+		c.do(oaCall{method: "GET", target: strings.Replace(path, "{polygonId}", one, 1), op: path, hdr: ro, want: 404})
+	}
+	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + fixJob, op: job, hdr: ro, want: 200})
+	if rs := oaList(an.body["results"]); len(rs) != 5 || rs[4].(map[string]any)["polygonId"] != one {
+		t.Errorf("the job's results after deleting %s: %v; want it still listed", one, oaShort(rs))
+	}
+
+	// The events: per job, the screened polygons and the failed ones with
+	// their reasons, to the subscription's path.
+	oaEventually(t, "the four polygon events", func() bool { return len(recv.atPath("/polygons")) >= 4 })
+	got := map[string]map[string]any{}
+	for _, d := range recv.atPath("/polygons") {
+		typ := d.header.Get(webhooksig.HeaderEventType)
+		if env := c.checkDelivery(typ, d, secret); env != nil {
+			data, _ := env["data"].(map[string]any)
+			got[typ+" "+fmt.Sprint(data["jobId"])] = data
+		}
+	}
+	for _, j := range []struct {
+		id   string
+		want []oaPolygonOutcome
+	}{{fixJob, fixtures}, {mixJob, mixed}} {
+		verified := map[string]any{"jobId": j.id, "polygonIds": []any{}}
+		failed := map[string]any{"jobId": j.id, "polygonIds": []any{}, "reasons": map[string]any{}}
+		for i, w := range j.want {
+			id := storage.PolygonID(j.id, i)
+			if w.status == geo.StatusFailed {
+				failed["polygonIds"] = append(failed["polygonIds"].([]any), id)
+				failed["reasons"].(map[string]any)[id] = w.failureReason
+			} else {
+				verified["polygonIds"] = append(verified["polygonIds"].([]any), id)
+			}
+		}
+		if d := got[EventPolygonVerified+" "+j.id]; !reflect.DeepEqual(d, verified) {
+			t.Errorf("polygon.verified of job %s: %v, want %v", j.id, d, verified)
+		}
+		if d := got[EventPolygonFailed+" "+j.id]; !reflect.DeepEqual(d, failed) {
+			t.Errorf("polygon.failed of job %s: %v, want %v", j.id, d, failed)
+		}
+	}
 }

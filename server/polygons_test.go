@@ -268,3 +268,28 @@ func TestPolygons_ScreenedTwice(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPolygons_AsSent: what a client sent comes back as sent, without HTML
+// escaping, and the evidence's input hash is of those very bytes.
+func TestPolygons_AsSent(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	geometry := `{"type":"Polygon","name":"A&B <north>","coordinates":` + square(5, 6, 0.001) + `}`
+	feature := `{"type":"Feature","geometry":` + geometry + `,"properties":{"commodity":"cocoa","producerCountry":"GH","externalId":"F&1"}}`
+	acc, w := ta.postPolygons(key, "as-sent", "{\n  \"type\": \"FeatureCollection\",\n  \"features\": [ "+feature+" ]\n}")
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	id := storage.PolygonID(acc.JobID, 0)
+	rec := ta.do("GET", eudrPrefix+"/polygons/"+id, "", "X-API-Key", key)
+	if body := rec.Body.String(); !strings.Contains(body, `"geometry":`+geometry) || !strings.Contains(body, `"externalId":"F&1"`) {
+		t.Errorf("GET polygon: %s", body)
+	}
+	var doc evidenceDocument
+	mustDecode(t, ta.do("GET", eudrPrefix+"/polygons/"+id+"/evidence", "", "X-API-Key", key), &doc)
+	if sum := sha256.Sum256([]byte(feature)); doc.InputSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("inputSha256 %s, want the SHA-256 of the compacted feature", doc.InputSHA256)
+	}
+}

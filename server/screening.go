@@ -263,11 +263,11 @@ func (s screening) screen(jobID string, f geo.Feature, now time.Time) screened {
 			ProtectedHa: o.Risk.ProtectedHa, ProtectedPct: o.Risk.ProtectedPct, RiskScore: o.Risk.RiskScore}
 	}
 	ev := s.evidence(pol, o, hex.EncodeToString(sum[:]))
-	evidence, err := json.Marshal(ev)
+	evidence, err := marshalJSON(ev)
 	if err != nil {
 		panic(fmt.Sprintf("encode evidence: %v", err)) // plain values: cannot fail
 	}
-	result, err := json.Marshal(featureResult{FeatureIndex: f.Index, ExternalID: optional(p.ExternalID),
+	result, err := marshalJSON(featureResult{FeatureIndex: f.Index, ExternalID: optional(p.ExternalID),
 		PolygonID: pol.ID, EUDRStatus: pol.Status, FailureReason: optional(pol.FailureReason)})
 	if err != nil {
 		panic(fmt.Sprintf("encode result: %v", err))
