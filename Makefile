@@ -17,7 +17,7 @@ test:
 # Go benchmarks, then the load run against the built binary (requests/s and
 # p50/p99 latency of the full middleware chain next to a bare handler).
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage ./geo
+	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage ./geo ./ledger
 	EUDR_LOAD=1 $(GO) test -count=1 -run='^TestLoad' -v -timeout=10m .
 
 # Each fuzz target for FUZZTIME (default 60s).

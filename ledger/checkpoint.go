@@ -1,0 +1,176 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// keyRecord is where the signing key lives: in the ledger's top bucket,
+// next to the logs (which are buckets, so a plain key cannot clash).
+var keyRecord = []byte("signing-key")
+
+// Key is the appliance's checkpoint signing key in note format: the
+// signer key (secret) and the verifier key that clients use.
+type Key struct {
+	Signer   string `json:"signer"`   // PRIVATE+KEY+<name>+<hash>+<key>
+	Verifier string `json:"verifier"` // <name>+<hash>+<key>
+}
+
+// Name is the key's name, the first field of the verifier key.
+func (k Key) Name() string { name, _, _ := strings.Cut(k.Verifier, "+"); return name }
+
+// LoadOrCreateKey returns the store's signing key, generating an Ed25519
+// key named name on first use. The key is kept in the store so that a
+// backup restores the appliance's signing identity with its logs.
+func LoadOrCreateKey(tx *bolt.Tx, name string) (Key, error) {
+	root := tx.Bucket(bucketLedger)
+	if root == nil {
+		return Key{}, errors.New("ledger: store not initialised (Init not called)")
+	}
+	if v := root.Get(keyRecord); v != nil {
+		var k Key
+		if err := json.Unmarshal(v, &k); err != nil {
+			return Key{}, fmt.Errorf("ledger: signing key: %w", err)
+		}
+		return k, nil
+	}
+	skey, vkey, err := note.GenerateKey(rand.Reader, name)
+	if err != nil {
+		return Key{}, fmt.Errorf("ledger: generate signing key %q: %w", name, err)
+	}
+	k := Key{Signer: skey, Verifier: vkey}
+	v, err := json.Marshal(k)
+	if err != nil {
+		return Key{}, err
+	}
+	return k, root.Put(keyRecord, v)
+}
+
+// Checkpoint is a signed tree head: the log's origin, a tree size and its
+// root hash, as a C2SP signed note.
+type Checkpoint struct {
+	Origin string
+	Size   int64
+	Root   tlog.Hash
+	// Note is the whole signed note: the body, a blank line and the
+	// signature lines.
+	Note []byte
+}
+
+// checkpointBody is the C2SP tlog-checkpoint body: origin, tree size and
+// base64 root hash, one per line.
+func checkpointBody(origin string, size int64, root tlog.Hash) string {
+	return origin + "\n" + strconv.FormatInt(size, 10) + "\n" + base64.StdEncoding.EncodeToString(root[:]) + "\n"
+}
+
+// Sign makes, stores and returns a checkpoint of the log as it stands in
+// tx, signed by signer, unless the latest checkpoint already covers every
+// entry: then it returns that one. A log without entries has none.
+func Sign(tx *bolt.Tx, log, origin string, signer note.Signer) (Checkpoint, error) {
+	b, err := openLog(tx, log)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	size := b.size()
+	if size == 0 {
+		return Checkpoint{}, fmt.Errorf("%w: the log %q has no entries to sign", ErrNotFound, log)
+	}
+	if k, v := b.checkpoints.Cursor().Last(); k != nil && index(k) == size {
+		return parseStored(v, size)
+	}
+	root, err := tlog.TreeHash(size, b)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	msg, err := note.Sign(&note.Note{Text: checkpointBody(origin, size, root)}, signer)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("ledger: sign checkpoint: %w", err)
+	}
+	if err := b.checkpoints.Put(key(size), msg); err != nil {
+		return Checkpoint{}, err
+	}
+	return Checkpoint{Origin: origin, Size: size, Root: root, Note: msg}, nil
+}
+
+// LatestCheckpoint returns the log's newest checkpoint, or ErrNotFound.
+func LatestCheckpoint(tx *bolt.Tx, log string) (Checkpoint, error) {
+	b, err := openLog(tx, log)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if b.checkpoints == nil {
+		return Checkpoint{}, ErrNotFound
+	}
+	k, v := b.checkpoints.Cursor().Last()
+	if k == nil {
+		return Checkpoint{}, ErrNotFound
+	}
+	return parseStored(v, index(k))
+}
+
+// parseStored reads a stored checkpoint's body without checking its
+// signature (Verify does); it must be for size.
+func parseStored(msg []byte, size int64) (Checkpoint, error) {
+	text, _, ok := bytes.Cut(msg, []byte("\n\n"))
+	if !ok {
+		return Checkpoint{}, fmt.Errorf("ledger: checkpoint %d is not a signed note", size)
+	}
+	c, err := parseBody(string(text) + "\n")
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if c.Size != size {
+		return Checkpoint{}, fmt.Errorf("ledger: checkpoint stored for size %d says %d", size, c.Size)
+	}
+	c.Note = bytes.Clone(msg)
+	return c, nil
+}
+
+// parseBody reads a C2SP checkpoint body (extension lines are ignored).
+func parseBody(text string) (Checkpoint, error) {
+	lines := strings.SplitN(text, "\n", 4)
+	if len(lines) < 4 || lines[0] == "" {
+		return Checkpoint{}, errors.New("ledger: a checkpoint has an origin, a size and a root hash line")
+	}
+	size, err := strconv.ParseInt(lines[1], 10, 64)
+	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
+		return Checkpoint{}, fmt.Errorf("ledger: checkpoint size %q is not a tree size", lines[1])
+	}
+	raw, err := base64.StdEncoding.DecodeString(lines[2])
+	if err != nil || len(raw) != tlog.HashSize {
+		return Checkpoint{}, fmt.Errorf("ledger: checkpoint root %q is not a base64 SHA-256 hash", lines[2])
+	}
+	c := Checkpoint{Origin: lines[0], Size: size}
+	copy(c.Root[:], raw)
+	return c, nil
+}
+
+// OpenCheckpoint checks a signed checkpoint against the verifier key
+// (note format) and returns it. Signatures by other keys are ignored, as
+// C2SP asks, but the verifier's own must be there and valid.
+func OpenCheckpoint(msg []byte, verifierKey string) (Checkpoint, error) {
+	v, err := note.NewVerifier(verifierKey)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("ledger: verifier key: %w", err)
+	}
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("ledger: checkpoint signature: %w", err)
+	}
+	c, err := parseBody(n.Text)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c.Note = bytes.Clone(msg)
+	return c, nil
+}
