@@ -32,6 +32,7 @@ Usage:
   eudr admin reset-password [--config FILE] [--user admin]
   eudr layers import [--config FILE] --name N --kind deforestation|protected_area|forest_cover_2020
                      --version V --source S [--coverage FILE] FILE
+  eudr ledger verify [--config FILE]
   eudr version
 
 Settings come from the embedded defaults, then --config FILE, then EUDR_*
@@ -74,6 +75,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		err = importLayer(ctx, args[2:], stdout, stderr)
+	case "ledger":
+		if len(args) < 2 || args[1] != "verify" {
+			fmt.Fprint(stderr, usage)
+			return 2
+		}
+		err = verifyLedger(ctx, args[2:], stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 	case "help", "-h", "--help":
@@ -280,6 +287,28 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "%s %d\n", l.ID, l.FeatureCount)
 	return nil
+}
+
+// verifyLedger checks every ledger log of a stopped appliance's store
+// offline, and fails naming the first bad entry or checkpoint.
+func verifyLedger(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, configFile := newFlags("ledger verify")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError("ledger verify takes no arguments")
+	}
+	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	app, err := openStopped(cfg, "or check proofs through the API (GET /api/v1/enterprise/eudr/ledger/...)")
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	return app.VerifyLedger(ctx, stdout)
 }
 
 // readWithProgress reads a file, showing the percentage read on stderr

@@ -94,3 +94,39 @@ func TestGrid(t *testing.T) {
 		}
 	}
 }
+
+func TestContainsRect(t *testing.T) {
+	sq := func(x0, y0, x1, y1 float64) Ring {
+		return Ring{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}, {x0, y0}}
+	}
+	// A U shape: a notch from the top, x 4..6, down to y 2.
+	u := Ring{{0, 0}, {10, 0}, {10, 10}, {6, 10}, {6, 2}, {4, 2}, {4, 10}, {0, 10}, {0, 0}}
+	tests := []struct {
+		name   string
+		ps     []Polygon
+		lo, hi [2]float64
+		want   bool
+	}{
+		{"inside", []Polygon{{sq(0, 0, 10, 10)}}, [2]float64{2, 2}, [2]float64{3, 3}, true},
+		{"crossing a side", []Polygon{{sq(0, 0, 10, 10)}}, [2]float64{9, 2}, [2]float64{11, 3}, false},
+		{"touching a side", []Polygon{{sq(0, 0, 10, 10)}}, [2]float64{8, 2}, [2]float64{10, 3}, false},
+		{"outside", []Polygon{{sq(0, 0, 10, 10)}}, [2]float64{12, 2}, [2]float64{13, 3}, false},
+		{"holding the polygon", []Polygon{{sq(0, 0, 10, 10)}}, [2]float64{-1, -1}, [2]float64{11, 11}, false},
+		{"in a hole", []Polygon{{sq(0, 0, 10, 10), sq(2, 2, 8, 8)}}, [2]float64{3, 3}, [2]float64{4, 4}, false},
+		{"around a hole", []Polygon{{sq(0, 0, 10, 10), sq(4, 4, 5, 5)}}, [2]float64{3, 3}, [2]float64{6, 6}, false},
+		{"beside a hole", []Polygon{{sq(0, 0, 10, 10), sq(4, 4, 5, 5)}}, [2]float64{6, 6}, [2]float64{7, 7}, true},
+		{"across the notch, no vertex inside", []Polygon{{u}}, [2]float64{1, 5}, [2]float64{9, 6}, false},
+		{"below the notch", []Polygon{{u}}, [2]float64{1, 0.5}, [2]float64{9, 1.5}, true},
+		{"in the notch", []Polygon{{u}}, [2]float64{4.5, 5}, [2]float64{5.5, 6}, false},
+		{"second part", []Polygon{{sq(0, 0, 1, 1)}, {sq(20, 20, 30, 30)}}, [2]float64{21, 21}, [2]float64{22, 22}, true},
+	}
+	for _, tt := range tests {
+		e, _, _, ok := newIndexed(0, "f", tt.ps)
+		if !ok {
+			t.Fatalf("%s: not indexed", tt.name)
+		}
+		if got := e.containsRect(tt.lo, tt.hi); got != tt.want {
+			t.Errorf("%s: containsRect = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

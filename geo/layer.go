@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/peterstace/simplefeatures/geom"
-	"github.com/tidwall/geojson/geometry"
 	"github.com/tidwall/rtree"
 )
 
@@ -61,20 +60,101 @@ type indexed struct {
 	layer int
 	id    string // the feature's ID; empty for coverage
 	g     geom.Geometry
-	parts []*geometry.Poly // for the containsRect shortcut
 }
 
-// containsRect reports whether one part of e contains the rectangle lo-hi
-// (boundary included). It is a shortcut: false sends the caller to exact
-// clipping, so only a true answer must be right.
+// containsRect reports whether one part of e holds the rectangle lo-hi in
+// its interior. It is a shortcut that spares clipping a plot against a
+// feature or coverage polygon that holds it whole, so only a true answer
+// must be right: anything touching the rectangle's boundary answers false.
+// It walks the part's rings once, without building anything.
 func (e *indexed) containsRect(lo, hi [2]float64) bool {
-	r := geometry.Rect{Min: geometry.Point{X: lo[0], Y: lo[1]}, Max: geometry.Point{X: hi[0], Y: hi[1]}}
-	for _, p := range e.parts {
-		if p.ContainsRect(r) {
+	for _, p := range polygonsOf(e.g) {
+		if rectInPolygon(p, lo, hi) {
 			return true
 		}
 	}
 	return false
+}
+
+// polygonsOf returns the parts of a Polygon or MultiPolygon geometry.
+func polygonsOf(g geom.Geometry) []geom.Polygon {
+	if p, ok := g.AsPolygon(); ok {
+		return []geom.Polygon{p}
+	}
+	if mp, ok := g.AsMultiPolygon(); ok {
+		out := make([]geom.Polygon, mp.NumPolygons())
+		for i := range out {
+			out[i] = mp.PolygonN(i)
+		}
+		return out
+	}
+	return nil
+}
+
+// rectInPolygon reports whether p holds the rectangle lo-hi: no side of any
+// ring meets the (closed) rectangle, so the rectangle lies wholly in one
+// region of the plane, and a corner of it is inside the exterior ring and
+// inside no hole.
+func rectInPolygon(p geom.Polygon, lo, hi [2]float64) bool {
+	if p.IsEmpty() {
+		return false
+	}
+	rings := make([]geom.Sequence, 0, 1+p.NumInteriorRings())
+	rings = append(rings, p.ExteriorRing().Coordinates())
+	for i := range p.NumInteriorRings() {
+		rings = append(rings, p.InteriorRingN(i).Coordinates())
+	}
+	for _, r := range rings {
+		for i := 1; i < r.Length(); i++ {
+			if segmentMeetsRect(r.GetXY(i-1), r.GetXY(i), lo, hi) {
+				return false
+			}
+		}
+	}
+	corner := geom.XY{X: lo[0], Y: lo[1]}
+	if !insideRing(rings[0], corner) {
+		return false
+	}
+	for _, h := range rings[1:] {
+		if insideRing(h, corner) {
+			return false
+		}
+	}
+	return true
+}
+
+// segmentMeetsRect reports whether the segment a-b meets the closed
+// rectangle lo-hi: their boxes overlap and the rectangle's corners are not
+// all strictly on one side of the segment's line.
+func segmentMeetsRect(a, b geom.XY, lo, hi [2]float64) bool {
+	if max(a.X, b.X) < lo[0] || min(a.X, b.X) > hi[0] || max(a.Y, b.Y) < lo[1] || min(a.Y, b.Y) > hi[1] {
+		return false
+	}
+	var neg, pos bool
+	for _, c := range [4][2]float64{{lo[0], lo[1]}, {hi[0], lo[1]}, {hi[0], hi[1]}, {lo[0], hi[1]}} {
+		switch d := (b.X-a.X)*(c[1]-a.Y) - (b.Y-a.Y)*(c[0]-a.X); {
+		case d < 0:
+			neg = true
+		case d > 0:
+			pos = true
+		default:
+			return true // a corner on the line, within the boxes' overlap: treat as meeting
+		}
+	}
+	return neg && pos
+}
+
+// insideRing reports whether q is inside the closed ring r (even-odd ray
+// casting). q must not lie on r.
+func insideRing(r geom.Sequence, q geom.XY) bool {
+	in := false
+	for i, j := 0, r.Length()-1; i < r.Length(); j, i = i, i+1 {
+		a, b := r.GetXY(i), r.GetXY(j)
+		if (a.Y > q.Y) != (b.Y > q.Y) && q.X < (b.X-a.X)*(q.Y-a.Y)/(b.Y-a.Y)+a.X {
+			in = !in
+		}
+	}
+	return in
 }
 
 func newIndexed(layer int, id string, ps []Polygon) (e *indexed, lo, hi [2]float64, ok bool) {
@@ -82,18 +162,14 @@ func newIndexed(layer int, id string, ps []Polygon) (e *indexed, lo, hi [2]float
 	if !ok {
 		return nil, lo, hi, false
 	}
-	e = &indexed{layer: layer, id: id, g: g}
-	for _, p := range ps {
-		if len(p) > 0 && len(p[0]) >= 3 {
-			e.parts = append(e.parts, toPoly(p))
-		}
-	}
-	return e, lo, hi, true
+	return &indexed{layer: layer, id: id, g: g}, lo, hi, true
 }
 
 // NewIndex returns an index over layers, in that order: Screen reports them
 // in the same order. Nil layers, parts without an exterior ring, and
-// features without parts are skipped. Layer geometry is taken as valid
+// features without parts are skipped. The index keeps what it needs of
+// the features, not the layers' Features and Coverage, which the caller
+// may drop (a large layer's coordinates are held once, not twice). Layer geometry is taken as valid
 // (simple rings, holes inside their exterior); it is not checked here.
 // Longitudes are taken as they are: a feature crossing the antimeridian must
 // be split in two.
@@ -103,7 +179,9 @@ func NewIndex(layers ...*Layer) *Index {
 		if l == nil {
 			continue
 		}
-		ix.layers = append(ix.layers, l)
+		meta := *l
+		meta.Features, meta.Coverage = nil, nil
+		ix.layers = append(ix.layers, &meta)
 		li = len(ix.layers) - 1
 		for _, f := range l.Features {
 			if e, lo, hi, ok := newIndexed(li, f.ID, f.Polygons); ok {
@@ -119,7 +197,8 @@ func NewIndex(layers ...*Layer) *Index {
 	return ix
 }
 
-// Layers returns the indexed layers in the order Screen reports them.
+// Layers returns the indexed layers in the order Screen reports them,
+// without their Features and Coverage.
 func (ix *Index) Layers() []*Layer { return append([]*Layer(nil), ix.layers...) }
 
 // toGeom converts polygons to a simplefeatures geometry (a Polygon for one

@@ -48,11 +48,11 @@ func ParseLayerWithCoverage(name string, kind LayerKind, version, source string,
 	case !kind.Valid():
 		probs = append(probs, Problem{Code: CodeInvalidValue, Path: "kind", Issue: "must be deforestation, protected_area or forest_cover_2020, not " + quote(string(kind))})
 	}
-	feats, fp := parseLayerCollection(body, "")
+	feats, fp := parseLayerCollection(body, "", true)
 	probs = append(probs, fp...)
 	var cov []Polygon
 	if coverage != nil {
-		cfs, cp := parseLayerCollection(coverage, "coverage.")
+		cfs, cp := parseLayerCollection(coverage, "coverage.", true)
 		probs = append(probs, cp...)
 		for _, f := range cfs {
 			cov = append(cov, f.Polygons...)
@@ -73,10 +73,11 @@ func ParseLayerWithCoverage(name string, kind LayerKind, version, source string,
 }
 
 // ParseLayerFeatures decodes the features of a layer's FeatureCollection as
-// ParseLayer does, without the rest (to rebuild an index from a stored
-// layer).
+// ParseLayer does, without the rest, to rebuild an index from a stored
+// layer: the ring shapes, checked when the layer was imported, are not
+// checked again.
 func ParseLayerFeatures(body []byte) ([]LayerFeature, error) {
-	feats, probs := parseLayerCollection(body, "")
+	feats, probs := parseLayerCollection(body, "", false)
 	if len(probs) > 0 {
 		return nil, probs
 	}
@@ -102,8 +103,13 @@ func extent(feats []LayerFeature) []Polygon {
 }
 
 // parseLayerCollection decodes a FeatureCollection of polygon features,
-// prefixing problem paths with prefix.
-func parseLayerCollection(body []byte, prefix string) ([]LayerFeature, Problems) {
+// prefixing problem paths with prefix; checkShape checks each ring's shape
+// as plots are checked.
+func parseLayerCollection(body []byte, prefix string, checkShape bool) ([]LayerFeature, Problems) {
+	var w *workspace
+	if checkShape {
+		w = new(workspace) // reused from ring to ring
+	}
 	at := func(path string) string {
 		if path == "" {
 			if prefix == "" {
@@ -177,7 +183,7 @@ func parseLayerCollection(body []byte, prefix string) ([]LayerFeature, Problems)
 				probs = append(probs, Problem{Code: CodeInvalidValue, Path: at(cpath), Issue: "must be an array of linear rings of [longitude, latitude] positions"})
 				continue
 			}
-			p, pp := layerPolygon(c, cpath)
+			p, pp := layerPolygon(c, cpath, w)
 			polys, probs = append(polys, p), append(probs, at2(pp, at)...)
 		case TypeMultiPolygon:
 			var c [][][][]float64
@@ -186,7 +192,7 @@ func parseLayerCollection(body []byte, prefix string) ([]LayerFeature, Problems)
 				continue
 			}
 			for j, pc := range c {
-				p, pp := layerPolygon(pc, fmt.Sprintf("%s[%d]", cpath, j))
+				p, pp := layerPolygon(pc, fmt.Sprintf("%s[%d]", cpath, j), w)
 				polys, probs = append(polys, p), append(probs, at2(pp, at)...)
 			}
 		default:
@@ -227,15 +233,16 @@ func featureID(raw json.RawMessage) (id string, ok bool) {
 }
 
 // layerPolygon checks a polygon's rings: at least 4 positions, closed, in
-// range.
-func layerPolygon(c [][][]float64, path string) (Polygon, Problems) {
+// range, and with w (nil: not checked) a valid shape. Paths are built only
+// for problems: layers run to millions of positions.
+func layerPolygon(c [][][]float64, path string, w *workspace) (Polygon, Problems) {
 	var probs Problems
 	if len(c) == 0 {
 		return nil, Problems{{Code: CodeInvalidRing, Path: path, Issue: "must hold an exterior ring"}}
 	}
 	p := make(Polygon, 0, len(c))
 	for j, rc := range c {
-		rpath := fmt.Sprintf("%s[%d]", path, j)
+		rpath := path + "[" + strconv.Itoa(j) + "]"
 		if len(rc) < 4 {
 			probs = append(probs, Problem{Code: CodeInvalidRing, Path: rpath, Issue: fmt.Sprintf("must hold at least 4 positions, not %d", len(rc))})
 			continue
@@ -243,14 +250,14 @@ func layerPolygon(c [][][]float64, path string) (Polygon, Problems) {
 		r := make(Ring, len(rc))
 		ok := true
 		for k, pos := range rc {
-			ppath := fmt.Sprintf("%s[%d]", rpath, k)
+			ppath := func() string { return rpath + "[" + strconv.Itoa(k) + "]" }
 			if len(pos) < 2 {
-				probs = append(probs, Problem{Code: CodeInvalidValue, Path: ppath, Issue: "must be [longitude, latitude]"})
+				probs = append(probs, Problem{Code: CodeInvalidValue, Path: ppath(), Issue: "must be [longitude, latitude]"})
 				ok = false
 				continue
 			}
 			if pos[0] < -180 || pos[0] > 180 || pos[1] < -90 || pos[1] > 90 {
-				probs = append(probs, Problem{Code: CodeInvalidCoordinateRange, Path: ppath,
+				probs = append(probs, Problem{Code: CodeInvalidCoordinateRange, Path: ppath(),
 					Issue: "longitude must be within -180..180 and latitude within -90..90"})
 				ok = false
 				continue
@@ -260,10 +267,9 @@ func layerPolygon(c [][][]float64, path string) (Polygon, Problems) {
 		switch {
 		case ok && r[0] != r[len(r)-1]:
 			probs = append(probs, Problem{Code: CodeInvalidCoordinateClosure, Path: rpath, Issue: "the last position must equal the first"})
-		case ok:
+		case ok && w != nil:
 			// An invalid ring (crossing sides, a line) would be measured
 			// wrongly by every screening: the same check as plots get.
-			var w workspace
 			w.load(r, asWritten)
 			if reason, detail := w.shape(rpath); reason != "" {
 				probs = append(probs, Problem{Code: CodeInvalidValue, Path: rpath, Issue: detail})

@@ -33,27 +33,38 @@ func (k Key) Name() string { name, _, _ := strings.Cut(k.Verifier, "+"); return 
 // key named name on first use. The key is kept in the store so that a
 // backup restores the appliance's signing identity with its logs.
 func LoadOrCreateKey(tx *bolt.Tx, name string) (Key, error) {
-	root := tx.Bucket(bucketLedger)
-	if root == nil {
-		return Key{}, errors.New("ledger: store not initialised (Init not called)")
-	}
-	if v := root.Get(keyRecord); v != nil {
-		var k Key
-		if err := json.Unmarshal(v, &k); err != nil {
-			return Key{}, fmt.Errorf("ledger: signing key: %w", err)
-		}
-		return k, nil
+	k, err := LoadKey(tx)
+	if !errors.Is(err, ErrNotFound) {
+		return k, err
 	}
 	skey, vkey, err := note.GenerateKey(rand.Reader, name)
 	if err != nil {
 		return Key{}, fmt.Errorf("ledger: generate signing key %q: %w", name, err)
 	}
-	k := Key{Signer: skey, Verifier: vkey}
+	k = Key{Signer: skey, Verifier: vkey}
 	v, err := json.Marshal(k)
 	if err != nil {
 		return Key{}, err
 	}
-	return k, root.Put(keyRecord, v)
+	return k, tx.Bucket(bucketLedger).Put(keyRecord, v)
+}
+
+// LoadKey returns the store's signing key, or ErrNotFound before the
+// first LoadOrCreateKey.
+func LoadKey(tx *bolt.Tx) (Key, error) {
+	root := tx.Bucket(bucketLedger)
+	if root == nil {
+		return Key{}, ErrNotFound
+	}
+	v := root.Get(keyRecord)
+	if v == nil {
+		return Key{}, ErrNotFound
+	}
+	var k Key
+	if err := json.Unmarshal(v, &k); err != nil {
+		return Key{}, fmt.Errorf("ledger: signing key: %w", err)
+	}
+	return k, nil
 }
 
 // Checkpoint is a signed tree head: the log's origin, a tree size and its

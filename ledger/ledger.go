@@ -195,7 +195,34 @@ func Append(tx *bolt.Tx, log string, fields any) (Entry, error) {
 // with "prev" added, keys sorted at every level, no whitespace and no HTML
 // escaping. Numbers keep their written form.
 func Canonical(fields any, prev string) ([]byte, error) {
-	raw, err := json.Marshal(fields)
+	obj, err := toObject(fields)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := obj["prev"]; ok {
+		return nil, errors.New(`ledger: an entry may not set "prev"`)
+	}
+	obj["prev"] = prev
+	return encodeCanonical(obj)
+}
+
+// CanonicalJSON returns v, which must encode to a JSON object, in the
+// canonical form of entries: keys sorted at every level, no whitespace, no
+// HTML escaping, numbers as written. Documents whose hash an entry records
+// are kept in this form, so that anyone can recompute the hash from the
+// document's JSON.
+func CanonicalJSON(v any) ([]byte, error) {
+	obj, err := toObject(v)
+	if err != nil {
+		return nil, err
+	}
+	return encodeCanonical(obj)
+}
+
+// toObject encodes v and decodes it back as a generic JSON object, keeping
+// numbers as written.
+func toObject(v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: encode entry: %w", err)
 	}
@@ -205,11 +232,7 @@ func Canonical(fields any, prev string) ([]byte, error) {
 	if err := dec.Decode(&obj); err != nil || obj == nil {
 		return nil, fmt.Errorf("ledger: an entry must be a JSON object, not %.40s", raw)
 	}
-	if _, ok := obj["prev"]; ok {
-		return nil, errors.New(`ledger: an entry may not set "prev"`)
-	}
-	obj["prev"] = prev
-	return encodeCanonical(obj)
+	return obj, nil
 }
 
 // encodeCanonical writes v as JSON with map keys sorted (encoding/json

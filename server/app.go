@@ -25,6 +25,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/risk"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -64,6 +65,15 @@ type App struct {
 	sandboxIndex *geo.Index
 	prodIndex    atomic.Pointer[geo.Index]
 
+	// benchmark is the country benchmark batches are assessed with.
+	benchmark *risk.Benchmark
+
+	ledger ledgerSigner // checkpoint signing key, loaded at start
+
+	// screenSlot lets one polygon job screen at a time: each uses every
+	// CPU already, and jobs side by side would only add up their memory.
+	screenSlot chan struct{}
+
 	handlers map[storage.Environment]http.Handler
 }
 
@@ -98,7 +108,12 @@ func New(cfg *Config, opts Options) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	if a.benchmark, err = cfg.Risk.benchmark(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("risk.country_benchmark_file: %w", err)
+	}
 	a.sandboxIndex = geo.NewIndex(geo.SandboxLayers()...)
+	a.screenSlot = make(chan struct{}, 1)
 	if err := a.loadLayers(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -232,11 +247,17 @@ func (a *App) Run(ctx context.Context) error {
 	return err
 }
 
-// startQueues creates the queue buckets and the job runner and webhook
-// dispatcher that Run starts.
+// startQueues creates the queue and ledger buckets, loads the ledger's
+// signing key (made on first start), and creates the job runner and
+// webhook dispatcher that Run starts.
 func (a *App) startQueues() error {
-	if err := a.db.Update(context.Background(), func(tx *storage.Tx) error { return queue.Init(tx.Tx) }); err != nil {
-		return fmt.Errorf("init queues: %w", err)
+	if err := a.db.Update(context.Background(), func(tx *storage.Tx) error {
+		if err := queue.Init(tx.Tx); err != nil {
+			return err
+		}
+		return a.openLedger(tx)
+	}); err != nil {
+		return fmt.Errorf("init queues and ledger: %w", err)
 	}
 	policies, err := webhookPolicies(a.cfg.Webhooks)
 	if err != nil {
@@ -264,6 +285,8 @@ func (a *App) startQueues() error {
 	})
 	a.handleJob(jobSandboxTest, a.runSandboxJob)
 	a.handleJob(jobPolygonIngestion, a.runPolygonJob)
+	a.handleJob(jobBatchRiskAssessment, a.runBatchJob)
+	a.handleJob(jobShipmentLink, a.runShipmentLinkJob)
 	return nil
 }
 

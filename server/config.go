@@ -14,6 +14,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/risk"
 )
 
 // Config is every setting of the appliance. config.example.yaml documents each
@@ -33,12 +34,41 @@ type Config struct {
 	Webhooks        WebhookConfig `mapstructure:"webhooks"`
 	Jobs            JobsConfig    `mapstructure:"jobs"`
 	Risk            RiskConfig    `mapstructure:"risk"`
+	Ledger          LedgerConfig  `mapstructure:"ledger"`
+}
+
+// LedgerConfig sets the verifiable ledger.
+type LedgerConfig struct {
+	// KeyName names the checkpoint signing key when it is first created
+	// (it is part of the key, so later changes have no effect).
+	KeyName string `mapstructure:"key_name"`
+	// ConsensusTimeout is how long a shipment link may wait to be
+	// anchored under a signed checkpoint before its job fails with
+	// LEDGER_CONSENSUS_TIMEOUT.
+	ConsensusTimeout time.Duration `mapstructure:"consensus_timeout"`
 }
 
 // RiskConfig sets the screening verdict thresholds (API.md section 4).
 type RiskConfig struct {
 	MaxScore            int     `mapstructure:"max_score"`
 	OverlapThresholdPct float64 `mapstructure:"overlap_threshold_pct"`
+	// CountryBenchmarkFile replaces the embedded country benchmark
+	// (Implementing Regulation (EU) 2025/1093) when set; see
+	// risk.ParseBenchmark for its shape.
+	CountryBenchmarkFile string `mapstructure:"country_benchmark_file"`
+}
+
+// benchmark reads the country benchmark batches are assessed with: the
+// file of risk.country_benchmark_file, or the embedded one.
+func (c RiskConfig) benchmark() (*risk.Benchmark, error) {
+	if c.CountryBenchmarkFile == "" {
+		return risk.DefaultBenchmark(), nil
+	}
+	data, err := os.ReadFile(c.CountryBenchmarkFile)
+	if err != nil {
+		return nil, err
+	}
+	return risk.ParseBenchmark(data)
 }
 
 // rules are the screening rules the config sets.
@@ -115,29 +145,32 @@ const maxFeaturesCeiling = 1_000_000
 
 // defaults are the embedded settings: `eudr serve` with no file runs on them.
 var defaults = map[string]any{
-	"data_dir":                   "./data",
-	"admin_password":             "",
-	"shutdown_timeout":           "30s",
-	"log.level":                  "info",
-	"log.format":                 "auto",
-	"production.listen":          "127.0.0.1:8080",
-	"production.tls.cert_file":   "",
-	"production.tls.key_file":    "",
-	"sandbox.listen":             "127.0.0.1:8081",
-	"sandbox.tls.cert_file":      "",
-	"sandbox.tls.key_file":       "",
-	"auth.token_ttl":             "1h",
-	"rate_limit.per_second":      100,
-	"rate_limit.burst":           100,
-	"rate_limit.ip_per_second":   20,
-	"rate_limit.ip_burst":        40,
-	"idempotency.ttl":            "24h",
-	"idempotency.sweep_interval": "10m",
-	"limits.max_body_bytes":      32 << 20,
-	"limits.max_features":        10000,
-	"risk.max_score":             50,
-	"risk.overlap_threshold_pct": 0.0,
-	"trusted_proxies":            []string{},
+	"data_dir":                    "./data",
+	"admin_password":              "",
+	"shutdown_timeout":            "30s",
+	"log.level":                   "info",
+	"log.format":                  "auto",
+	"production.listen":           "127.0.0.1:8080",
+	"production.tls.cert_file":    "",
+	"production.tls.key_file":     "",
+	"sandbox.listen":              "127.0.0.1:8081",
+	"sandbox.tls.cert_file":       "",
+	"sandbox.tls.key_file":        "",
+	"auth.token_ttl":              "1h",
+	"rate_limit.per_second":       100,
+	"rate_limit.burst":            100,
+	"rate_limit.ip_per_second":    20,
+	"rate_limit.ip_burst":         40,
+	"idempotency.ttl":             "24h",
+	"idempotency.sweep_interval":  "10m",
+	"limits.max_body_bytes":       32 << 20,
+	"limits.max_features":         10000,
+	"risk.max_score":              50,
+	"risk.overlap_threshold_pct":  0.0,
+	"risk.country_benchmark_file": "",
+	"ledger.key_name":             "eudr-appliance",
+	"ledger.consensus_timeout":    "30s",
+	"trusted_proxies":             []string{},
 
 	"webhooks.retry_schedule":                []string{"30s", "2m", "10m", "1h"},
 	"webhooks.sandbox_retry_schedule":        []string{"1s", "2s", "4s", "8s"},
@@ -296,11 +329,20 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxFeatures < 1 || c.Limits.MaxFeatures > maxFeaturesCeiling {
 		bad("limits.max_features", "must be from 1 to %d", maxFeaturesCeiling)
 	}
+	if !validKeyName(c.Ledger.KeyName) {
+		bad("ledger.key_name", "must be 1-64 printable characters without spaces or '+'")
+	}
+	if c.Ledger.ConsensusTimeout < time.Second {
+		bad("ledger.consensus_timeout", "must be at least 1s")
+	}
 	if c.Risk.MaxScore < 0 || c.Risk.MaxScore > 100 {
 		bad("risk.max_score", "must be from 0 to 100")
 	}
 	if !(c.Risk.OverlapThresholdPct >= 0 && c.Risk.OverlapThresholdPct < 100) {
 		bad("risk.overlap_threshold_pct", "must be at least 0 and below 100")
+	}
+	if _, err := c.Risk.benchmark(); err != nil {
+		bad("risk.country_benchmark_file", "%v", err)
 	}
 	for key, sched := range map[string][]time.Duration{"webhooks.retry_schedule": c.Webhooks.RetrySchedule,
 		"webhooks.sandbox_retry_schedule": c.Webhooks.SandboxRetrySchedule} {
@@ -336,4 +378,18 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validKeyName reports whether s can name a signed-note key: printable
+// ASCII without spaces or '+' (golang.org/x/mod/sumdb/note), kept short.
+func validKeyName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '+' {
+			return false
+		}
+	}
+	return true
 }

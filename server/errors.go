@@ -41,6 +41,18 @@ const (
 	DetailJWTRequired           = "JWT_REQUIRED"
 	DetailScopeRequired         = "SCOPE_REQUIRED"
 	DetailAdminRequired         = "ADMIN_REQUIRED"
+	// Batches (API.md section 6).
+	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode is not a product of the commodity
+	DetailSupplierNotFound    = "SUPPLIER_NOT_FOUND"     // 404: no supplier mapping with that ERP vendor ID
+	DetailPolygonNotFound     = "POLYGON_NOT_FOUND"      // 404: no such polygon
+	DetailPolygonNotCompliant = "POLYGON_NOT_COMPLIANT"  // 422: a batch polygon is HIGH_RISK or FAILED
+	DetailCommodityMismatch   = "COMMODITY_MISMATCH"     // 422: a batch polygon is of another commodity
+	DetailPolygonInUse        = "POLYGON_IN_USE"         // 409: a polygon a batch uses cannot be deleted
+	// Shipment links and the ledger (API.md sections 6 and 8).
+	DetailBatchNotVerified      = "BATCH_NOT_VERIFIED"      // 422: only a VERIFIED batch can be linked
+	DetailShipmentAlreadyLinked = "SHIPMENT_ALREADY_LINKED" // 409: another link holds the shipment
+	DetailBatchAlreadyLinked    = "BATCH_ALREADY_LINKED"    // 409: another link holds the batch
+	DetailProofNotReproducible  = "PROOF_NOT_REPRODUCIBLE"  // 422: evidence that does not verify
 )
 
 // The fixed messages of SPEC.md section 7.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -53,12 +52,12 @@ func (a *App) idempotent(policy idemPolicy, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
+		body, err := readBody(r)
 		if err != nil {
 			writeError(w, r, readBodyError(err))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = newBufferedBody(body)
 		t := tenantFrom(r.Context())
 		rec, err := a.beginIdempotent(r.Context(), t, key, fingerprint(r, body))
 		if err != nil {

@@ -71,9 +71,16 @@ func (a *App) failJob(btx *bolt.Tx, j queue.Job, cause error) error {
 	if err != nil {
 		return err
 	}
+	return a.markJobFailed(tx, t, job, storage.JobError{Code: JobErrorFailed, Message: cause.Error()})
+}
+
+// markJobFailed records job as FAILED with jerr, drops its input and fires
+// job.failed, in the caller's transaction. A handler that fails its job
+// itself (with its own error code) also takes it off the queue.
+func (a *App) markJobFailed(tx *storage.Tx, t storage.Tenant, job *storage.Job, jerr storage.JobError) error {
 	now := tx.Now()
 	job.Status = storage.JobFailed
-	job.Error = &storage.JobError{Code: JobErrorFailed, Message: cause.Error()}
+	job.Error = &jerr
 	job.CompletedAt = &now
 	if err := tx.PutJob(t, job); err != nil {
 		return err
@@ -81,7 +88,7 @@ func (a *App) failJob(btx *bolt.Tx, j queue.Job, cause error) error {
 	if err := tx.DeleteJobInput(t, job.ID); err != nil {
 		return err
 	}
-	_, _, err = a.publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
+	_, _, err := a.publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
 	return err
 }
 
@@ -97,7 +104,7 @@ type jobResponse struct {
 	Status       string          `json:"status"`
 	Progress     progressBody    `json:"progress"`
 	Results      json.RawMessage `json:"results"`
-	LedgerProofs json.RawMessage `json:"ledgerProofs"`
+	LedgerProofs []ledgerProof   `json:"ledgerProofs"`
 	Error        *jobErrorBody   `json:"error"`
 	CreatedAt    string          `json:"createdAt"`
 	StartedAt    *string         `json:"startedAt"`
@@ -118,12 +125,12 @@ type jobErrorBody struct {
 }
 
 // toJobResponse answers job j with its recorded results (one JSON value
-// per item, in item order).
-func toJobResponse(j *storage.Job, results []json.RawMessage) jobResponse {
+// per item, in item order) and the proofs of the entries it anchored.
+func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []ledgerProof) jobResponse {
 	resp := jobResponse{JobID: j.ID, Type: j.Type, Status: j.Status,
 		Progress: progressBody{Total: j.Progress.Total, Processed: j.Progress.Processed,
 			Succeeded: j.Progress.Succeeded, Failed: j.Progress.Failed},
-		Results: joinJSON(results), LedgerProofs: j.LedgerProofs, CreatedAt: formatTime(j.CreatedAt),
+		Results: joinJSON(results), LedgerProofs: proofs, CreatedAt: formatTime(j.CreatedAt),
 		StartedAt: formatTimePtr(j.StartedAt), CompletedAt: formatTimePtr(j.CompletedAt)}
 	switch {
 	case j.Status == storage.JobCompleted || j.Status == storage.JobFailed:
@@ -131,8 +138,8 @@ func toJobResponse(j *storage.Job, results []json.RawMessage) jobResponse {
 	case j.Progress.Total > 0:
 		resp.Progress.Percent = 100 * j.Progress.Processed / j.Progress.Total
 	}
-	if len(resp.LedgerProofs) == 0 {
-		resp.LedgerProofs = json.RawMessage(`[]`)
+	if resp.LedgerProofs == nil {
+		resp.LedgerProofs = []ledgerProof{}
 	}
 	if j.Error != nil {
 		resp.Error = &jobErrorBody{Code: j.Error.Code, Message: j.Error.Message}
@@ -145,13 +152,17 @@ func toJobResponse(j *storage.Job, results []json.RawMessage) jobResponse {
 func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	var job *storage.Job
 	var results []json.RawMessage
+	var proofs []ledgerProof
 	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
 		t := tenantFrom(r.Context())
 		var err error
 		if job, err = tx.FindJob(t, ps.ByName("jobId")); err != nil {
 			return err
 		}
-		results, err = tx.FindJobResults(t, job.ID)
+		if results, err = tx.FindJobResults(t, job.ID); err != nil {
+			return err
+		}
+		proofs, _, err = proveEntries(tx.Tx, t, job.LedgerIndexes)
 		return err
 	})
 	if err != nil {
@@ -164,7 +175,7 @@ func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httproute
 	if job.Status == storage.JobQueued || job.Status == storage.JobRunning {
 		w.Header().Set("Retry-After", "2")
 	}
-	writeJSON(w, r, http.StatusOK, toJobResponse(job, results))
+	writeJSON(w, r, http.StatusOK, toJobResponse(job, results, proofs))
 }
 
 // jobFunc does a job's work. It records its results and completes the job

@@ -92,7 +92,7 @@ func TestApp_Jobs(t *testing.T) {
 			t.Errorf("completed job: Retry-After %q, want none", w.Header().Get("Retry-After"))
 		}
 		if done.Progress.Percent != 100 || done.Progress.Failed != 1 || string(done.Results) != `[{"featureIndex":0},{"featureIndex":1}]` ||
-			done.CompletedAt == nil || done.Error != nil || string(done.LedgerProofs) != `[]` {
+			done.CompletedAt == nil || done.Error != nil || done.LedgerProofs == nil || len(done.LedgerProofs) != 0 {
 			t.Errorf("completed job: got %+v", done)
 		}
 		ta.view(func(tx *storage.Tx) error {

@@ -62,7 +62,7 @@ func decodeJSON(r *http.Request, v any, mediaTypes ...string) (Problems, error) 
 	if err := checkContentType(r, mediaTypes...); err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		return nil, readBodyError(err)
 	}
@@ -88,6 +88,34 @@ func decodeJSON(r *http.Request, v any, mediaTypes ...string) (Problems, error) 
 		probs = nestedUnknownField(body, v)
 	}
 	return probs, nil
+}
+
+// bufferedBody is a request body already read into memory (by the
+// idempotency middleware, to fingerprint it), which readBody hands on
+// without copying: a polygon request may be tens of megabytes.
+type bufferedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func newBufferedBody(data []byte) *bufferedBody {
+	return &bufferedBody{Reader: bytes.NewReader(data), data: data}
+}
+
+func (*bufferedBody) Close() error { return nil }
+
+// readBody returns the whole request body. It reads it once, into a
+// buffer sized from Content-Length (which the body limit has checked).
+func readBody(r *http.Request) ([]byte, error) {
+	if b, ok := r.Body.(*bufferedBody); ok {
+		return b.data, nil
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r.Body)
+	return buf.Bytes(), err
 }
 
 // mergeProblems answers the decoder's problems together with the

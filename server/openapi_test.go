@@ -35,6 +35,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/risk"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -655,6 +656,21 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{featureResult{}, "PolygonJobResult", true},
 			{polygonVerifiedData{}, "PolygonVerifiedData", true},
 			{polygonFailedData{}, "PolygonFailedData", true},
+			{batchRequest{}, "BatchRequest", false},
+			{batchQuantityRequest{}, "BatchQuantityRequest", false},
+			{batchAcceptedResponse{}, "BatchAccepted", true},
+			{batchResponse{}, "Batch", true},
+			{batchQuantityBody{}, "BatchQuantity", true},
+			{batchJobResult{}, "BatchJobResult", true},
+			{riskFactor{}, "RiskFactor", true},
+			{countryFactorInputs{}, "CountryFactorInputs", true},
+			{countryPlotsBody{}, "CountryPlots", true},
+			{plotFactorInputs{}, "PlotFactorInputs", true},
+			{supplierFactorInputs{}, "SupplierFactorInputs", true},
+			{riskAssessmentDocument{}, "RiskAssessment", true},
+			{riskDataVersions{}, "RiskDataVersions", true},
+			{riskDataSet{}, "RiskDataSet", true},
+			{batchRiskAssessedData{}, "BatchRiskAssessedData", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {
@@ -719,6 +735,21 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/Polygon/properties/geometryType/enum", oaAnys(geo.TypePolygon, geo.TypeMultiPolygon, geo.TypePoint, geo.TypeMultiPoint)},
 			{"/components/schemas/Job/allOf/0/if/properties/type/const", jobPolygonIngestion},
 			{"/components/schemas/Job/allOf/0/then/properties/results/items/$ref", "#/components/schemas/PolygonJobResult"},
+			{"/components/schemas/Job/allOf/1/if/properties/type/const", jobBatchRiskAssessment},
+			{"/components/schemas/Job/allOf/1/then/properties/results/items/$ref", "#/components/schemas/BatchJobResult"},
+			{"/components/schemas/BatchStatus/enum", oaAnys(storage.BatchAssessing, storage.BatchVerified, storage.BatchHighRisk)},
+			{"/components/schemas/BatchJobResult/properties/status/enum", oaAnys(storage.BatchVerified, storage.BatchHighRisk)},
+			{"/components/schemas/RiskLevel/enum", oaAnys(risk.LevelNegligible, risk.LevelNotNegligible)},
+			{"/components/schemas/RiskFactorName/enum", oaAnys(risk.FactorCountryBenchmark, risk.FactorPlotRisk, risk.FactorSupplierHistory)},
+			{"/components/schemas/CountryPlots/properties/riskClass/enum", oaAnys(risk.CountryLow, risk.CountryStandard, risk.CountryHigh)},
+			{"/components/schemas/HsCode/pattern", risk.HSCodePattern.String()},
+			{"/components/schemas/SupplementaryUnitType/enum", oaAnys(supplementaryUnitTypes...)},
+			{"/components/schemas/BatchRequest/properties/polygonIds/maxItems", float64(maxBatchPolygons)},
+			{"/components/schemas/BatchRequest/properties/batchReference/maxLength", float64(maxBatchReferenceLen)},
+			{"/components/schemas/BatchRequest/properties/supplierId/pattern", erpVendorIDPattern.String()},
+			{"/components/schemas/BatchQuantityRequest/properties/netMassKg/exclusiveMaximum", float64(maxQuantity)},
+			{"/components/schemas/BatchQuantityRequest/properties/supplementaryUnit/exclusiveMaximum", float64(maxQuantity)},
+			{"/components/schemas/RiskAssessment/properties/engineVersion/examples", []any{risk.EngineVersion}},
 		}
 		for _, c := range checks {
 			if got := oaMust(t, doc, c.ptr); !reflect.DeepEqual(got, c.want) {
@@ -830,6 +861,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/WebhookId/pattern", newID("wh", now)},
 			{"/components/schemas/EventId/pattern", newID("evt", now)},
 			{"/components/schemas/JobId/pattern", newID("job", now)},
+			{"/components/schemas/BatchId/pattern", newID("bat", now)},
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), 0)},
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), maxFeaturesCeiling-1)},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", secret},
@@ -2199,6 +2231,10 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	// Polygons: queued jobs (Retry-After while not finished), screened
 	// by the job runner, their polygons and events.
 	c.polygons(recv, base, rw, ro, live)
+
+	// Batches: registered from screened plots, assessed by the job
+	// runner, their risk assessments and events; a polygon in use.
+	c.batches(recv, base, rw, ro, live)
 
 	// Jobs: a fatal failure, answered without Retry-After.
 	var failed *storage.Job

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -30,7 +30,7 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		writeError(w, r, readBodyError(err))
 		return
@@ -263,14 +263,32 @@ func (a *App) handlePolygonsStatus(w http.ResponseWriter, r *http.Request, ps ht
 }
 
 // handlePolygonsEvidence answers the evidence document recorded when the
-// polygon was screened, byte for byte.
+// polygon was screened, byte for byte, with its ledger entry and proof
+// added as a "ledger" member (see withLedger).
 func (a *App) handlePolygonsEvidence(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	_, d, err := a.findPolygon(r, ps.ByName("polygonId"), true)
+	id := ps.ByName("polygonId")
+	var body []byte
+	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
+		t := tenantFrom(r.Context())
+		p, err := tx.FindPolygon(t, id)
+		if err != nil {
+			return err
+		}
+		d, err := tx.FindPolygonDetail(t, id)
+		if err != nil {
+			return err
+		}
+		body, err = withLedger(tx, t, d.Evidence, p.LedgerIndex)
+		return err
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		err = notFound("polygon " + id)
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, d.Evidence)
+	writeJSON(w, r, http.StatusOK, json.RawMessage(body))
 }
 
 func (a *App) handlePolygonsDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
@@ -278,8 +296,13 @@ func (a *App) handlePolygonsDelete(w http.ResponseWriter, r *http.Request, ps ht
 	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
 		return tx.DeletePolygon(tenantFrom(r.Context()), id)
 	})
-	if errors.Is(err, storage.ErrNotFound) {
+	var inUse *storage.PolygonInUseError
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
 		err = notFound("polygon " + id)
+	case errors.As(err, &inUse):
+		err = conflict(DetailPolygonInUse, "polygonId", fmt.Sprintf("polygon %s is used by batch %s: a polygon in a batch cannot be deleted",
+			id, strings.Join(inUse.BatchIDs, ", ")))
 	}
 	if err != nil {
 		writeError(w, r, err)

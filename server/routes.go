@@ -55,7 +55,22 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/polygons/:polygonId/status", authKey, idemNone, a.handlePolygonsStatus},
 		{"GET", eudrPrefix + "/polygons/:polygonId/evidence", authKey, idemNone, a.handlePolygonsEvidence},
 
+		{"GET", eudrPrefix + "/batches", authKey, idemNone, a.handleBatchesList},
+		{"POST", eudrPrefix + "/batches", authKey, idemRequired, a.handleBatchesCreate},
+		{"GET", eudrPrefix + "/batches/:batchId", authKey, idemNone, a.handleBatchesGet},
+		{"GET", eudrPrefix + "/batches/:batchId/risk-assessment", authKey, idemNone, a.handleBatchesRiskAssessment},
+
+		{"POST", eudrPrefix + "/shipments/link", authKey, idemRequired, a.handleShipmentLink},
+		{"GET", eudrPrefix + "/shipments/:shipmentId", authKey, idemNone, a.handleShipmentGet},
+
 		{"GET", eudrPrefix + "/jobs/:jobId", authKey, idemNone, a.handleJobsGet},
+
+		{"GET", eudrPrefix + "/ledger/checkpoint", authKey, idemNone, a.handleLedgerCheckpoint},
+		{"GET", eudrPrefix + "/ledger/public-key", authKey, idemNone, a.handleLedgerPublicKey},
+		{"GET", eudrPrefix + "/ledger/entries/:index", authKey, idemNone, a.handleLedgerEntry},
+		{"GET", eudrPrefix + "/ledger/proofs/inclusion", authKey, idemNone, a.handleLedgerInclusion},
+		{"GET", eudrPrefix + "/ledger/proofs/consistency", authKey, idemNone, a.handleLedgerConsistency},
+		{"POST", eudrPrefix + "/evidence/verify", authKey, idemNone, a.handleEvidenceVerify},
 
 		{"GET", eudrPrefix + "/webhooks", authKey, idemNone, a.handleWebhooksList},
 		{"POST", eudrPrefix + "/webhooks", authKey, idemRequired, a.handleWebhooksCreate},

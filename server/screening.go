@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -102,8 +103,23 @@ type evidenceOverlap struct {
 type screened struct {
 	polygon *storage.Polygon
 	detail  storage.PolygonDetail
-	result  json.RawMessage
+	// evidenceSHA256 is the hex SHA-256 of detail.Evidence, which the
+	// ledger entry records.
+	evidenceSHA256 string
 }
+
+// screeningEntry is the ledger entry that anchors a plot's screening: the
+// verdict and the hash of its evidence document.
+type screeningEntry struct {
+	Type           string  `json:"type"` // "polygon.screened"
+	PolygonID      string  `json:"polygonId"`
+	JobID          string  `json:"jobId"`
+	EUDRStatus     string  `json:"eudrStatus"`
+	FailureReason  *string `json:"failureReason"`
+	EvidenceSHA256 string  `json:"evidenceSha256"`
+}
+
+const entryPolygonScreened = "polygon.screened"
 
 // screening is what a polygon job judges its features with: the
 // environment's reference layers and the configured rules, as they stood
@@ -117,11 +133,18 @@ type screening struct {
 }
 
 // runPolygonJob screens the features of a POST /polygons request, chunk
-// by chunk from the first one not yet recorded. Each chunk's polygons,
+// by chunk from the first one not yet recorded, one job at a time
+// (screenSlot). Each chunk's polygons,
 // results and progress are one transaction; the last one also completes
 // the job and publishes its events. Polygon IDs come from the job and the
 // feature index, so screening a feature again writes the same polygon.
 func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
+	select {
+	case a.screenSlot <- struct{}{}:
+		defer func() { <-a.screenSlot }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	var body []byte
 	err := a.db.View(ctx, func(tx *storage.Tx) error {
 		in, err := tx.FindJobInput(t, job.ID)
@@ -160,15 +183,30 @@ func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.
 	return nil
 }
 
-// recordScreened records one chunk of a job's outcomes and its progress;
-// the last chunk completes the job and publishes polygon.verified and
-// polygon.failed for the whole job, from its recorded results.
+// recordScreened records one chunk of a job's outcomes and its progress,
+// each anchored in the tenant's ledger under a checkpoint signed in the
+// same transaction; the last chunk completes the job and publishes
+// polygon.verified and polygon.failed for the whole job, from its
+// recorded results.
 func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job, out []screened, last bool) error {
 	for _, s := range out {
-		if err := tx.PutPolygon(t, s.polygon, &s.detail); err != nil {
+		p := s.polygon
+		e, err := anchor(tx, t, screeningEntry{Type: entryPolygonScreened, PolygonID: p.ID, JobID: job.ID,
+			EUDRStatus: p.Status, FailureReason: optional(p.FailureReason), EvidenceSHA256: s.evidenceSHA256})
+		if err != nil {
 			return err
 		}
-		if err := tx.PutJobResult(t, job.ID, s.polygon.FeatureIndex, s.result); err != nil {
+		p.LedgerIndex = &e.Index
+		job.LedgerIndexes = append(job.LedgerIndexes, e.Index)
+		if err := tx.PutPolygon(t, p, &s.detail); err != nil {
+			return err
+		}
+		result, err := marshalJSON(featureResult{FeatureIndex: p.FeatureIndex, ExternalID: optional(p.ExternalID),
+			PolygonID: p.ID, EUDRStatus: p.Status, FailureReason: optional(p.FailureReason)})
+		if err != nil {
+			return err
+		}
+		if err := tx.PutJobResult(t, job.ID, p.FeatureIndex, result); err != nil {
 			return err
 		}
 		job.Progress.Processed++
@@ -176,6 +214,11 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 			job.Progress.Failed++
 		} else {
 			job.Progress.Succeeded++
+		}
+	}
+	if len(out) > 0 {
+		if _, err := a.signCheckpoint(tx, t); err != nil {
+			return err
 		}
 	}
 	if !last {
@@ -262,17 +305,15 @@ func (s screening) screen(jobID string, f geo.Feature, now time.Time) screened {
 		pol.Risk = &storage.PolygonRisk{DeforestedHa: o.Risk.DeforestedHa, DeforestedPct: o.Risk.DeforestedPct,
 			ProtectedHa: o.Risk.ProtectedHa, ProtectedPct: o.Risk.ProtectedPct, RiskScore: o.Risk.RiskScore}
 	}
-	ev := s.evidence(pol, o, hex.EncodeToString(sum[:]))
-	evidence, err := marshalJSON(ev)
+	// The evidence is kept in canonical form (ledger.CanonicalJSON), so
+	// that its hash in the ledger entry can be recomputed from its JSON.
+	evidence, err := ledger.CanonicalJSON(s.evidence(pol, o, hex.EncodeToString(sum[:])))
 	if err != nil {
 		panic(fmt.Sprintf("encode evidence: %v", err)) // plain values: cannot fail
 	}
-	result, err := marshalJSON(featureResult{FeatureIndex: f.Index, ExternalID: optional(p.ExternalID),
-		PolygonID: pol.ID, EUDRStatus: pol.Status, FailureReason: optional(pol.FailureReason)})
-	if err != nil {
-		panic(fmt.Sprintf("encode result: %v", err))
-	}
-	return screened{polygon: pol, detail: storage.PolygonDetail{Feature: feature.Bytes(), Evidence: evidence}, result: result}
+	evSum := sha256.Sum256(evidence)
+	return screened{polygon: pol, detail: storage.PolygonDetail{Feature: feature.Bytes(), Evidence: evidence},
+		evidenceSHA256: hex.EncodeToString(evSum[:])}
 }
 
 // assess runs geo.Assess, turning a panic into FAILED SCREENING_ERROR.

@@ -30,6 +30,16 @@
 //	suppliers_by_id       supplierId (time-ordered) -> erpVendorId
 //	idempotency           Idempotency-Key -> IdempotencyRecord
 //	jobs                  job id -> Job
+//	job_inputs            job id -> the job's input (a polygon request body) until it ends
+//	job_results           job id | 0x00 | BE(item) -> the item's result
+//	polygons              polygon id -> Polygon
+//	polygon_features      polygon id -> the feature as sent, whitespace removed
+//	polygon_evidence      polygon id -> the evidence document of its screening
+//	supplier_polygon_stats erpVendorId -> StatusCounts of the polygons with that supplierId
+//	batches               batch id (time-ordered) -> Batch
+//	batch_polygons        batch id -> JSON array of its polygon ids
+//	batch_assessments     batch id -> the risk assessment document
+//	polygon_batches       polygon id | 0x00 | batch id -> empty (a polygon in use cannot be deleted)
 //
 // Other packages (queue, ledger) own buckets of their own in the same file and
 // list them in their doc.go.

@@ -24,15 +24,15 @@ const (
 // Job is the record of an asynchronous job as clients see it; the work item
 // itself waits in the queue package's buckets.
 type Job struct {
-	ID           string          `json:"id"`
-	Type         string          `json:"type"`
-	Status       string          `json:"status"`
-	Progress     JobProgress     `json:"progress"`
-	LedgerProofs json.RawMessage `json:"ledgerProofs,omitempty"` // entries the job anchored
-	Error        *JobError       `json:"error,omitempty"`
-	CreatedAt    time.Time       `json:"createdAt"`
-	StartedAt    *time.Time      `json:"startedAt,omitempty"`
-	CompletedAt  *time.Time      `json:"completedAt,omitempty"`
+	ID            string      `json:"id"`
+	Type          string      `json:"type"`
+	Status        string      `json:"status"`
+	Progress      JobProgress `json:"progress"`
+	LedgerIndexes []int64     `json:"ledgerIndexes,omitempty"` // entries the job anchored in the tenant's ledger log
+	Error         *JobError   `json:"error,omitempty"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	StartedAt     *time.Time  `json:"startedAt,omitempty"`
+	CompletedAt   *time.Time  `json:"completedAt,omitempty"`
 }
 
 // JobProgress counts the items of a job.

@@ -36,6 +36,9 @@ type Polygon struct {
 	FailureDetail   string       `json:"failureDetail,omitempty"`
 	Risk            *PolygonRisk `json:"risk,omitempty"`
 	ScreenedAt      time.Time    `json:"screenedAt"`
+	// LedgerIndex is the entry that anchors the screening in the tenant's
+	// ledger log.
+	LedgerIndex *int64 `json:"ledgerIndex,omitempty"`
 }
 
 // PolygonRisk is a screened plot's measured overlaps and risk score.
@@ -80,7 +83,7 @@ func polygonPrefix(jobID string) string {
 }
 
 // PutPolygon writes a polygon's record and detail, replacing any under the
-// same ID.
+// same ID, and keeps the counts of SupplierPolygonCounts.
 func (tx *Tx) PutPolygon(t Tenant, p *Polygon, d *PolygonDetail) error {
 	b, err := tx.tenantBucket(t, bucketPolygons)
 	if err != nil {
@@ -88,6 +91,19 @@ func (tx *Tx) PutPolygon(t Tenant, p *Polygon, d *PolygonDetail) error {
 	}
 	features, evidence, err := tx.polygonDetailBuckets(t)
 	if err != nil {
+		return err
+	}
+	var old Polygon
+	switch err := getJSON(b, []byte(p.ID), &old); err {
+	case nil:
+		if err := tx.countSupplierPolygon(t, &old, -1); err != nil {
+			return err
+		}
+	case ErrNotFound:
+	default:
+		return fmt.Errorf("read polygon %s: %w", p.ID, err)
+	}
+	if err := tx.countSupplierPolygon(t, p, +1); err != nil {
 		return err
 	}
 	if err := features.Put([]byte(p.ID), d.Feature); err != nil {
@@ -129,14 +145,22 @@ func (tx *Tx) FindPolygonDetail(t Tenant, id string) (*PolygonDetail, error) {
 	return &PolygonDetail{Feature: bytes.Clone(f), Evidence: bytes.Clone(e)}, nil
 }
 
-// DeletePolygon removes the tenant's polygon or returns ErrNotFound.
+// DeletePolygon removes the tenant's polygon. It returns ErrNotFound for
+// none, and a *PolygonInUseError, deleting nothing, while batches use it.
 func (tx *Tx) DeletePolygon(t Tenant, id string) error {
 	b, err := tx.tenantBucket(t, bucketPolygons)
 	if err != nil {
 		return err
 	}
-	if b.Get([]byte(id)) == nil {
-		return ErrNotFound
+	var old Polygon
+	if err := getJSON(b, []byte(id), &old); err != nil {
+		return err
+	}
+	if err := tx.polygonInUse(t, id); err != nil {
+		return err
+	}
+	if err := tx.countSupplierPolygon(t, &old, -1); err != nil {
+		return err
 	}
 	features, evidence, err := tx.polygonDetailBuckets(t)
 	if err != nil {

@@ -1,0 +1,234 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/storage"
+)
+
+// jobBatchRiskAssessment is the job type of POST /batches.
+const jobBatchRiskAssessment = "batch_risk_assessment"
+
+// batchJobInput is what a batch_risk_assessment job carries.
+type batchJobInput struct {
+	BatchID string `json:"batchId"`
+}
+
+// batchJobResult is the one entry of a batch job's results.
+type batchJobResult struct {
+	BatchID   string `json:"batchId"`
+	Status    string `json:"status"`
+	RiskScore int    `json:"riskScore"`
+	RiskLevel string `json:"riskLevel"`
+}
+
+// riskFactor is one factor of a risk assessment: its name, what it was
+// computed from, its score and a sentence saying why. Inputs is one of
+// countryFactorInputs, plotFactorInputs and supplierFactorInputs.
+type riskFactor struct {
+	Name        string `json:"name"`
+	Score       int    `json:"score"`
+	Inputs      any    `json:"inputs"`
+	Explanation string `json:"explanation"`
+}
+
+// countryFactorInputs are the inputs of country_benchmark: the batch's
+// plots by country of production, the worst risk class first.
+type countryFactorInputs struct {
+	BenchmarkVersion string             `json:"benchmarkVersion"`
+	Countries        []countryPlotsBody `json:"countries"`
+}
+
+type countryPlotsBody struct {
+	Country      string  `json:"country"`
+	RiskClass    string  `json:"riskClass"`
+	PolygonCount int     `json:"polygonCount"`
+	AreaHa       float64 `json:"areaHa"`
+}
+
+// plotFactorInputs are the inputs of plot_risk.
+type plotFactorInputs struct {
+	PolygonCount              int     `json:"polygonCount"`
+	TotalAreaHa               float64 `json:"totalAreaHa"`
+	MaxRiskScore              int     `json:"maxRiskScore"`
+	MaxRiskPolygonID          string  `json:"maxRiskPolygonId"`
+	AreaWeightedMeanRiskScore float64 `json:"areaWeightedMeanRiskScore"`
+}
+
+// supplierFactorInputs are the inputs of supplier_history.
+type supplierFactorInputs struct {
+	SupplierID       string  `json:"supplierId"`
+	ScreenedPolygons int     `json:"screenedPolygons"`
+	HighRiskPolygons int     `json:"highRiskPolygons"`
+	FailedPolygons   int     `json:"failedPolygons"`
+	HighRiskPct      float64 `json:"highRiskPct"`
+}
+
+// riskAssessmentDocument is GET /batches/{batchId}/risk-assessment: the
+// assessment as recorded when the batch was assessed, never changed; while
+// the batch is ASSESSING only its IDs and status, the rest null and no
+// factors.
+type riskAssessmentDocument struct {
+	BatchID       string            `json:"batchId"`
+	JobID         string            `json:"jobId"`
+	Status        string            `json:"status"`
+	RiskScore     *int              `json:"riskScore"`
+	RiskLevel     *string           `json:"riskLevel"`
+	MaxScore      *int              `json:"maxScore"`
+	Factors       []riskFactor      `json:"factors"`
+	DataVersions  *riskDataVersions `json:"dataVersions"`
+	EngineVersion *string           `json:"engineVersion"`
+	AppVersion    *string           `json:"appVersion"`
+	AssessedAt    *string           `json:"assessedAt"`
+}
+
+// riskDataVersions names the regulatory data an assessment used.
+type riskDataVersions struct {
+	CountryBenchmark riskDataSet `json:"countryBenchmark"`
+	AnnexI           riskDataSet `json:"annexI"`
+}
+
+type riskDataSet struct {
+	Version string `json:"version"`
+	Source  string `json:"source"`
+	Date    string `json:"date"`
+	SHA256  string `json:"sha256"`
+}
+
+// batchRiskAssessedData is the event of an assessed batch (API.md
+// section 6).
+type batchRiskAssessedData struct {
+	BatchID   string       `json:"batchId"`
+	RiskScore int          `json:"riskScore"`
+	RiskLevel string       `json:"riskLevel"`
+	Factors   []riskFactor `json:"factors"`
+}
+
+// toRiskFactors lists an assessment's factors in the API's shape.
+func toRiskFactors(as risk.Assessment, b *risk.Benchmark) []riskFactor {
+	countries := make([]countryPlotsBody, len(as.Country.Countries))
+	for i, c := range as.Country.Countries {
+		countries[i] = countryPlotsBody{Country: c.Country, RiskClass: c.Class, PolygonCount: c.Plots, AreaHa: c.AreaHa}
+	}
+	p, s := as.Plots, as.Supplier
+	return []riskFactor{
+		{Name: risk.FactorCountryBenchmark, Score: as.Country.Score, Explanation: as.Country.Explanation,
+			Inputs: countryFactorInputs{BenchmarkVersion: b.Version, Countries: countries}},
+		{Name: risk.FactorPlotRisk, Score: p.Score, Explanation: p.Explanation,
+			Inputs: plotFactorInputs{PolygonCount: p.Plots, TotalAreaHa: p.TotalAreaHa, MaxRiskScore: p.Score,
+				MaxRiskPolygonID: p.MaxPolygonID, AreaWeightedMeanRiskScore: p.AreaWeightedMean}},
+		{Name: risk.FactorSupplierHistory, Score: s.Score, Explanation: s.Explanation,
+			Inputs: supplierFactorInputs{SupplierID: s.SupplierID, ScreenedPolygons: s.Screened, HighRiskPolygons: s.HighRisk,
+				FailedPolygons: s.Failed, HighRiskPct: s.HighRiskPct}},
+	}
+}
+
+// runBatchJob assesses a batch: it reads the batch's polygons and its
+// supplier's record, scores them (package risk), and in one transaction
+// records the assessment, moves the batch to VERIFIED or HIGH_RISK,
+// publishes batch.risk_assessed and completes the job. Run again (after a
+// crash), it finds the batch assessed and only completes the job.
+func (a *App) runBatchJob(ctx context.Context, t storage.Tenant, job *storage.Job, input json.RawMessage) error {
+	var in batchJobInput
+	if err := json.Unmarshal(input, &in); err != nil || in.BatchID == "" {
+		return fmt.Errorf("batch job input %s: %v", input, err)
+	}
+	var b *storage.Batch
+	var plots []risk.Plot
+	var history risk.History
+	err := a.db.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		if b, err = tx.FindBatch(t, in.BatchID); err != nil {
+			return fmt.Errorf("batch %s: %w", in.BatchID, err)
+		}
+		if b.Status != storage.BatchAssessing {
+			return nil
+		}
+		ids, err := tx.FindBatchPolygons(t, b.ID)
+		if err != nil {
+			return fmt.Errorf("polygons of batch %s: %w", b.ID, err)
+		}
+		plots = make([]risk.Plot, len(ids))
+		for i, id := range ids {
+			p, err := tx.FindPolygon(t, id)
+			if err != nil {
+				return fmt.Errorf("polygon %s of batch %s: %w", id, b.ID, err)
+			}
+			if p.Risk == nil {
+				return fmt.Errorf("polygon %s of batch %s is %s, without a risk score", id, b.ID, p.Status)
+			}
+			plots[i] = risk.Plot{PolygonID: p.ID, Country: p.ProducerCountry, AreaHa: p.AreaHa, RiskScore: p.Risk.RiskScore}
+		}
+		counts, err := tx.SupplierPolygonCounts(t, b.SupplierID)
+		history = risk.History{SupplierID: b.SupplierID, Compliant: counts[geo.StatusCompliant],
+			HighRisk: counts[geo.StatusHighRisk], Failed: counts[geo.StatusFailed]}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var as risk.Assessment
+	if b.Status == storage.BatchAssessing {
+		if as, err = risk.Assess(risk.Input{Plots: plots, Supplier: history, MaxScore: a.cfg.Risk.MaxScore, Benchmark: a.benchmark}); err != nil {
+			return fmt.Errorf("assess batch %s: %w", b.ID, err)
+		}
+	}
+	return a.db.Update(ctx, func(tx *storage.Tx) error {
+		cur, err := tx.FindBatch(t, b.ID)
+		if err != nil {
+			return fmt.Errorf("batch %s: %w", b.ID, err)
+		}
+		if cur.Status == storage.BatchAssessing && len(plots) > 0 {
+			if err := a.recordAssessment(tx, t, job, cur, as); err != nil {
+				return err
+			}
+		}
+		return completeJob(tx, t, job)
+	})
+}
+
+// recordAssessment records a batch's assessment, its new status, the job's
+// result and progress, and publishes batch.risk_assessed, in the
+// transaction that completes the job.
+func (a *App) recordAssessment(tx *storage.Tx, t storage.Tenant, job *storage.Job, b *storage.Batch, as risk.Assessment) error {
+	now := tx.Now()
+	b.Status = storage.BatchVerified
+	if as.Level != risk.LevelNegligible {
+		b.Status = storage.BatchHighRisk
+	}
+	score := as.Score
+	b.RiskScore, b.RiskLevel, b.AssessedAt = &score, as.Level, &now
+	factors := toRiskFactors(as, a.benchmark)
+	scope := risk.AnnexI()
+	maxScore, engine, app, assessedAt := a.cfg.Risk.MaxScore, risk.EngineVersion, a.version, formatTime(now)
+	doc, err := marshalJSON(riskAssessmentDocument{BatchID: b.ID, JobID: b.JobID, Status: b.Status, RiskScore: &score,
+		RiskLevel: &as.Level, MaxScore: &maxScore, Factors: factors,
+		DataVersions: &riskDataVersions{
+			CountryBenchmark: riskDataSet{Version: a.benchmark.Version, Source: a.benchmark.Source, Date: a.benchmark.Date, SHA256: a.benchmark.SHA256},
+			AnnexI:           riskDataSet{Version: scope.Version, Source: scope.Source, Date: scope.Date, SHA256: scope.SHA256}},
+		EngineVersion: &engine, AppVersion: &app, AssessedAt: &assessedAt})
+	if err != nil {
+		return fmt.Errorf("encode assessment of batch %s: %w", b.ID, err)
+	}
+	result, err := marshalJSON(batchJobResult{BatchID: b.ID, Status: b.Status, RiskScore: score, RiskLevel: as.Level})
+	if err != nil {
+		return err
+	}
+	if err := tx.PutBatch(t, b); err != nil {
+		return err
+	}
+	if err := tx.PutBatchAssessment(t, b.ID, doc); err != nil {
+		return err
+	}
+	if err := tx.PutJobResult(t, job.ID, 0, result); err != nil {
+		return err
+	}
+	job.Progress.Processed, job.Progress.Succeeded = 1, 1
+	_, _, err = a.publish(tx, t, EventBatchRiskAssessed, batchRiskAssessedData{BatchID: b.ID, RiskScore: score,
+		RiskLevel: as.Level, Factors: factors})
+	return err
+}

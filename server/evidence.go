@@ -1,0 +1,216 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/storage"
+)
+
+// evidenceLedger is the "ledger" member of an evidence document as served:
+// the entry that anchors the document, its inclusion proof in the tree of
+// the latest checkpoint, and that checkpoint.
+type evidenceLedger struct {
+	Index           int64    `json:"index"`
+	TransactionHash string   `json:"transactionHash"`
+	Data            string   `json:"data"` // the entry's canonical bytes, standard base64
+	TreeSize        int64    `json:"treeSize"`
+	RootHash        string   `json:"rootHash"`
+	Proof           []string `json:"proof"`
+	Checkpoint      string   `json:"checkpoint"` // the signed note
+}
+
+// withLedger returns the stored evidence document doc (canonical JSON) with
+// a "ledger" member added: entry index of the tenant's log, proved in the
+// latest checkpoint. The document's own bytes are left as they are, so its
+// hash recomputes from the answer without the "ledger" member.
+func withLedger(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]byte, error) {
+	var l *evidenceLedger
+	if index != nil {
+		proofs, cp, err := proveEntries(tx.Tx, t, []int64{*index})
+		if err != nil {
+			return nil, err
+		}
+		e, err := ledger.ReadEntry(tx.Tx, logOf(t), *index)
+		if err != nil {
+			return nil, err
+		}
+		p := proofs[0]
+		l = &evidenceLedger{Index: p.Index, TransactionHash: p.TransactionHash,
+			Data: base64.StdEncoding.EncodeToString(e.Data), TreeSize: p.TreeSize, RootHash: p.RootHash,
+			Proof: p.Proof, Checkpoint: string(cp.Note)}
+	}
+	lj, err := marshalJSON(l)
+	if err != nil {
+		return nil, err
+	}
+	doc = bytes.TrimSpace(doc)
+	if len(doc) < 2 || doc[len(doc)-1] != '}' {
+		return nil, fmt.Errorf("stored evidence is not a JSON object")
+	}
+	out := make([]byte, 0, len(doc)+len(lj)+12)
+	out = append(out, doc[:len(doc)-1]...)
+	if len(doc) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"ledger":`...)
+	out = append(out, lj...)
+	return append(out, '}'), nil
+}
+
+// evidenceVerifyResponse is the answer of POST /evidence/verify when every
+// step checks.
+type evidenceVerifyResponse struct {
+	Valid           bool     `json:"valid"`
+	LedgerIndex     int64    `json:"ledgerIndex"`
+	TransactionHash string   `json:"transactionHash"`
+	TreeSize        int64    `json:"treeSize"`
+	RootHash        string   `json:"rootHash"`
+	EvidenceSHA256  string   `json:"evidenceSha256"`
+	Steps           []string `json:"steps"`
+}
+
+// The steps of an evidence check, in the order they are made.
+const (
+	verifyStepDocument   = "document"   // the document hashes to the entry's evidenceSha256
+	verifyStepEntry      = "entry"      // the entry's bytes hash to transactionHash
+	verifyStepInclusion  = "inclusion"  // the proof puts the entry in the tree with rootHash
+	verifyStepCheckpoint = "checkpoint" // the checkpoint is signed by this appliance over that tree
+	verifyStepLog        = "log"        // the appliance's log holds the entry and that tree
+)
+
+// proofFailed is the 422 of a step that does not check.
+func proofFailed(step, field, issue string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+		Message: "the evidence does not reproduce: step " + step + " failed",
+		Details: []Detail{{Code: DetailProofNotReproducible, Field: field, Issue: step + ": " + issue}}}
+}
+
+// handleEvidenceVerify checks an evidence document as GET
+// /polygons/{polygonId}/evidence returns it: its hash, its ledger entry,
+// the entry's inclusion proof and the signed checkpoint, and that the
+// appliance's own log agrees. A document changed in any way, a forged
+// proof or checkpoint each fail at the step that catches them.
+func (a *App) handleEvidenceVerify(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	var doc map[string]json.RawMessage
+	if _, err := decodeJSON(r, &doc); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	resp, err := a.verifyEvidence(r, doc)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, resp)
+}
+
+func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*evidenceVerifyResponse, error) {
+	rawLedger, ok := doc["ledger"]
+	if !ok || bytes.Equal(bytes.TrimSpace(rawLedger), []byte("null")) {
+		return nil, validationFailed(Detail{Code: DetailRequired, Field: "ledger",
+			Issue: "the evidence must carry its ledger entry and proof, as GET /polygons/{polygonId}/evidence returns it"})
+	}
+	var l evidenceLedger
+	dec := json.NewDecoder(bytes.NewReader(rawLedger))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return nil, validationFailed(Detail{Code: DetailInvalidValue, Field: "ledger", Issue: "not a ledger member of evidence: " + err.Error()})
+	}
+	delete(doc, "ledger")
+
+	// 1. The document's hash, recomputed from its canonical JSON.
+	canon, err := ledger.CanonicalJSON(doc)
+	if err != nil {
+		return nil, proofFailed(verifyStepDocument, "body", err.Error())
+	}
+	sum := sha256.Sum256(canon)
+	docHash := hex.EncodeToString(sum[:])
+
+	// 2. The entry: its bytes give transactionHash, and it records that
+	// document hash.
+	data, err := base64.StdEncoding.DecodeString(l.Data)
+	if err != nil {
+		return nil, proofFailed(verifyStepEntry, "ledger.data", "not standard base64")
+	}
+	leaf := tlog.RecordHash(data)
+	if hexHash(leaf) != l.TransactionHash {
+		return nil, proofFailed(verifyStepEntry, "ledger.transactionHash",
+			fmt.Sprintf("the entry's bytes hash to %s, not %s", hexHash(leaf), l.TransactionHash))
+	}
+	var entry struct {
+		EvidenceSHA256 string `json:"evidenceSha256"`
+	}
+	if err := json.Unmarshal(data, &entry); err != nil || entry.EvidenceSHA256 == "" {
+		return nil, proofFailed(verifyStepEntry, "ledger.data", "the entry records no evidence hash")
+	}
+	if entry.EvidenceSHA256 != docHash {
+		return nil, proofFailed(verifyStepDocument, "body",
+			fmt.Sprintf("the document hashes to %s; the ledger entry records %s", docHash, entry.EvidenceSHA256))
+	}
+
+	// 3. The inclusion proof, in the tree whose root the checkpoint signs.
+	root, err := tlog.ParseHash(base64Of(l.RootHash))
+	if err != nil {
+		return nil, proofFailed(verifyStepInclusion, "ledger.rootHash", "not a hex SHA-256 hash")
+	}
+	proof := make(tlog.RecordProof, len(l.Proof))
+	for i, p := range l.Proof {
+		if proof[i], err = tlog.ParseHash(base64Of(p)); err != nil {
+			return nil, proofFailed(verifyStepInclusion, fmt.Sprintf("ledger.proof[%d]", i), "not a hex SHA-256 hash")
+		}
+	}
+	if err := tlog.CheckRecord(proof, l.TreeSize, root, l.Index, leaf); err != nil {
+		return nil, proofFailed(verifyStepInclusion, "ledger.proof", fmt.Sprintf(
+			"the proof does not put entry %d in a tree of %d entries with root %s", l.Index, l.TreeSize, l.RootHash))
+	}
+
+	// 4. The checkpoint: signed by this appliance, for that tree.
+	t := tenantFrom(r.Context())
+	cp, err := ledger.OpenCheckpoint([]byte(l.Checkpoint), a.ledger.key.Verifier)
+	if err != nil {
+		return nil, proofFailed(verifyStepCheckpoint, "ledger.checkpoint", err.Error())
+	}
+	if cp.Origin != a.originOf(t) || cp.Size != l.TreeSize || cp.Root != root {
+		return nil, proofFailed(verifyStepCheckpoint, "ledger.checkpoint", fmt.Sprintf(
+			"the checkpoint signs %d entries of %s with root %s, not the proof's tree", cp.Size, cp.Origin, hexHash(cp.Root)))
+	}
+
+	// 5. The appliance's log still holds that entry and that tree.
+	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
+		e, err := ledger.ReadEntry(tx.Tx, logOf(t), l.Index)
+		if err != nil || !bytes.Equal(e.Data, data) {
+			return proofFailed(verifyStepLog, "ledger.index", fmt.Sprintf("the ledger's entry %d is not this entry", l.Index))
+		}
+		th, err := ledger.TreeHash(tx.Tx, logOf(t), l.TreeSize)
+		if err != nil || th != root {
+			return proofFailed(verifyStepLog, "ledger.treeSize", fmt.Sprintf("the ledger's tree of %d entries has another root", l.TreeSize))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &evidenceVerifyResponse{Valid: true, LedgerIndex: l.Index, TransactionHash: l.TransactionHash,
+		TreeSize: l.TreeSize, RootHash: l.RootHash, EvidenceSHA256: docHash,
+		Steps: []string{verifyStepDocument, verifyStepEntry, verifyStepInclusion, verifyStepCheckpoint, verifyStepLog}}, nil
+}
+
+// base64Of re-encodes a hex hash as tlog.ParseHash reads it (base64); a
+// bad one comes out as something ParseHash refuses.
+func base64Of(h string) string {
+	b, err := hex.DecodeString(h)
+	if err != nil || len(b) != tlog.HashSize {
+		return "!"
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}

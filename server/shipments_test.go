@@ -1,0 +1,201 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/eudr/eudr/storage"
+)
+
+func TestContainerCheckDigit(t *testing.T) {
+	for c, want := range map[string]bool{
+		"CSQU3054383": true, // the ISO 6346 example
+		"CSQU3054384": false,
+		"MSKU9070323": true,
+		"MSKU9070324": false,
+	} {
+		if got := containerPattern.MatchString(c) && containerCheckDigitOK(c); got != want {
+			t.Errorf("%s: %v, want %v", c, got, want)
+		}
+	}
+}
+
+// verifiedBatch registers a VERIFIED batch over a fresh compliant plot.
+func (ta *testApp) verifiedBatch(key string, lon float64) string {
+	ta.tb.Helper()
+	ids := ta.screen(key, countryPlot("cocoa", "GH", lon, 6))
+	b := ta.assessBatch(key, batchBody("REF-"+randomHex(4), ids...))
+	if b.Status != storage.BatchVerified {
+		ta.tb.Fatalf("batch %s is %s, want VERIFIED", b.BatchID, b.Status)
+	}
+	return b.BatchID
+}
+
+func (ta *testApp) link(key, idem, batchID, shipmentID string) *httptest.ResponseRecorder {
+	return ta.do("POST", eudrPrefix+"/shipments/link",
+		fmt.Sprintf(`{"batchId":%q,"shipmentId":%q,"billOfLading":"BL-77","containerNumbers":["CSQU3054383"],"portOfEntry":"NLRTM","eta":"2026-12-01"}`,
+			batchID, shipmentID), "X-API-Key", key, "Idempotency-Key", idem)
+}
+
+func TestShipments_Link(t *testing.T) {
+	rc := newReceiver(t)
+	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.verifiedBatch(key, 5)
+	rc.subscribe(ta, key, EventShipmentLinked)
+
+	w := ta.link(key, "l1", batch, "SHP-1")
+	var acc shipmentLinkAccepted
+	mustDecode(t, w, &acc)
+	if w.Code != http.StatusAccepted || w.Header().Get("Location") != eudrPrefix+"/jobs/"+acc.JobID {
+		t.Fatalf("link: %d %s", w.Code, w.Body)
+	}
+	job, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
+
+	// shipment.linked carries the entry's hash, in a signed tree.
+	typ, raw := rc.next(t)
+	var ev shipmentLinkedData
+	if err := json.Unmarshal(raw, &ev); err != nil || typ != EventShipmentLinked {
+		t.Fatalf("event %s %s: %v", typ, raw, err)
+	}
+	var cp checkpointResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &cp)
+	var entry entryResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+fmt.Sprintf("/ledger/entries/%d", ev.LedgerIndex), "", "X-API-Key", key), &entry)
+	if ev.LinkID != acc.LinkID || ev.BatchID != batch || ev.ShipmentID != "SHP-1" || ev.TransactionHash != entry.LeafHash ||
+		ev.TreeSize != cp.TreeSize || ev.RootHash != cp.RootHash {
+		t.Errorf("shipment.linked %+v; entry %+v; checkpoint %+v", ev, entry, cp)
+	}
+	if len(job.LedgerProofs) != 1 || job.LedgerProofs[0].TransactionHash != ev.TransactionHash ||
+		tlog.CheckRecord(mustHashes(t, job.LedgerProofs[0].Proof), cp.TreeSize, mustHash(t, cp.RootHash), ev.LedgerIndex, mustHash(t, ev.TransactionHash)) != nil {
+		t.Errorf("job ledgerProofs: %+v", job.LedgerProofs)
+	}
+	var s shipmentResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/shipments/SHP-1", "", "X-API-Key", key), &s)
+	if s.Status != storage.LinkLinked || s.TransactionHash == nil || *s.TransactionHash != ev.TransactionHash || s.BatchID != batch ||
+		strings.Join(s.ContainerNumbers, ",") != "CSQU3054383" || s.LinkedAt == nil {
+		t.Errorf("GET shipment: %+v", s)
+	}
+
+	// Refusals.
+	other := ta.verifiedBatch(key, 5.5)
+	wantError(t, ta.link(key, "l2", other, "SHP-1"), http.StatusConflict, CodeConflict, DetailShipmentAlreadyLinked)
+	wantError(t, ta.link(key, "l3", batch, "SHP-2"), http.StatusConflict, CodeConflict, DetailBatchAlreadyLinked)
+	wantError(t, ta.link(key, "l4", batch, "SHP-1"), http.StatusConflict, CodeConflict, DetailShipmentAlreadyLinked)
+	wantError(t, ta.link(key, "l5", "bat_nope", "SHP-3"), http.StatusNotFound, CodeNotFound, DetailInvalidValue)
+	ids := ta.screen(key, countryPlot("cocoa", "RU", 6, 6))
+	risky := ta.assessBatch(key, batchBody("RU", ids...))
+	wantError(t, ta.link(key, "l6", risky.BatchID, "SHP-3"), http.StatusUnprocessableEntity, CodeBusinessRule, DetailBatchNotVerified)
+	e := wantError(t, ta.do("POST", eudrPrefix+"/shipments/link",
+		`{"shipmentId":"a b","containerNumbers":["CSQU3054384","x"],"portOfEntry":"rotterdam","eta":"soon","billOfLading":""}`,
+		"X-API-Key", key, "Idempotency-Key", "l7"), http.StatusBadRequest, CodeValidationFailed, "")
+	for _, f := range []string{"batchId", "shipmentId", "containerNumbers[0]", "containerNumbers[1]", "portOfEntry", "eta", "billOfLading"} {
+		if !strings.Contains(fmt.Sprint(e.Details), f+" ") {
+			t.Errorf("no problem at %s: %+v", f, e.Details)
+		}
+	}
+	wantError(t, ta.do("GET", eudrPrefix+"/shipments/SHP-9", "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+}
+
+// TestShipments_Race: of concurrent links of one shipment to different
+// batches, exactly one is accepted.
+func TestShipments_Race(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	const n = 6
+	batches := make([]string, n)
+	for i := range batches {
+		batches[i] = ta.verifiedBatch(key, 5+float64(i)*0.1)
+	}
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = ta.link(key, fmt.Sprint("race-", i), batches[i], "SHP-RACE").Code
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusAccepted:
+			won++
+		case http.StatusConflict:
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	if won != 1 {
+		t.Errorf("accepted links: %d of %v, want exactly 1", won, codes)
+	}
+}
+
+// TestShipments_ConsensusTimeout: a link whose job runs after
+// ledger.consensus_timeout fails with LEDGER_CONSENSUS_TIMEOUT, anchors
+// nothing, and frees its batch and shipment.
+func TestShipments_ConsensusTimeout(t *testing.T) {
+	ta := newTestApp(t, "EUDR_LEDGER_CONSENSUS_TIMEOUT=5s")
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.verifiedBatch(key, 5)
+	var size checkpointResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &size)
+
+	// A link accepted 10 s ago, as if the appliance had been down since.
+	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+	var jobID string
+	ta.update(func(tx *storage.Tx) error {
+		l := &storage.ShipmentLink{BatchID: batch, ShipmentID: "SHP-LATE"}
+		if err := checkLinkable(tx, sandbox, l); err != nil {
+			return err
+		}
+		job, err := ta.enqueueJob(tx, sandbox, jobShipmentLink, 1, nil)
+		if err != nil {
+			return err
+		}
+		job.CreatedAt = tx.Now().Add(-10 * time.Second)
+		if err := tx.PutJob(sandbox, job); err != nil {
+			return err
+		}
+		jobID = job.ID
+		l.ID, l.JobID, l.Status, l.CreatedAt = newID("lnk", job.CreatedAt), job.ID, storage.LinkPending, job.CreatedAt
+		if err := tx.PutShipmentLink(sandbox, l); err != nil {
+			return err
+		}
+		return tx.PutJobInput(sandbox, job.ID, []byte(l.ID))
+	})
+	failed, _ := ta.waitJob(key, jobID, storage.JobFailed)
+	if failed.Error == nil || failed.Error.Code != JobErrorConsensusTimeout || len(failed.LedgerProofs) != 0 {
+		t.Errorf("late link job: %+v", failed)
+	}
+	var s shipmentResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/shipments/SHP-LATE", "", "X-API-Key", key), &s)
+	var after checkpointResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &after)
+	if s.Status != storage.LinkFailed || s.TransactionHash != nil || after.TreeSize != size.TreeSize {
+		t.Errorf("late link: %+v; ledger grew from %d to %d", s, size.TreeSize, after.TreeSize)
+	}
+	// Batch and shipment are free: linking again works.
+	w := ta.link(key, "again", batch, "SHP-LATE")
+	var acc shipmentLinkAccepted
+	mustDecode(t, w, &acc)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("link again: %d %s", w.Code, w.Body)
+	}
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+}
