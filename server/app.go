@@ -25,7 +25,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/eudr/eudr/geo"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
 

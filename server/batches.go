@@ -13,7 +13,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/geo"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/eudr/eudr/queue"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 )
 
 // Config is every setting of the appliance. config.example.yaml documents each

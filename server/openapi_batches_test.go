@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue/webhooksig"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
 

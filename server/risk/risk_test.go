@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/eudr/eudr/geo"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 )
 
 func TestDefaultBenchmark(t *testing.T) {
