@@ -32,7 +32,7 @@ Usage:
   eudr admin reset-password [--config FILE] [--user admin]
   eudr layers import [--config FILE] --name N --kind deforestation|protected_area|forest_cover_2020
                      --version V --source S [--coverage FILE] FILE
-  eudr ledger verify [--config FILE]
+  eudr ledger verify [--config FILE] [--key VERIFIER_KEY] [--checkpoint FILE]...
   eudr version
 
 Settings come from the embedded defaults, then --config FILE, then EUDR_*
@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stderr, usage)
 			return 2
 		}
-		err = verifyLedger(ctx, args[2:], stdout)
+		err = verifyLedger(args[2:], stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 	case "help", "-h", "--help":
@@ -290,9 +290,18 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // verifyLedger checks every ledger log of a stopped appliance's store
-// offline, and fails naming the first bad entry or checkpoint.
-func verifyLedger(ctx context.Context, args []string, stdout io.Writer) error {
+// offline, read-only, and fails naming the first bad entry or checkpoint.
+// --key checks against a verifier key obtained earlier instead of the one
+// the store records; each --checkpoint FILE, a signed checkpoint kept
+// outside the appliance, must still match its log.
+func verifyLedger(args []string, stdout io.Writer) error {
 	fs, configFile := newFlags("ledger verify")
+	key := fs.String("key", "", "verifier key to check signatures with (default: the one the store records)")
+	var checkpoints []string
+	fs.Func("checkpoint", "a signed checkpoint file the log must still match (repeatable)", func(s string) error {
+		checkpoints = append(checkpoints, s)
+		return nil
+	})
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -303,12 +312,23 @@ func verifyLedger(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	app, err := openStopped(cfg, "or check proofs through the API (GET /api/v1/enterprise/eudr/ledger/...)")
+	trusted := map[string][]byte{}
+	for _, f := range checkpoints {
+		if trusted[f], err = os.ReadFile(f); err != nil {
+			return err
+		}
+	}
+	db, err := storage.Open(cfg.DataDir, storage.Options{ReadOnly: true})
+	if errors.Is(err, storage.ErrInUse) {
+		return fmt.Errorf("%w: stop the appliance first, or check proofs through the API (GET /api/v1/enterprise/eudr/ledger/...)", err)
+	}
 	if err != nil {
 		return err
 	}
-	defer app.Close()
-	return app.VerifyLedger(ctx, stdout)
+	defer db.Close()
+	return db.View(context.Background(), func(tx *storage.Tx) error {
+		return server.VerifyLedger(tx, *key, trusted, stdout)
+	})
 }
 
 // readWithProgress reads a file, showing the percentage read on stderr

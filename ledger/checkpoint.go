@@ -15,56 +15,88 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// keyRecord is where the signing key lives: in the ledger's top bucket,
-// next to the logs (which are buckets, so a plain key cannot clash).
-var keyRecord = []byte("signing-key")
+// verifierRecord is where the store records the verifier key its
+// checkpoints are signed with: in the ledger's top bucket, next to the
+// logs (which are buckets, so a plain key cannot clash).
+var verifierRecord = []byte("verifier-key")
 
-// Key is the appliance's checkpoint signing key in note format: the
-// signer key (secret) and the verifier key that clients use.
+// Key is a checkpoint signing key in note format: the signer key (secret)
+// and the verifier key that clients use.
 type Key struct {
 	Signer   string `json:"signer"`   // PRIVATE+KEY+<name>+<hash>+<key>
 	Verifier string `json:"verifier"` // <name>+<hash>+<key>
 }
 
 // Name is the key's name, the first field of the verifier key.
-func (k Key) Name() string { name, _, _ := strings.Cut(k.Verifier, "+"); return name }
+func (k Key) Name() string { return keyName(k.Verifier) }
 
-// LoadOrCreateKey returns the store's signing key, generating an Ed25519
-// key named name on first use. The key is kept in the store so that a
-// backup restores the appliance's signing identity with its logs.
-func LoadOrCreateKey(tx *bolt.Tx, name string) (Key, error) {
-	k, err := LoadKey(tx)
-	if !errors.Is(err, ErrNotFound) {
-		return k, err
-	}
+func keyName(verifierKey string) string { name, _, _ := strings.Cut(verifierKey, "+"); return name }
+
+// GenerateKey makes a new Ed25519 signing key named name.
+func GenerateKey(name string) (Key, error) {
 	skey, vkey, err := note.GenerateKey(rand.Reader, name)
 	if err != nil {
 		return Key{}, fmt.Errorf("ledger: generate signing key %q: %w", name, err)
 	}
-	k = Key{Signer: skey, Verifier: vkey}
-	v, err := json.Marshal(k)
-	if err != nil {
-		return Key{}, err
-	}
-	return k, tx.Bucket(bucketLedger).Put(keyRecord, v)
+	return Key{Signer: skey, Verifier: vkey}, nil
 }
 
-// LoadKey returns the store's signing key, or ErrNotFound before the
-// first LoadOrCreateKey.
-func LoadKey(tx *bolt.Tx) (Key, error) {
-	root := tx.Bucket(bucketLedger)
-	if root == nil {
-		return Key{}, ErrNotFound
-	}
-	v := root.Get(keyRecord)
-	if v == nil {
-		return Key{}, ErrNotFound
-	}
+// ParseKey reads a key as MarshalKey wrote it and checks that its two
+// halves belong together.
+func ParseKey(data []byte) (Key, error) {
 	var k Key
-	if err := json.Unmarshal(v, &k); err != nil {
+	if err := json.Unmarshal(data, &k); err != nil {
 		return Key{}, fmt.Errorf("ledger: signing key: %w", err)
 	}
+	s, err := note.NewSigner(k.Signer)
+	if err != nil {
+		return Key{}, fmt.Errorf("ledger: signing key: %w", err)
+	}
+	v, err := note.NewVerifier(k.Verifier)
+	if err != nil {
+		return Key{}, fmt.Errorf("ledger: verifier key: %w", err)
+	}
+	msg, err := note.Sign(&note.Note{Text: "key check\n"}, s)
+	if err == nil {
+		_, err = note.Open(msg, note.VerifierList(v))
+	}
+	if err != nil {
+		return Key{}, errors.New("ledger: the signer and verifier keys do not belong together")
+	}
 	return k, nil
+}
+
+// MarshalKey encodes k for its key file.
+func MarshalKey(k Key) ([]byte, error) { return json.MarshalIndent(k, "", "  ") }
+
+// BindVerifierKey records in the store the verifier key its checkpoints
+// are signed with, the first time, and refuses another one afterwards: a
+// store must not hold checkpoints signed by two keys.
+func BindVerifierKey(tx *bolt.Tx, verifierKey string) error {
+	got, err := VerifierKey(tx)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return tx.Bucket(bucketLedger).Put(verifierRecord, []byte(verifierKey))
+	case err != nil:
+		return err
+	case got != verifierKey:
+		return fmt.Errorf("ledger: the store's checkpoints are signed with key %s, not %s", got, verifierKey)
+	}
+	return nil
+}
+
+// VerifierKey returns the verifier key the store's checkpoints are signed
+// with, or ErrNotFound before the first BindVerifierKey.
+func VerifierKey(tx *bolt.Tx) (string, error) {
+	root := tx.Bucket(bucketLedger)
+	if root == nil {
+		return "", ErrNotFound
+	}
+	v := root.Get(verifierRecord)
+	if v == nil {
+		return "", ErrNotFound
+	}
+	return string(v), nil
 }
 
 // Checkpoint is a signed tree head: the log's origin, a tree size and its
@@ -184,4 +216,26 @@ func OpenCheckpoint(msg []byte, verifierKey string) (Checkpoint, error) {
 	}
 	c.Note = bytes.Clone(msg)
 	return c, nil
+}
+
+// CheckConsistent reports whether the log still agrees with a checkpoint
+// kept outside the appliance (from a shipment.linked event or an evidence
+// document): the tree of its size has its root. A log rewritten or cut
+// short after the checkpoint was taken fails, even if it was re-signed.
+func CheckConsistent(tx *bolt.Tx, log string, cp Checkpoint) error {
+	b, err := openLog(tx, log)
+	if err != nil {
+		return err
+	}
+	if n := b.size(); cp.Size > n {
+		return fmt.Errorf("the checkpoint signs %d entries, the log holds %d: entries were removed", cp.Size, n)
+	}
+	root, err := tlog.TreeHash(cp.Size, b)
+	if err != nil {
+		return err
+	}
+	if root != cp.Root {
+		return fmt.Errorf("the log's tree of %d entries has root %x, the checkpoint %x: the log was rewritten", cp.Size, root[:], cp.Root[:])
+	}
+	return nil
 }

@@ -312,14 +312,14 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
+// newKey makes a signing key and binds db to it.
 func newKey(t testing.TB, db *bolt.DB, name string) ledger.Key {
 	t.Helper()
-	var k ledger.Key
-	mustUpdate(t, db, func(tx *bolt.Tx) error {
-		var err error
-		k, err = ledger.LoadOrCreateKey(tx, name)
-		return err
-	})
+	k, err := ledger.GenerateKey(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, db, func(tx *bolt.Tx) error { return ledger.BindVerifierKey(tx, k.Verifier) })
 	return k
 }
 
@@ -340,8 +340,27 @@ func sign(t testing.TB, db *bolt.DB, k ledger.Key) ledger.Checkpoint {
 func TestCheckpoints(t *testing.T) {
 	db := openDB(t)
 	k := newKey(t, db, "eudr.test")
-	if again := newKey(t, db, "other"); again != k || k.Name() != "eudr.test" {
-		t.Fatalf("LoadOrCreateKey: %+v then %+v", k, again)
+	if k.Name() != "eudr.test" {
+		t.Errorf("Name = %q", k.Name())
+	}
+	// One key per store; the key file round-trips; halves must match.
+	other, _ := ledger.GenerateKey("eudr.test")
+	mustView(t, db, func(tx *bolt.Tx) error {
+		if v, err := ledger.VerifierKey(tx); err != nil || v != k.Verifier {
+			t.Errorf("VerifierKey = %q, %v", v, err)
+		}
+		return nil
+	})
+	if err := db.Update(func(tx *bolt.Tx) error { return ledger.BindVerifierKey(tx, other.Verifier) }); err == nil {
+		t.Error("a store bound to a second key")
+	}
+	raw, _ := ledger.MarshalKey(k)
+	if back, err := ledger.ParseKey(raw); err != nil || back != k {
+		t.Errorf("ParseKey(MarshalKey(k)) = %+v, %v", back, err)
+	}
+	mixed, _ := ledger.MarshalKey(ledger.Key{Signer: k.Signer, Verifier: other.Verifier})
+	if _, err := ledger.ParseKey(mixed); err == nil {
+		t.Error("ParseKey took halves of two keys")
 	}
 	data := appendN(t, db, testLog, 0, 5)
 	cp := sign(t, db, k)
@@ -358,7 +377,7 @@ func TestCheckpoints(t *testing.T) {
 	if err != nil || opened.Size != 5 || opened.Root != cp.Root {
 		t.Errorf("OpenCheckpoint = %+v, %v", opened, err)
 	}
-	other := newKey(t, openDB(t), "eudr.test")
+	other = newKey(t, openDB(t), "eudr.test")
 	if _, err := ledger.OpenCheckpoint(cp.Note, other.Verifier); err == nil {
 		t.Error("a checkpoint opened with another key")
 	}
@@ -455,6 +474,25 @@ func TestVerify_CatchesTampering(t *testing.T) {
 		if ve := verify(t, db, k); ve.Step != ledger.StepRoot || ve.Checkpoint != 10 {
 			t.Errorf("got %v, want the checkpoint of size 10 at step root", ve)
 		}
+		// Re-signed by whoever holds the key, the rewritten log verifies;
+		// only the checkpoint kept outside tells.
+		cp, err := ledger.OpenCheckpoint(old, k.Verifier)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustUpdate(t, db, func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("ledger")).Bucket([]byte(testLog)).Bucket([]byte("checkpoints")).Delete(be(10))
+		})
+		sign(t, db, k)
+		mustView(t, db, func(tx *bolt.Tx) error {
+			if _, _, err := ledger.Verify(tx, testLog, "eudr.test/"+testLog, k.Verifier); err != nil {
+				t.Errorf("re-signed log: %v", err)
+			}
+			if err := ledger.CheckConsistent(tx, testLog, cp); err == nil || !strings.Contains(err.Error(), "rewritten") {
+				t.Errorf("CheckConsistent with the old checkpoint: %v", err)
+			}
+			return nil
+		})
 	})
 	t.Run("ForgedCheckpoint", func(t *testing.T) {
 		db, k, data := setup(t)

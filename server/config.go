@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -42,6 +43,9 @@ type LedgerConfig struct {
 	// KeyName names the checkpoint signing key when it is first created
 	// (it is part of the key, so later changes have no effect).
 	KeyName string `mapstructure:"key_name"`
+	// KeyFile holds the signing key, outside the store ("": ledger-signing.key
+	// in the data dir).
+	KeyFile string `mapstructure:"key_file"`
 	// ConsensusTimeout is how long a shipment link may wait to be
 	// anchored under a signed checkpoint before its job fails with
 	// LEDGER_CONSENSUS_TIMEOUT.
@@ -169,6 +173,7 @@ var defaults = map[string]any{
 	"risk.overlap_threshold_pct":  0.0,
 	"risk.country_benchmark_file": "",
 	"ledger.key_name":             "eudr-appliance",
+	"ledger.key_file":             "",
 	"ledger.consensus_timeout":    "30s",
 	"trusted_proxies":             []string{},
 
@@ -378,6 +383,14 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// keyFile is the signing key file's path.
+func (c LedgerConfig) keyFile(dataDir string) string {
+	if c.KeyFile != "" {
+		return c.KeyFile
+	}
+	return filepath.Join(dataDir, "ledger-signing.key")
 }
 
 // validKeyName reports whether s can name a signed-note key: printable

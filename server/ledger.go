@@ -1,14 +1,16 @@
 package server
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 	bolt "go.etcd.io/bbolt"
@@ -25,19 +27,46 @@ type ledgerSigner struct {
 	signer note.Signer
 }
 
-// openLedger initialises the ledger buckets and loads (or, on first start,
-// creates) the signing key named cfg.Ledger.KeyName.
+// openLedger initialises the ledger buckets and loads the checkpoint
+// signing key from its file (ledger.key_file), creating both on first
+// start. The key is kept outside the store, so that a copy of the store
+// cannot sign; the store records the verifier key, and a key file that
+// does not match it is refused rather than replaced.
 func (a *App) openLedger(tx *storage.Tx) error {
 	if err := ledger.Init(tx.Tx); err != nil {
 		return err
 	}
-	k, err := ledger.LoadOrCreateKey(tx.Tx, a.cfg.Ledger.KeyName)
-	if err != nil {
+	path := a.cfg.Ledger.keyFile(a.cfg.DataDir)
+	bound, err := ledger.VerifierKey(tx.Tx)
+	if err != nil && !errors.Is(err, ledger.ErrNotFound) {
 		return err
+	}
+	raw, created, err := loadOrCreateKeyFile(path, func() ([]byte, error) {
+		if bound != "" {
+			return nil, fmt.Errorf("missing: the store's checkpoints are signed with %s; restore its key file (it is not in store backups)", bound)
+		}
+		k, err := ledger.GenerateKey(a.cfg.Ledger.KeyName)
+		if err != nil {
+			return nil, err
+		}
+		return ledger.MarshalKey(k)
+	})
+	if err != nil {
+		return fmt.Errorf("ledger signing key: %w", err)
+	}
+	k, err := ledger.ParseKey(raw)
+	if err != nil {
+		return fmt.Errorf("ledger signing key file %s: %w", path, err)
+	}
+	if err := ledger.BindVerifierKey(tx.Tx, k.Verifier); err != nil {
+		return fmt.Errorf("ledger signing key file %s: %w", path, err)
 	}
 	s, err := note.NewSigner(k.Signer)
 	if err != nil {
 		return fmt.Errorf("ledger signing key: %w", err)
+	}
+	if created {
+		a.log.Info().Str("file", path).Str("verifier_key", k.Verifier).Msg("created the ledger signing key; back up this file")
 	}
 	a.ledger = ledgerSigner{key: k, signer: s}
 	return nil
@@ -314,32 +343,48 @@ func proveEntries(tx *bolt.Tx, t storage.Tenant, indexes []int64) ([]ledgerProof
 }
 
 // VerifyLedger checks every log in the store offline (eudr ledger verify):
-// the chain, the tree and every checkpoint's signature and root. It
-// prints one line per log to w and returns the first problem, naming the
-// log and the bad entry or checkpoint.
-func (a *App) VerifyLedger(ctx context.Context, w io.Writer) error {
-	return a.db.View(ctx, func(tx *storage.Tx) error {
-		k, err := ledger.LoadKey(tx.Tx)
-		if errors.Is(err, ledger.ErrNotFound) {
-			fmt.Fprintln(w, "the store has no ledger yet")
-			return nil
-		}
-		if err != nil {
+// the chain, the tree and every checkpoint's signature and root, against
+// verifierKey ("" for the one the store records). Each checkpoint in
+// trusted, kept outside the appliance, must also still match its log. It
+// prints one line per log and per trusted checkpoint to w and returns the
+// first problem, naming the log and the bad entry or checkpoint.
+func VerifyLedger(tx *storage.Tx, verifierKey string, trusted map[string][]byte, w io.Writer) error {
+	if verifierKey == "" {
+		var err error
+		if verifierKey, err = ledger.VerifierKey(tx.Tx); errors.Is(err, ledger.ErrNotFound) {
+			return errors.New("the store has no ledger: is this the appliance's data dir?")
+		} else if err != nil {
 			return err
 		}
-		logs, err := ledger.Logs(tx.Tx)
+	}
+	name, _, _ := strings.Cut(verifierKey, "+")
+	logs, err := ledger.Logs(tx.Tx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "verifier key %s\n", verifierKey)
+	for _, log := range logs {
+		entries, cps, err := ledger.Verify(tx.Tx, log, name+"/"+log, verifierKey)
 		if err != nil {
+			fmt.Fprintf(w, "%s: BAD after %d good entries: %v\n", log, entries, err)
 			return err
 		}
-		fmt.Fprintf(w, "verifier key %s\n", k.Verifier)
-		for _, log := range logs {
-			entries, cps, err := ledger.Verify(tx.Tx, log, k.Name()+"/"+log, k.Verifier)
-			if err != nil {
-				fmt.Fprintf(w, "%s: BAD after %d good entries: %v\n", log, entries, err)
-				return err
-			}
-			fmt.Fprintf(w, "%s: ok, %d entries, %d checkpoints\n", log, entries, cps)
+		fmt.Fprintf(w, "%s: ok, %d entries, %d checkpoints\n", log, entries, cps)
+	}
+	for _, file := range slices.Sorted(maps.Keys(trusted)) {
+		cp, err := ledger.OpenCheckpoint(trusted[file], verifierKey)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", file, err)
 		}
-		return nil
-	})
+		log, ok := strings.CutPrefix(cp.Origin, name+"/")
+		if !ok || !slices.Contains(logs, log) {
+			return fmt.Errorf("checkpoint %s: no log of origin %s in the store", file, cp.Origin)
+		}
+		if err := ledger.CheckConsistent(tx.Tx, log, cp); err != nil {
+			fmt.Fprintf(w, "%s: BAD against checkpoint %s: %v\n", log, file, err)
+			return fmt.Errorf("log %s against checkpoint %s: %w", log, file, err)
+		}
+		fmt.Fprintf(w, "%s: consistent with checkpoint %s (%d entries)\n", log, file, cp.Size)
+	}
+	return nil
 }
