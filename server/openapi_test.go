@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -31,11 +32,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
-	"github.com/eudr/eudr/risk"
+	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -583,6 +586,29 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 // oaSandboxServer is the sandbox listener's entry in the document's servers.
 const oaSandboxServer = "http://127.0.0.1:8081"
 
+// Documents the server assembles from more than one Go value, as the Go
+// types that encode to the same members (TestOpenAPI_MatchesCode checks
+// that they do).
+type (
+	// oaServedEvidence is the answer of GET /polygons/{polygonId}/evidence:
+	// the stored evidenceDocument with the "ledger" member withLedger
+	// appends.
+	oaServedEvidence struct {
+		evidenceDocument
+		Ledger *evidenceLedger `json:"ledger"`
+	}
+	// oaScreeningEntry and oaShipmentEntry are ledger entries as stored:
+	// the fields anchored and the "prev" member ledger.Append adds.
+	oaScreeningEntry struct {
+		screeningEntry
+		Prev string `json:"prev"`
+	}
+	oaShipmentEntry struct {
+		shipmentEntry
+		Prev string `json:"prev"`
+	}
+)
+
 // TestOpenAPI_MatchesCode checks the schemas against the Go types and the
 // validators they describe.
 func TestOpenAPI_MatchesCode(t *testing.T) {
@@ -649,7 +675,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{polygonResponse{}, "Polygon", true},
 			{riskBody{}, "PolygonRisk", true},
 			{polygonStatusResponse{}, "PolygonStatus", true},
-			{evidenceDocument{}, "PolygonEvidence", true},
+			{oaServedEvidence{}, "PolygonEvidence", true},
+			{evidenceLedger{}, "PolygonEvidenceLedger", true},
 			{evidenceRules{}, "PolygonEvidenceRules", true},
 			{evidenceLayer{}, "PolygonEvidenceLayer", true},
 			{evidenceOverlap{}, "PolygonEvidenceOverlap", true},
@@ -671,11 +698,63 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{riskDataVersions{}, "RiskDataVersions", true},
 			{riskDataSet{}, "RiskDataSet", true},
 			{batchRiskAssessedData{}, "BatchRiskAssessedData", true},
+			{shipmentLinkRequest{}, "ShipmentLinkRequest", false},
+			{shipmentLinkAccepted{}, "ShipmentLinkAccepted", true},
+			{shipmentResponse{}, "Shipment", true},
+			{shipmentLinkedData{}, "ShipmentLinkedData", true},
+			{checkpointResponse{}, "LedgerCheckpoint", true},
+			{publicKeyResponse{}, "LedgerPublicKey", true},
+			{entryResponse{}, "LedgerEntry", true},
+			{oaScreeningEntry{}, "LedgerEntryPolygonScreened", true},
+			{oaShipmentEntry{}, "LedgerEntryShipmentLinked", true},
+			{inclusionResponse{}, "LedgerInclusionProof", true},
+			{consistencyResponse{}, "LedgerConsistencyProof", true},
+			{ledgerProof{}, "LedgerProof", true},
+			{evidenceVerifyResponse{}, "EvidenceVerification", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {
 				oaCheckStruct(t, doc, reflect.TypeOf(c.v), c.schema, c.response)
 			})
+		}
+
+		// The stand-in types decode what the server assembles, member
+		// for member: the evidence with its ledger member, the entries
+		// with prev.
+		reason := geo.ReasonSelfIntersection
+		evidence, err := ledger.CanonicalJSON(evidenceDocument{FailureReason: &reason, Layers: []evidenceLayer{}, Overlaps: []evidenceOverlap{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		served, err := withLedger(nil, storage.Tenant{}, evidence, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		screened, err := ledger.Canonical(screeningEntry{Type: entryPolygonScreened}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		linked, err := ledger.Canonical(shipmentEntry{Type: entryShipmentLinked, BillOfLading: "BL", ContainerNumbers: []string{"CSQU3054383"},
+			PortOfEntry: "NLRTM", ETA: "2026-12-01"}, strings.Repeat("0", 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []struct {
+			data []byte
+			v    any
+		}{{served, &oaServedEvidence{}}, {screened, &oaScreeningEntry{}}, {linked, &oaShipmentEntry{}}} {
+			dec := json.NewDecoder(bytes.NewReader(a.data))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(a.v); err != nil {
+				t.Errorf("%T does not decode %s: %v", a.v, a.data, err)
+				continue
+			}
+			again, err := ledger.CanonicalJSON(a.v)
+			var want map[string]any
+			json.Unmarshal(a.data, &want)
+			if canon, _ := ledger.CanonicalJSON(want); err != nil || !bytes.Equal(again, canon) {
+				t.Errorf("%T encodes %s, the server %s", a.v, again, canon)
+			}
 		}
 	})
 
@@ -750,6 +829,24 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/BatchQuantityRequest/properties/netMassKg/exclusiveMaximum", float64(maxQuantity)},
 			{"/components/schemas/BatchQuantityRequest/properties/supplementaryUnit/exclusiveMaximum", float64(maxQuantity)},
 			{"/components/schemas/RiskAssessment/properties/engineVersion/examples", []any{risk.EngineVersion}},
+			{"/components/schemas/ShipmentId/pattern", shipmentIDPattern.String()},
+			{"/components/schemas/ShipmentLinkRequest/properties/shipmentId/$ref", "#/components/schemas/ShipmentId"},
+			{"/components/schemas/ContainerNumber/pattern", containerPattern.String()},
+			{"/components/schemas/ShipmentLinkRequest/properties/containerNumbers/items/$ref", "#/components/schemas/ContainerNumber"},
+			{"/components/schemas/ShipmentLinkRequest/properties/containerNumbers/maxItems", float64(maxContainers)},
+			{"/components/schemas/UnLocode/pattern", unlocodePattern.String()},
+			{"/components/schemas/Shipment/properties/portOfEntry/pattern", unlocodePattern.String()},
+			{"/components/schemas/ShipmentLinkRequest/properties/billOfLading/maxLength", float64(maxBillOfLadingLen)},
+			{"/components/schemas/ShipmentLinkStatus/enum", oaAnys(storage.LinkPending, storage.LinkLinked, storage.LinkFailed)},
+			{"/components/schemas/Shipment/allOf/0/if/properties/status/const", storage.LinkLinked},
+			{"/components/schemas/Job/properties/ledgerProofs/items/$ref", "#/components/schemas/LedgerProof"},
+			{"/components/schemas/Job/allOf/2/if/properties/type/const", jobShipmentLink},
+			{"/components/schemas/LedgerEntryPolygonScreened/properties/type/const", entryPolygonScreened},
+			{"/components/schemas/LedgerEntryShipmentLinked/properties/type/const", entryShipmentLinked},
+			{"/components/schemas/EvidenceVerification/properties/steps/items/enum", oaAnys(verifyStepDocument, verifyStepEntry,
+				verifyStepInclusion, verifyStepCheckpoint, verifyStepLog)},
+			{"/components/schemas/LedgerEntry/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryData"},
+			{"/components/schemas/PolygonEvidenceLedger/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryPolygonScreened"},
 		}
 		for _, c := range checks {
 			if got := oaMust(t, doc, c.ptr); !reflect.DeepEqual(got, c.want) {
@@ -760,8 +857,16 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 
 	t.Run("JobTypes", func(t *testing.T) {
 		for _, ptr := range []string{"/components/schemas/Job/properties/type/description", "/components/schemas/JobFailedData/properties/type/description"} {
-			if d, _ := oaMust(t, doc, ptr).(string); !strings.Contains(d, "`"+jobSandboxTest+"`") {
-				t.Errorf("%s does not list the job type %s", ptr, jobSandboxTest)
+			for _, typ := range []string{jobPolygonIngestion, jobBatchRiskAssessment, jobShipmentLink, jobSandboxTest} {
+				if d, _ := oaMust(t, doc, ptr).(string); !strings.Contains(d, "`"+typ+"`") {
+					t.Errorf("%s does not list the job type %s", ptr, typ)
+				}
+			}
+		}
+		// The job error codes, where JobError's code is described.
+		for _, code := range []string{JobErrorFailed, JobErrorConsensusTimeout} {
+			if d, _ := oaMust(t, doc, "/components/schemas/JobError/properties/code/description").(string); !strings.Contains(d, "`"+code+"`") {
+				t.Errorf("JobError's code does not list %s", code)
 			}
 		}
 	})
@@ -847,6 +952,10 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		_, vkey, err := note.GenerateKey(rand.Reader, "eudr-appliance")
+		if err != nil {
+			t.Fatal(err)
+		}
 		matches := []struct {
 			ptr   string
 			value string
@@ -862,6 +971,9 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/EventId/pattern", newID("evt", now)},
 			{"/components/schemas/JobId/pattern", newID("job", now)},
 			{"/components/schemas/BatchId/pattern", newID("bat", now)},
+			{"/components/schemas/LinkId/pattern", newID("lnk", now)},
+			{"/components/schemas/LedgerPublicKey/properties/verifierKey/pattern", vkey},
+			{"/components/schemas/LedgerPublicKey/properties/keyName/pattern", "eudr-appliance"},
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), 0)},
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), maxFeaturesCeiling-1)},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", secret},
@@ -887,6 +999,15 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			}
 			if got, want := traceRE.MatchString(s), validTraceID(s); got != want {
 				t.Errorf("X-Trace-Id %q: pattern matches %v, server accepts %v", s, got, want)
+			}
+		}
+
+		// A ledger key name: the pattern accepts exactly what the config
+		// (and so the signed-note format) does.
+		keyNameRE := regexp.MustCompile(oaMust(t, doc, "/components/schemas/LedgerPublicKey/properties/keyName/pattern").(string))
+		for _, s := range []string{"", "eudr-appliance", "a+b", "a b", "caf\u00e9", "x\x7f", "~!@#$%^&*()", strings.Repeat("k", 64), strings.Repeat("k", 65)} {
+			if got, want := keyNameRE.MatchString(s), validKeyName(s); got != want {
+				t.Errorf("ledger.key_name %q: pattern matches %v, config accepts %v", s, got, want)
 			}
 		}
 
@@ -1058,6 +1179,8 @@ func oaStringConstants(t *testing.T, glob string) map[string]string {
 // oaCheckStruct compares a component schema with the JSON encoding of a
 // Go struct: the same members, of matching types; a response member is
 // always present (required) and nullable exactly when it is a pointer.
+// The members of an embedded struct are the struct's, as encoding/json has
+// them.
 func oaCheckStruct(t *testing.T, doc map[string]any, typ reflect.Type, name string, response bool) {
 	t.Helper()
 	schema := oaMust(t, doc, "/components/schemas/"+name).(map[string]any)
@@ -1070,12 +1193,8 @@ func oaCheckStruct(t *testing.T, doc map[string]any, typ reflect.Type, name stri
 		required[r] = true
 	}
 	var fields []string
-	for i := 0; i < typ.NumField(); i++ {
-		f := typ.Field(i)
+	for _, f := range oaJSONFields(typ) {
 		tag := f.Tag.Get("json")
-		if tag == "-" || !f.IsExported() {
-			continue
-		}
 		jsonName, opts, _ := strings.Cut(tag, ",")
 		if jsonName == "" {
 			jsonName = f.Name
@@ -1119,6 +1238,27 @@ func oaCheckStruct(t *testing.T, doc map[string]any, typ reflect.Type, name stri
 			t.Errorf("required member %q is not a member of %s", r, typ.Name())
 		}
 	}
+}
+
+// oaJSONFields lists the fields of a struct that encoding/json encodes,
+// those of embedded structs without a JSON name in their place.
+func oaJSONFields(typ reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && tag == "" {
+			out = append(out, oaJSONFields(f.Type)...)
+			continue
+		}
+		if f.IsExported() {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func oaGoType(t reflect.Type) string {
@@ -2235,6 +2375,11 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	// Batches: registered from screened plots, assessed by the job
 	// runner, their risk assessments and events; a polygon in use.
 	c.batches(recv, base, rw, ro, live)
+
+	// Shipments, the ledger and evidence: batches linked to shipments by
+	// the job runner, their events; every ledger route checked as a
+	// client would; evidence verified and tampered with.
+	c.ledgerAndShipments(recv, base, rw, ro, live)
 
 	// Jobs: a fatal failure, answered without Retry-After.
 	var failed *storage.Job
