@@ -235,6 +235,7 @@ func backup(ctx context.Context, args []string, stdout io.Writer) error {
 		how = "from the running appliance"
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes, %s)\n", fs.Arg(0), n, how)
+	fmt.Fprintln(stdout, "the key files (ledger.key_file, eu_system.key_file) are not in it: keep copies of them too")
 	return nil
 }
 

@@ -1591,7 +1591,10 @@ func TestStore_SecondServeRefused(t *testing.T) {
 }
 
 // restoreBackup starts a server on a new data dir holding backup as eudr.db.
-func restoreBackup(t *testing.T, backup string) *serverProc {
+// restoreBackup restores as README's Operations section says: the store
+// from the backup, and the key files (kept outside the store, backed up on
+// their own) from the data dir keysFrom.
+func restoreBackup(t *testing.T, backup, keysFrom string) *serverProc {
 	t.Helper()
 	data, err := os.ReadFile(backup)
 	if err != nil {
@@ -1600,6 +1603,15 @@ func restoreBackup(t *testing.T, backup string) *serverProc {
 	dir := tempDataDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "eudr.db"), data, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range []string{"ledger-signing.key", "eu-credentials.key"} {
+		key, err := os.ReadFile(filepath.Join(keysFrom, name))
+		if err != nil {
+			t.Fatalf("key file: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), key, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return startServerIn(t, dir)
 }
@@ -1626,7 +1638,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 	do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
 
 	t.Run("RestoreHot", func(t *testing.T) {
-		r := restoreBackup(t, hot)
+		r := restoreBackup(t, hot, p.DataDir)
 		for _, s := range before {
 			base, key := r.SandboxURL, sk.Key
 			if s.ERPVendorID == "bk-live" {
@@ -1656,7 +1668,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 		if err := os.WriteFile(f, r.Body, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		rs := restoreBackup(t, f)
+		rs := restoreBackup(t, f, p.DataDir)
 		do(t, "GET", rs.SandboxURL+eudrAPI+"/suppliers/"+after.ERPVendorID, withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
 		rs.Stop(t)
 	})
@@ -1673,7 +1685,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 		t.Fatalf("backup while stopped: exit %d, stdout %q, stderr %q", res.Code, res.Stdout, res.Stderr)
 	}
 	t.Run("RestoreCold", func(t *testing.T) {
-		r := restoreBackup(t, cold)
+		r := restoreBackup(t, cold, p.DataDir)
 		for _, s := range append(before[:2:2], after) {
 			var got supplier
 			do(t, "GET", r.SandboxURL+eudrAPI+"/suppliers/"+s.ERPVendorID, withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)

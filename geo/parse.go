@@ -15,6 +15,12 @@ type ParseOptions struct {
 	// MaxProblems is the most problems listed; 0 means DefaultMaxProblems.
 	// Past it one TOO_MANY_PROBLEMS problem says how many were left out.
 	MaxProblems int
+	// Each, when set, is called with each feature as it is decoded, as long
+	// as no problem has been found, instead of the features being collected:
+	// ParseFeatureCollection then returns no features, and a large
+	// collection is never held decoded all at once. An error from Each stops
+	// the parse and is returned as it is.
+	Each func(Feature) error
 }
 
 // DefaultMaxProblems keeps the answer to a hopeless body (a whole file in a
@@ -228,10 +234,14 @@ func (p *parser) collection() ([]Feature, error) {
 				}
 				nfeat++
 				f, ok, err := p.feature(i)
-				if ok && p.keep() {
-					feats = append(feats, f)
+				if err != nil || !ok || !p.keep() {
+					return err
 				}
-				return err
+				if p.opts.Each != nil {
+					return p.opts.Each(f)
+				}
+				feats = append(feats, f)
+				return nil
 			})
 		case "crs":
 			if dup(&seen, 4) {

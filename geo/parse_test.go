@@ -506,3 +506,38 @@ func TestIsCommodity(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFeatureCollection_Each(t *testing.T) {
+	body := []byte(`{"type":"FeatureCollection","features":[` +
+		`{"type":"Feature","geometry":{"type":"Point","coordinates":[1.000001,2.000001]},"properties":{"commodity":"cocoa","producerCountry":"GH","area":1}},` +
+		`{"type":"Feature","geometry":{"type":"Point","coordinates":[3.000001,4.000001]},"properties":{"commodity":"coffee","producerCountry":"GH","area":2}},` +
+		`{"type":"Feature","geometry":{"type":"Point","coordinates":[5.000001,6.000001]},"properties":{"commodity":"soya","producerCountry":"GH","area":3}}]}`)
+	var got []string
+	feats, err := geo.ParseFeatureCollection(body, geo.ParseOptions{Each: func(f geo.Feature) error {
+		got = append(got, fmt.Sprintf("%d:%s:%v", f.Index, f.Properties.Commodity, f.Geometry.Points[0]))
+		return nil
+	}})
+	if err != nil || feats != nil || strings.Join(got, " ") != "0:cocoa:[1.000001 2.000001] 1:coffee:[3.000001 4.000001] 2:soya:[5.000001 6.000001]" {
+		t.Errorf("Each: %v, features %v, err %v", got, feats, err)
+	}
+	stop := errors.New("stop")
+	n := 0
+	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{Each: func(geo.Feature) error {
+		if n++; n == 2 {
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) || n != 2 {
+		t.Errorf("Each returning an error: %v after %d features", err, n)
+	}
+	// A problem anywhere still comes back as Problems; no feature after it
+	// is handed out.
+	bad := bytes.Replace(body, []byte(`"coffee"`), []byte(`"tea"`), 1)
+	n = 0
+	_, err = geo.ParseFeatureCollection(bad, geo.ParseOptions{Each: func(geo.Feature) error { n++; return nil }})
+	var probs geo.Problems
+	if !errors.As(err, &probs) || n != 1 {
+		t.Errorf("with a problem: %v, %d features handed out", err, n)
+	}
+}

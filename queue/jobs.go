@@ -76,6 +76,25 @@ func Complete(tx *bolt.Tx, id string) error {
 	return deleteJobRecord(tx, rec)
 }
 
+// Reschedule puts job id back in the queue, due at at, inside the caller's
+// transaction: a handler that waits on something outside (an answer from
+// another system) records where it stands and returns nil, and runs again
+// then. The claim it ran under ends: the runner does not remove the job
+// when the handler returns. Rescheduling a job that is not queued is an
+// error.
+func Reschedule(tx *bolt.Tx, id string, at time.Time) error {
+	rec, err := getJobRecord(tx, id)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return fmt.Errorf("reschedule job %s: not queued", id)
+	}
+	rec.Attempt++ // a new claim number: the current claim no longer matches
+	rec.RunAt = at
+	return setJobDue(tx, rec, at, true)
+}
+
 // Pending reports how many jobs are queued, claimed ones included (for
 // health, metrics and tests); 0 when the buckets do not exist. It walks the
 // job bucket, so it costs one step per queued job.

@@ -679,3 +679,46 @@ func TestRunner_GracefulStop(t *testing.T) {
 		t.Errorf("resumed: got %+v, want job_stuck, attempt 1", j)
 	}
 }
+
+// TestReschedule: a handler that reschedules its job stays queued, due
+// then, and runs again when the time comes; completing it then removes it.
+func TestReschedule(t *testing.T) {
+	db, _ := newJobDB(t)
+	clock := newJobClock()
+	mustEnqueue(t, db, queue.Job{ID: "job_poll", Kind: "poll"})
+	runs := make(chan int, 4)
+	n := 0
+	tr := startRunner(t, queue.RunnerOptions{DB: db, Now: clock.Now}, map[string]queue.Handler{
+		"poll": func(_ context.Context, j queue.Job) error {
+			n++
+			runs <- n
+			if n == 1 {
+				return db.Update(func(tx *bolt.Tx) error { return queue.Reschedule(tx, j.ID, clock.Now().Add(time.Minute)) })
+			}
+			return nil
+		},
+	}, nil)
+	recvJob(t, runs, "first run")
+	waitForJobs(t, "the rescheduled job due in a minute", func() bool {
+		var due time.Time
+		var ok bool
+		mustJobUpdate(t, db, func(tx *bolt.Tx) error {
+			var err error
+			due, _, ok, err = queue.JobDue(tx, "job_poll")
+			return err
+		})
+		return ok && due.Equal(clock.Now().Add(time.Minute))
+	})
+	clock.Add(time.Minute)
+	tr.Wake()
+	if got := recvJob(t, runs, "second run"); got != 2 {
+		t.Fatalf("run %d", got)
+	}
+	waitForJobs(t, "the job done", func() bool { return pendingJobs(t, db) == 0 })
+	mustJobUpdate(t, db, func(tx *bolt.Tx) error {
+		if err := queue.Reschedule(tx, "job_poll", clock.Now()); err == nil {
+			t.Error("Reschedule of a job that is not queued: no error")
+		}
+		return nil
+	})
+}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -70,6 +71,11 @@ type App struct {
 
 	ledger ledgerSigner // checkpoint signing key, loaded at start
 
+	// euClients file statements: the EU system in production, its
+	// simulator in the sandbox. sealer seals their credentials.
+	euClients map[storage.Environment]euis.Client
+	sealer    *sealer
+
 	// screenSlot lets one polygon job screen at a time: each uses every
 	// CPU already, and jobs side by side would only add up their memory.
 	screenSlot chan struct{}
@@ -114,6 +120,10 @@ func New(cfg *Config, opts Options) (*App, error) {
 	}
 	a.sandboxIndex = geo.NewIndex(geo.SandboxLayers()...)
 	a.screenSlot = make(chan struct{}, 1)
+	if err := a.openEUSystem(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := a.loadLayers(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -287,6 +297,8 @@ func (a *App) startQueues() error {
 	a.handleJob(jobPolygonIngestion, a.runPolygonJob)
 	a.handleJob(jobBatchRiskAssessment, a.runBatchJob)
 	a.handleJob(jobShipmentLink, a.runShipmentLinkJob)
+	a.handleJob(jobArchiveReport, a.runArchiveJob)
+	a.handleJob(jobDDSSubmission, a.runDDSJob)
 	return nil
 }
 
@@ -324,6 +336,7 @@ func (a *App) runMaintenance(ctx context.Context) {
 			return
 		case <-sweep.C:
 			a.sweepIdempotency(ctx)
+			a.sweepReports(ctx)
 			now := a.now()
 			a.keyRate.sweep(now)
 			a.ipRate.sweep(now)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,21 +22,41 @@ import (
 // Config is every setting of the appliance. config.example.yaml documents each
 // key; EUDR_ + the key upper-cased with dots as underscores overrides it.
 type Config struct {
-	DataDir         string        `mapstructure:"data_dir"`
-	AdminPassword   string        `mapstructure:"admin_password"`
-	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
-	Log             LogConfig     `mapstructure:"log"`
-	Production      ListenConfig  `mapstructure:"production"`
-	Sandbox         ListenConfig  `mapstructure:"sandbox"`
-	Auth            AuthConfig    `mapstructure:"auth"`
-	RateLimit       RateConfig    `mapstructure:"rate_limit"`
-	Idempotency     IdemConfig    `mapstructure:"idempotency"`
-	Limits          LimitsConfig  `mapstructure:"limits"`
-	TrustedProxies  []string      `mapstructure:"trusted_proxies"`
-	Webhooks        WebhookConfig `mapstructure:"webhooks"`
-	Jobs            JobsConfig    `mapstructure:"jobs"`
-	Risk            RiskConfig    `mapstructure:"risk"`
-	Ledger          LedgerConfig  `mapstructure:"ledger"`
+	DataDir         string         `mapstructure:"data_dir"`
+	AdminPassword   string         `mapstructure:"admin_password"`
+	ShutdownTimeout time.Duration  `mapstructure:"shutdown_timeout"`
+	Log             LogConfig      `mapstructure:"log"`
+	Production      ListenConfig   `mapstructure:"production"`
+	Sandbox         ListenConfig   `mapstructure:"sandbox"`
+	Auth            AuthConfig     `mapstructure:"auth"`
+	RateLimit       RateConfig     `mapstructure:"rate_limit"`
+	Idempotency     IdemConfig     `mapstructure:"idempotency"`
+	Limits          LimitsConfig   `mapstructure:"limits"`
+	TrustedProxies  []string       `mapstructure:"trusted_proxies"`
+	Webhooks        WebhookConfig  `mapstructure:"webhooks"`
+	Jobs            JobsConfig     `mapstructure:"jobs"`
+	Risk            RiskConfig     `mapstructure:"risk"`
+	Ledger          LedgerConfig   `mapstructure:"ledger"`
+	EUSystem        EUSystemConfig `mapstructure:"eu_system"`
+	Reports         ReportsConfig  `mapstructure:"reports"`
+}
+
+// ReportsConfig sets where archive reports are written and how long they
+// are kept.
+type ReportsConfig struct {
+	// Dir holds the report files ("": reports in the data dir).
+	Dir string `mapstructure:"dir"`
+	// Retention is how long a READY report's file is kept after it was
+	// written; 0 keeps it until deleted by hand.
+	Retention time.Duration `mapstructure:"retention"`
+}
+
+// dir is the reports directory's path.
+func (c ReportsConfig) dir(dataDir string) string {
+	if c.Dir != "" {
+		return c.Dir
+	}
+	return filepath.Join(dataDir, "reports")
 }
 
 // LedgerConfig sets the verifiable ledger.
@@ -149,33 +170,41 @@ const maxFeaturesCeiling = 1_000_000
 
 // defaults are the embedded settings: `eudr serve` with no file runs on them.
 var defaults = map[string]any{
-	"data_dir":                    "./data",
-	"admin_password":              "",
-	"shutdown_timeout":            "30s",
-	"log.level":                   "info",
-	"log.format":                  "auto",
-	"production.listen":           "127.0.0.1:8080",
-	"production.tls.cert_file":    "",
-	"production.tls.key_file":     "",
-	"sandbox.listen":              "127.0.0.1:8081",
-	"sandbox.tls.cert_file":       "",
-	"sandbox.tls.key_file":        "",
-	"auth.token_ttl":              "1h",
-	"rate_limit.per_second":       100,
-	"rate_limit.burst":            100,
-	"rate_limit.ip_per_second":    20,
-	"rate_limit.ip_burst":         40,
-	"idempotency.ttl":             "24h",
-	"idempotency.sweep_interval":  "10m",
-	"limits.max_body_bytes":       32 << 20,
-	"limits.max_features":         10000,
-	"risk.max_score":              50,
-	"risk.overlap_threshold_pct":  0.0,
-	"risk.country_benchmark_file": "",
-	"ledger.key_name":             "eudr-appliance",
-	"ledger.key_file":             "",
-	"ledger.consensus_timeout":    "30s",
-	"trusted_proxies":             []string{},
+	"data_dir":                        "./data",
+	"admin_password":                  "",
+	"shutdown_timeout":                "30s",
+	"log.level":                       "info",
+	"log.format":                      "auto",
+	"production.listen":               "127.0.0.1:8080",
+	"production.tls.cert_file":        "",
+	"production.tls.key_file":         "",
+	"sandbox.listen":                  "127.0.0.1:8081",
+	"sandbox.tls.cert_file":           "",
+	"sandbox.tls.key_file":            "",
+	"auth.token_ttl":                  "1h",
+	"rate_limit.per_second":           100,
+	"rate_limit.burst":                100,
+	"rate_limit.ip_per_second":        20,
+	"rate_limit.ip_burst":             40,
+	"idempotency.ttl":                 "24h",
+	"idempotency.sweep_interval":      "10m",
+	"limits.max_body_bytes":           32 << 20,
+	"limits.max_features":             10000,
+	"risk.max_score":                  50,
+	"risk.overlap_threshold_pct":      0.0,
+	"risk.country_benchmark_file":     "",
+	"ledger.key_name":                 "eudr-appliance",
+	"ledger.key_file":                 "",
+	"eu_system.endpoint":              "https://eudr.webcloud.ec.europa.eu/tracesnt",
+	"eu_system.key_file":              "",
+	"eu_system.poll_schedule":         []string{"30m", "1h", "2h", "4h"},
+	"eu_system.sandbox_poll_schedule": []string{"1s", "2s", "3s", "5s"},
+	"eu_system.sandbox_delay":         "3s",
+	"eu_system.timeout":               "2m",
+	"ledger.consensus_timeout":        "30s",
+	"reports.dir":                     "",
+	"reports.retention":               "720h",
+	"trusted_proxies":                 []string{},
 
 	"webhooks.retry_schedule":                []string{"30s", "2m", "10m", "1h"},
 	"webhooks.sandbox_retry_schedule":        []string{"1s", "2s", "4s", "8s"},
@@ -337,8 +366,31 @@ func (c *Config) Validate() error {
 	if !validKeyName(c.Ledger.KeyName) {
 		bad("ledger.key_name", "must be 1-64 printable characters without spaces or '+'")
 	}
+	if u, err := url.Parse(c.EUSystem.Endpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		bad("eu_system.endpoint", "must be an http(s) URL")
+	}
+	for key, sched := range map[string][]time.Duration{"eu_system.poll_schedule": c.EUSystem.PollSchedule,
+		"eu_system.sandbox_poll_schedule": c.EUSystem.SandboxPollSchedule} {
+		if len(sched) == 0 {
+			bad(key, "must list at least one delay")
+		}
+		for _, d := range sched {
+			if d <= 0 {
+				bad(key, "delays must be positive, not %s", d)
+			}
+		}
+	}
+	if c.EUSystem.SandboxDelay <= 0 || c.EUSystem.SandboxDelay > time.Hour {
+		bad("eu_system.sandbox_delay", "must be between 0 and 1h")
+	}
+	if c.EUSystem.Timeout <= 0 {
+		bad("eu_system.timeout", "must be positive")
+	}
 	if c.Ledger.ConsensusTimeout < time.Second {
 		bad("ledger.consensus_timeout", "must be at least 1s")
+	}
+	if c.Reports.Retention != 0 && c.Reports.Retention < time.Hour {
+		bad("reports.retention", "must be 0 (keep files) or at least 1h")
 	}
 	if c.Risk.MaxScore < 0 || c.Risk.MaxScore > 100 {
 		bad("risk.max_score", "must be from 0 to 100")

@@ -53,6 +53,14 @@ const (
 	DetailShipmentAlreadyLinked = "SHIPMENT_ALREADY_LINKED" // 409: another link holds the shipment
 	DetailBatchAlreadyLinked    = "BATCH_ALREADY_LINKED"    // 409: another link holds the batch
 	DetailProofNotReproducible  = "PROOF_NOT_REPRODUCIBLE"  // 422: evidence that does not verify
+	// Archive reports (API.md section 8).
+	DetailReportNotReady = "REPORT_NOT_READY" // 409: the report's job has not written the archive yet
+	DetailReportFailed   = "REPORT_FAILED"    // 409: the report's job failed; there is no archive
+	// Due-diligence statements (API.md section 7).
+	DetailEUSystemRule          = "EU_SYSTEM_RULE"           // 422: the statement breaks a rule or limit of the EU system
+	DetailEUSystemNotConfigured = "EU_SYSTEM_NOT_CONFIGURED" // 422: no EU system credentials (production)
+	DetailDDSNotDraft           = "DDS_NOT_DRAFT"            // 409: only a DRAFT can be submitted, once
+	DetailDDSNotRevocable       = "DDS_NOT_REVOCABLE"        // 409: not SUBMITTED or VALIDATED, past 72 h, or grouped
 )
 
 // The fixed messages of SPEC.md section 7.

@@ -34,9 +34,26 @@ type evidenceLedger struct {
 // latest checkpoint. The document's own bytes are left as they are, so its
 // hash recomputes from the answer without the "ledger" member.
 func withLedger(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]byte, error) {
+	var cp *ledger.Checkpoint
+	if index != nil {
+		latest, err := ledger.LatestCheckpoint(tx.Tx, logOf(t))
+		if err != nil {
+			return nil, fmt.Errorf("latest checkpoint: %w", err)
+		}
+		cp = &latest
+	}
+	return withLedgerAt(tx, t, doc, index, cp)
+}
+
+// withLedgerAt is withLedger with the proof made in the tree of checkpoint
+// cp, which must cover entry index (cp may be nil when index is).
+func withLedgerAt(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64, cp *ledger.Checkpoint) ([]byte, error) {
 	var l *evidenceLedger
 	if index != nil {
-		proofs, cp, err := proveEntries(tx.Tx, t, []int64{*index})
+		if cp == nil {
+			return nil, fmt.Errorf("prove ledger entry %d: no checkpoint", *index)
+		}
+		proofs, err := proveEntriesAt(tx.Tx, t, *cp, []int64{*index})
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"runtime/debug"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -117,6 +118,11 @@ func (a *App) loadLayers(ctx context.Context) error {
 			Source: s.Source, SHA256: s.SHA256, Coverage: cov, Features: feats})
 	}
 	a.prodIndex.Store(geo.NewIndex(layers...))
+	// Decoding a large layer makes several times its size in garbage;
+	// give it back to the system now rather than keep it resident until
+	// the runtime gets round to it.
+	layers, stored = nil, nil
+	debug.FreeOSMemory()
 	return nil
 }
 

@@ -321,25 +321,32 @@ func proveEntries(tx *bolt.Tx, t storage.Tenant, indexes []int64) ([]ledgerProof
 	if len(indexes) == 0 {
 		return nil, ledger.Checkpoint{}, nil
 	}
-	log := logOf(t)
-	cp, err := ledger.LatestCheckpoint(tx, log)
+	cp, err := ledger.LatestCheckpoint(tx, logOf(t))
 	if err != nil {
 		return nil, cp, fmt.Errorf("latest checkpoint: %w", err)
 	}
+	out, err := proveEntriesAt(tx, t, cp, indexes)
+	return out, cp, err
+}
+
+// proveEntriesAt proves each of the tenant's entries in the tree of
+// checkpoint cp, which must cover them.
+func proveEntriesAt(tx *bolt.Tx, t storage.Tenant, cp ledger.Checkpoint, indexes []int64) ([]ledgerProof, error) {
+	log := logOf(t)
 	out := make([]ledgerProof, len(indexes))
 	for k, i := range indexes {
 		e, err := ledger.ReadEntry(tx, log, i)
 		if err != nil {
-			return nil, cp, fmt.Errorf("ledger entry %d: %w", i, err)
+			return nil, fmt.Errorf("ledger entry %d: %w", i, err)
 		}
 		p, err := ledger.ProveInclusion(tx, log, i, cp.Size)
 		if err != nil {
-			return nil, cp, fmt.Errorf("prove ledger entry %d: %w", i, err)
+			return nil, fmt.Errorf("prove ledger entry %d: %w", i, err)
 		}
 		out[k] = ledgerProof{Index: i, TransactionHash: e.TransactionHash(), TreeSize: cp.Size,
 			RootHash: hexHash(cp.Root), Proof: hexHashes(p)}
 	}
-	return out, cp, nil
+	return out, nil
 }
 
 // VerifyLedger checks every log in the store offline (eudr ledger verify):

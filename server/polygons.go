@@ -40,15 +40,18 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 			Issue: "request body is empty; a GeoJSON FeatureCollection is required"}))
 		return
 	}
-	max := a.cfg.Limits.MaxFeatures
-	feats, err := geo.ParseFeatureCollection(body, geo.ParseOptions{MaxFeatures: max})
+	// Validated as a whole, counted, not kept: the job decodes the body
+	// again, a chunk at a time.
+	max, count := a.cfg.Limits.MaxFeatures, 0
+	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{MaxFeatures: max,
+		Each: func(geo.Feature) error { count++; return nil }})
 	if err != nil {
 		writeError(w, r, polygonRequestError(err, max))
 		return
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		job, err := a.enqueueJob(tx, t, jobPolygonIngestion, len(feats), nil)
+		job, err := a.enqueueJob(tx, t, jobPolygonIngestion, count, nil)
 		if err != nil {
 			return reply{}, err
 		}
@@ -56,7 +59,7 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 			return reply{}, err
 		}
 		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},
-			body: polygonsAcceptedResponse{JobID: job.ID, FeatureCount: len(feats)}}, nil
+			body: polygonsAcceptedResponse{JobID: job.ID, FeatureCount: count}}, nil
 	})
 }
 

@@ -63,6 +63,14 @@ func (a *App) routes() []route {
 		{"POST", eudrPrefix + "/shipments/link", authKey, idemRequired, a.handleShipmentLink},
 		{"GET", eudrPrefix + "/shipments/:shipmentId", authKey, idemNone, a.handleShipmentGet},
 
+		{"GET", eudrPrefix + "/declarations/dds", authKey, idemNone, a.handleDDSList},
+		{"POST", eudrPrefix + "/declarations/dds", authKey, idemRequired, a.handleDDSCreate},
+		{"GET", eudrPrefix + "/declarations/dds/:ddsId", authKey, idemNone, a.handleDDSGet},
+		{"POST", eudrPrefix + "/declarations/dds/:ddsId/submit", authKey, idemRequired, a.handleDDSSubmit},
+		{"POST", eudrPrefix + "/declarations/dds/:ddsId/revoke", authKey, idemRequired, a.handleDDSRevoke},
+		{"GET", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsGet},
+		{"PUT", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsPut},
+
 		{"GET", eudrPrefix + "/jobs/:jobId", authKey, idemNone, a.handleJobsGet},
 
 		{"GET", eudrPrefix + "/ledger/checkpoint", authKey, idemNone, a.handleLedgerCheckpoint},
@@ -71,6 +79,9 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/ledger/proofs/inclusion", authKey, idemNone, a.handleLedgerInclusion},
 		{"GET", eudrPrefix + "/ledger/proofs/consistency", authKey, idemNone, a.handleLedgerConsistency},
 		{"POST", eudrPrefix + "/evidence/verify", authKey, idemNone, a.handleEvidenceVerify},
+		{"POST", eudrPrefix + "/reports/archive", authKey, idemRequired, a.handleReportsArchive},
+		{"GET", eudrPrefix + "/reports/:reportId", authKey, idemNone, a.handleReportsGet},
+		{"GET", eudrPrefix + "/reports/:reportId/download", authKey, idemNone, a.handleReportsDownload},
 
 		{"GET", eudrPrefix + "/webhooks", authKey, idemNone, a.handleWebhooksList},
 		{"POST", eudrPrefix + "/webhooks", authKey, idemRequired, a.handleWebhooksCreate},

@@ -154,33 +154,44 @@ func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.
 	if err != nil {
 		return fmt.Errorf("read the job's request: %w", err)
 	}
-	feats, err := geo.ParseFeatureCollection(body, geo.ParseOptions{})
-	if err != nil {
-		return fmt.Errorf("decode the job's request: %w", err)
-	}
-	if len(feats) != job.Progress.Total {
-		return fmt.Errorf("the job's request holds %d features, the job %d", len(feats), job.Progress.Total)
-	}
 	ix := a.indexFor(t.Env)
 	s := screening{ix: ix, layers: ix.Layers(), rules: a.cfg.Risk.rules(), appVersion: a.version,
 		log: func(index int, cause any) {
 			a.log.Error().Str("job_id", job.ID).Int("feature_index", index).Interface("panic", cause).
 				Msg("screening a feature panicked; it is FAILED SCREENING_ERROR")
 		}}
-	for start := job.Progress.Processed; start < len(feats); start = job.Progress.Processed {
-		end := min(start+screenChunk, len(feats))
-		out := s.screenAll(ctx, job.ID, feats[start:end], a.now())
+	// The body is decoded as it is screened, a chunk at a time, so a large
+	// collection is never held decoded whole; features already recorded
+	// (before a crash) are skipped.
+	chunk := make([]geo.Feature, 0, screenChunk)
+	flush := func(last bool) error {
+		out := s.screenAll(ctx, job.ID, chunk, a.now())
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := a.db.Update(ctx, func(tx *storage.Tx) error {
-			return a.recordScreened(tx, t, job, out, end == len(feats))
+		chunk = chunk[:0]
+		return a.db.Update(ctx, func(tx *storage.Tx) error {
+			return a.recordScreened(tx, t, job, out, last)
 		})
-		if err != nil {
-			return err
-		}
 	}
-	return nil
+	seen := 0
+	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{Each: func(f geo.Feature) error {
+		seen++
+		if f.Index < job.Progress.Processed {
+			return nil
+		}
+		if chunk = append(chunk, f); len(chunk) == screenChunk {
+			return flush(false)
+		}
+		return nil
+	}})
+	if err != nil {
+		return fmt.Errorf("screen the job's request: %w", err)
+	}
+	if seen != job.Progress.Total {
+		return fmt.Errorf("the job's request holds %d features, the job %d", seen, job.Progress.Total)
+	}
+	return flush(true)
 }
 
 // recordScreened records one chunk of a job's outcomes and its progress,

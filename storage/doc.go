@@ -40,6 +40,7 @@
 //	batch_polygons        batch id -> JSON array of its polygon ids
 //	batch_assessments     batch id -> the risk assessment document
 //	polygon_batches       polygon id | 0x00 | batch id -> empty (a polygon in use cannot be deleted)
+//	reports               report id (time-ordered) -> Report (an archive report; its zip is a file)
 //
 // Other packages (queue, ledger) own buckets of their own in the same file and
 // list them in their doc.go.

@@ -258,7 +258,7 @@ func (db *DB) BackupFile(ctx context.Context, path string) (int64, error) {
 func WriteFileAtomic(path string, write func(io.Writer) (int64, error)) (int64, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return 0, fmt.Errorf("create backup file: %w", err)
+		return 0, fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	n, err := write(tmp)
@@ -278,7 +278,7 @@ func WriteFileAtomic(path string, write func(io.Writer) (int64, error)) (int64, 
 		err = syncDir(filepath.Dir(path)) // the rename itself must survive a power loss
 	}
 	if err != nil {
-		return 0, fmt.Errorf("write backup %s: %w", path, err)
+		return 0, fmt.Errorf("write %s: %w", path, err)
 	}
 	return n, nil
 }

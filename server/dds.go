@@ -1,0 +1,604 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/storage"
+)
+
+// jobDDSSubmission is the job type of POST /declarations/dds/{ddsId}/submit:
+// it files the statement, then follows it until the EU system validates or
+// rejects it.
+const jobDDSSubmission = "dds_submission"
+
+// Actors of DDS history entries that no client caused.
+const (
+	actorEUSystem  = "eu-system"
+	actorAppliance = "appliance"
+)
+
+// ddsResponse is a DDS as the API shows it. Lists leave out the statement.
+type ddsResponse struct {
+	DDSID                string             `json:"ddsId"`
+	Status               string             `json:"status"`
+	BatchIDs             []string           `json:"batchIds"`
+	ActivityType         string             `json:"activityType"`
+	OperatorUUID         string             `json:"operatorUuid"`
+	InternalReference    *string            `json:"internalReference"`
+	ReferencedStatements []ddsReferenceBody `json:"referencedStatements"`
+	EUUUID               *string            `json:"euUuid"`
+	ReferenceNumber      *string            `json:"referenceNumber"`
+	VerificationNumber   *string            `json:"verificationNumber"`
+	Reasons              []string           `json:"reasons"`
+	SplitOf              *string            `json:"splitOf"`
+	Part                 *int               `json:"part"`
+	History              []ddsChangeBody    `json:"history"`
+	CreatedAt            string             `json:"createdAt"`
+	SubmittedAt          *string            `json:"submittedAt"`
+	Statement            json.RawMessage    `json:"statement,omitempty"`
+}
+
+type ddsChangeBody struct {
+	At          string  `json:"at"`
+	Status      string  `json:"status"`
+	Actor       string  `json:"actor"`
+	Note        *string `json:"note"`
+	LedgerIndex *int64  `json:"ledgerIndex"`
+}
+
+func toDDSResponse(d *storage.DDS, withStatement bool) ddsResponse {
+	r := ddsResponse{DDSID: d.ID, Status: d.Status, BatchIDs: d.BatchIDs, ActivityType: d.ActivityType,
+		OperatorUUID: d.OperatorUUID, InternalReference: optional(d.InternalReference),
+		ReferencedStatements: []ddsReferenceBody{}, EUUUID: optional(d.EUUUID),
+		ReferenceNumber: optional(d.ReferenceNumber), VerificationNumber: optional(d.VerificationNumber),
+		Reasons: d.Reasons, SplitOf: optional(d.SplitOf), CreatedAt: formatTime(d.CreatedAt),
+		SubmittedAt: formatTimePtr(d.SubmittedAt)}
+	if r.Reasons == nil {
+		r.Reasons = []string{}
+	}
+	if d.Part > 0 {
+		r.Part = &d.Part
+	}
+	for _, ref := range d.ReferencedStatements {
+		r.ReferencedStatements = append(r.ReferencedStatements, ddsReferenceBody(ref))
+	}
+	for _, h := range d.History {
+		r.History = append(r.History, ddsChangeBody{At: formatTime(h.At), Status: h.Status, Actor: h.Actor,
+			Note: optional(h.Note), LedgerIndex: h.LedgerIndex})
+	}
+	if withStatement {
+		r.Statement = d.Statement
+	}
+	return r
+}
+
+// ddsEntry is the ledger entry of a DDS state change.
+type ddsEntry struct {
+	Type               string   `json:"type"` // "dds.status"
+	DDSID              string   `json:"ddsId"`
+	Status             string   `json:"status"`
+	Actor              string   `json:"actor"`
+	StatementSHA256    string   `json:"statementSha256"`
+	EUUUID             string   `json:"euUuid,omitempty"`
+	ReferenceNumber    string   `json:"referenceNumber,omitempty"`
+	VerificationNumber string   `json:"verificationNumber,omitempty"`
+	Reasons            []string `json:"reasons,omitempty"`
+}
+
+const entryDDSStatus = "dds.status"
+
+// changeDDS records a state change of d in tx: the new status, a history
+// entry, and its ledger entry under a checkpoint signed in the same
+// transaction. Every state change of a DDS goes through here.
+func (a *App) changeDDS(tx *storage.Tx, t storage.Tenant, d *storage.DDS, status, actor, note string) error {
+	sum := sha256.Sum256(d.Statement)
+	e, err := anchor(tx, t, ddsEntry{Type: entryDDSStatus, DDSID: d.ID, Status: status, Actor: actor,
+		StatementSHA256: hex.EncodeToString(sum[:]), EUUUID: d.EUUUID, ReferenceNumber: d.ReferenceNumber,
+		VerificationNumber: d.VerificationNumber, Reasons: d.Reasons})
+	if err != nil {
+		return err
+	}
+	if _, err := a.signCheckpoint(tx, t); err != nil {
+		return err
+	}
+	d.Status = status
+	d.History = append(d.History, storage.DDSChange{At: tx.Now(), Status: status, Actor: actor, Note: note, LedgerIndex: &e.Index})
+	return tx.PutDDS(t, d)
+}
+
+// actorOf names who made a request: its API key or logged-in user.
+func actorOf(r *http.Request) string { return infoFrom(r.Context()).who.id() }
+
+// handleDDSCreate builds a DRAFT statement from batches (API.md section 7)
+// and answers it with its Annex II payload. A statement over the EU
+// system's limits is 422 naming each, unless split is asked for: then it
+// is filed as several drafts, answered as a list.
+func (a *App) handleDDSCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	var req ddsRequest
+	decoded, err := decodeJSON(r, &req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := mergeProblems(decoded, req.validate()); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	t := tenantFrom(r.Context())
+	actor := actorOf(r)
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		src, err := readDDSSource(tx, t, &req)
+		if err != nil {
+			return reply{}, err
+		}
+		s, err := buildStatement(&req, src)
+		if err != nil {
+			return reply{}, err
+		}
+		parts := []euis.Statement{s}
+		if verr := euis.Validate(s); verr != nil {
+			if !req.Split {
+				_, serr := euis.Split(s)
+				return reply{}, statementProblems(verr, serr == nil)
+			}
+			if parts, err = euis.Split(s); err != nil {
+				return reply{}, statementProblems(err, false)
+			}
+		}
+		var out []ddsResponse
+		first := ""
+		for i, p := range parts {
+			d, err := a.newDDS(tx, t, &req, p, actor)
+			if err != nil {
+				return reply{}, err
+			}
+			if len(parts) > 1 {
+				if i == 0 {
+					first = d.ID
+				}
+				d.SplitOf, d.Part = first, i+1
+				if err := tx.PutDDS(t, d); err != nil {
+					return reply{}, err
+				}
+			}
+			out = append(out, toDDSResponse(d, true))
+		}
+		if req.Split {
+			return reply{status: http.StatusOK, body: out}, nil
+		}
+		return reply{status: http.StatusOK, body: out[0]}, nil
+	})
+}
+
+// newDDS records a DRAFT of statement s.
+func (a *App) newDDS(tx *storage.Tx, t storage.Tenant, req *ddsRequest, s euis.Statement, actor string) (*storage.DDS, error) {
+	id := newID("dds", tx.Now())
+	if s.InternalReference == "" {
+		// The DDS ID (30 characters): a statement can always be found
+		// again in the EU system by its internal reference.
+		s.InternalReference = id
+	}
+	payload, err := marshalJSON(toPayload(s))
+	if err != nil {
+		return nil, err
+	}
+	d := &storage.DDS{ID: id, BatchIDs: req.BatchIDs, ActivityType: s.ActivityType,
+		OperatorUUID: s.OperatorUUID, InternalReference: s.InternalReference, Statement: payload, CreatedAt: tx.Now()}
+	for _, ref := range req.ReferencedStatements {
+		d.ReferencedStatements = append(d.ReferencedStatements, storage.DDSReference(ref))
+	}
+	if err := a.changeDDS(tx, t, d, storage.DDSDraft, actor, "created from batches"); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (a *App) handleDDSGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	id := ps.ByName("ddsId")
+	var d *storage.DDS
+	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
+		var err error
+		d, err = tx.FindDDS(tenantFrom(r.Context()), id)
+		return err
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		err = notFound("dds " + id)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, toDDSResponse(d, true))
+}
+
+func (a *App) handleDDSList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	page, err := parsePage(r)
+	var probs Problems
+	status := r.URL.Query().Get("status")
+	switch status {
+	case "", storage.DDSDraft, storage.DDSSubmitted, storage.DDSValidated, storage.DDSRejected, storage.DDSRevoked:
+	default:
+		probs.Add(DetailInvalidValue, "query.status", "must be DRAFT, SUBMITTED, VALIDATED, REJECTED or REVOKED")
+	}
+	if err := mergeProblems(problemsOf(err), probs.Err()); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var list []*storage.DDS
+	var more bool
+	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
+		var err error
+		list, more, err = tx.FindDDSs(tenantFrom(r.Context()), storage.DDSFilter{Status: status}, page)
+		return err
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]ddsResponse, len(list))
+	for i, d := range list {
+		out[i] = toDDSResponse(d, false)
+	}
+	if more {
+		setNextPage(w, r, page, list[len(list)-1].ID)
+	}
+	writeJSON(w, r, http.StatusOK, out)
+}
+
+type ddsSubmitAccepted struct {
+	JobID string `json:"jobId"`
+}
+
+// handleDDSSubmit queues the filing of a DRAFT. Production needs EU system
+// credentials (422 EU_SYSTEM_NOT_CONFIGURED); the sandbox files with the
+// simulator.
+func (a *App) handleDDSSubmit(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	id := ps.ByName("ddsId")
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		d, err := tx.FindDDS(t, id)
+		if errors.Is(err, storage.ErrNotFound) {
+			return reply{}, notFound("dds " + id)
+		}
+		if err != nil {
+			return reply{}, err
+		}
+		if d.Status != storage.DDSDraft {
+			return reply{}, conflict(DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is %s; only a DRAFT can be submitted", d.ID, d.Status))
+		}
+		if d.Poll != nil {
+			return reply{}, conflict(DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is being submitted already", d.ID))
+		}
+		if _, err := a.euCredentials(tx, t); err != nil {
+			return reply{}, err
+		}
+		job, err := a.enqueueJob(tx, t, jobDDSSubmission, 1, nil)
+		if err != nil {
+			return reply{}, err
+		}
+		d.Poll = &storage.DDSPollState{}
+		if err := tx.PutDDS(t, d); err != nil {
+			return reply{}, err
+		}
+		if err := tx.PutJobInput(t, job.ID, []byte(d.ID)); err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},
+			body: ddsSubmitAccepted{JobID: job.ID}}, nil
+	})
+}
+
+// runDDSJob files a DDS and follows it. Each run does one call to the EU
+// system and records what it learnt in one transaction, with the events
+// and ledger entries of any state change; while the statement is still
+// being processed the job reschedules itself on the poll schedule, and a
+// transient failure (EU system down, rate limited) is retried the same
+// way. The EU system is never called inside a transaction.
+func (a *App) runDDSJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
+	var d *storage.DDS
+	var creds euis.Credentials
+	err := a.db.View(ctx, func(tx *storage.Tx) error {
+		id, err := tx.FindJobInput(t, job.ID)
+		if err != nil {
+			return fmt.Errorf("dds of job %s: %w", job.ID, err)
+		}
+		if d, err = tx.FindDDS(t, string(id)); err != nil {
+			return fmt.Errorf("dds of job %s: %w", job.ID, err)
+		}
+		creds, err = a.euCredentials(tx, t)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	client := a.euClient(t.Env)
+	switch {
+	case d.Status == storage.DDSRevoked || d.Status == storage.DDSValidated || d.Status == storage.DDSRejected:
+		return a.db.Update(ctx, func(tx *storage.Tx) error { return completeJob(tx, t, job) })
+	case d.EUUUID == "":
+		return a.submitDDS(ctx, t, job, d, client, creds)
+	default:
+		return a.pollDDS(ctx, t, job, d, client, creds)
+	}
+}
+
+// finder is the lookup by internal reference both EU clients have.
+type finder interface {
+	FindByInternalReference(ctx context.Context, cr euis.Credentials, ref string) ([]euis.Status, error)
+}
+
+// submitDDS files a statement. Its referenced statements are checked first
+// (verifyDeclaration): one that is not EXISTING_USABLE rejects the DDS
+// without filing it. A submission whose answer was lost (a crash right
+// after sending) is found again by its internal reference rather than sent
+// twice.
+func (a *App) submitDDS(ctx context.Context, t storage.Tenant, job *storage.Job, d *storage.DDS, client euis.Client, creds euis.Credentials) error {
+	s, err := fromPayload(d.Statement)
+	if err != nil {
+		return fmt.Errorf("dds %s statement: %w", d.ID, err)
+	}
+	var unusable []string
+	for _, ref := range s.ReferencedStatements {
+		res, err := client.VerifyDeclaration(ctx, creds, ref)
+		if euis.IsTransient(err) {
+			return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+		}
+		if err != nil {
+			return fmt.Errorf("verify referenced statement %s: %w", ref.ReferenceNumber, err)
+		}
+		if res != euis.VerifyExistingUsable {
+			unusable = append(unusable, fmt.Sprintf("REFERENCED_STATEMENT_%s: %s", res, ref.ReferenceNumber))
+		}
+	}
+	if len(unusable) > 0 {
+		return a.db.Update(ctx, func(tx *storage.Tx) error {
+			return a.rejectDDS(tx, t, job, d, unusable, "not filed: a referenced statement cannot be used")
+		})
+	}
+	uuid := ""
+	if d.Poll != nil && d.Poll.SubmitAttemptAt != nil {
+		if f, ok := client.(finder); ok && s.InternalReference != "" {
+			found, err := f.FindByInternalReference(ctx, creds, s.InternalReference)
+			if euis.IsTransient(err) {
+				return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+			}
+			for _, st := range found {
+				if st.InternalReference == s.InternalReference && (st.Date.IsZero() || !st.Date.Before(d.Poll.SubmitAttemptAt.Add(-time.Minute))) {
+					uuid = st.UUID
+				}
+			}
+		}
+	}
+	if uuid == "" {
+		err = a.db.Update(ctx, func(tx *storage.Tx) error {
+			now := tx.Now()
+			if d.Poll == nil {
+				d.Poll = &storage.DDSPollState{}
+			}
+			d.Poll.SubmitAttemptAt = &now
+			return tx.PutDDS(t, d)
+		})
+		if err != nil {
+			return err
+		}
+		uuid, err = client.Submit(ctx, creds, s)
+	}
+	var fault *euis.Fault
+	switch {
+	case errors.As(err, &fault) && fault.Rejected():
+		return a.db.Update(ctx, func(tx *storage.Tx) error {
+			return a.rejectDDS(tx, t, job, d, fault.Reasons, "refused on submission: "+fault.Message)
+		})
+	case euis.IsTransient(err):
+		return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+	case err != nil:
+		return fmt.Errorf("submit dds %s: %w", d.ID, err)
+	}
+	return a.db.Update(ctx, func(tx *storage.Tx) error {
+		now := tx.Now()
+		d.EUUUID, d.SubmittedAt = uuid, &now
+		if err := a.changeDDS(tx, t, d, storage.DDSSubmitted, actorEUSystem, "accepted by the EU system, uuid "+uuid); err != nil {
+			return err
+		}
+		if _, _, err := a.publish(tx, t, EventDDSSubmitted, ddsSubmittedData{DDSID: d.ID, EUUUID: uuid,
+			ReferenceNumber: optional(d.ReferenceNumber)}); err != nil {
+			return err
+		}
+		return a.schedulePoll(tx, t, job, d)
+	})
+}
+
+func (a *App) pollDDS(ctx context.Context, t storage.Tenant, job *storage.Job, d *storage.DDS, client euis.Client, creds euis.Credentials) error {
+	statuses, err := client.Get(ctx, creds, []string{d.EUUUID})
+	switch {
+	case euis.IsTransient(err):
+		return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+	case err != nil:
+		return fmt.Errorf("status of dds %s: %w", d.ID, err)
+	}
+	return a.db.Update(ctx, func(tx *storage.Tx) error {
+		// Read again: a revocation may have come in since.
+		cur, err := tx.FindDDS(t, d.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status == storage.DDSRevoked {
+			return completeJob(tx, t, job)
+		}
+		d = cur
+		var st *euis.Status
+		for i := range statuses {
+			if statuses[i].UUID == d.EUUUID {
+				st = &statuses[i]
+			}
+		}
+		if st == nil { // not visible yet: eventually consistent
+			return a.schedulePoll(tx, t, job, d)
+		}
+		d.Poll.EUStatus = st.Status
+		if st.ReferenceNumber != "" {
+			d.ReferenceNumber = st.ReferenceNumber
+		}
+		switch st.Status {
+		case euis.StatusAvailable:
+			d.VerificationNumber = st.VerificationNumber
+			if err := a.changeDDS(tx, t, d, storage.DDSValidated, actorEUSystem, "available: validated by the EU system"); err != nil {
+				return err
+			}
+			if _, _, err := a.publish(tx, t, EventDDSValidated, ddsValidatedData{DDSID: d.ID, ReferenceNumber: d.ReferenceNumber,
+				VerificationNumber: d.VerificationNumber}); err != nil {
+				return err
+			}
+			return completeJob(tx, t, job)
+		case euis.StatusRejected:
+			return a.rejectDDS(tx, t, job, d, st.Reasons, "rejected by the EU system")
+		case euis.StatusWithdrawn:
+			if err := a.changeDDS(tx, t, d, storage.DDSRevoked, actorEUSystem, "withdrawn in the EU system"); err != nil {
+				return err
+			}
+			return completeJob(tx, t, job)
+		}
+		return a.schedulePoll(tx, t, job, d)
+	})
+}
+
+// rejectDDS records a rejection and fires dds.rejected, completing the job.
+func (a *App) rejectDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, reasons []string, note string) error {
+	d.Reasons = reasons
+	if len(d.Reasons) == 0 {
+		d.Reasons = []string{"REJECTED"}
+	}
+	if err := a.changeDDS(tx, t, d, storage.DDSRejected, actorEUSystem, note); err != nil {
+		return err
+	}
+	if _, _, err := a.publish(tx, t, EventDDSRejected, ddsRejectedData{DDSID: d.ID, Reasons: d.Reasons}); err != nil {
+		return err
+	}
+	return completeJob(tx, t, job)
+}
+
+// schedulePoll records a poll and runs the job again after the next delay
+// of the environment's poll schedule.
+func (a *App) schedulePoll(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS) error {
+	if d.Poll == nil {
+		d.Poll = &storage.DDSPollState{}
+	}
+	sched := a.pollSchedule(t.Env)
+	delay := sched[min(d.Poll.Polls, len(sched)-1)]
+	d.Poll.Polls++
+	d.Poll.LastPoll = tx.Now()
+	if err := tx.PutDDS(t, d); err != nil {
+		return err
+	}
+	return queue.Reschedule(tx.Tx, job.ID, tx.Now().Add(delay))
+}
+
+// retryDDS reschedules after a transient failure, and logs it.
+func (a *App) retryDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, cause error) error {
+	a.log.Warn().Err(cause).Str("dds_id", d.ID).Msg("EU system unavailable; trying again later")
+	return a.schedulePoll(tx, t, job, d)
+}
+
+// pollSchedule is the delays between polls of the EU system.
+func (a *App) pollSchedule(env storage.Environment) []time.Duration {
+	if env == storage.Sandbox {
+		return a.cfg.EUSystem.SandboxPollSchedule
+	}
+	return a.cfg.EUSystem.PollSchedule
+}
+
+type ddsSubmittedData struct {
+	DDSID           string  `json:"ddsId"`
+	EUUUID          string  `json:"euUuid"`
+	ReferenceNumber *string `json:"referenceNumber"`
+}
+
+type ddsValidatedData struct {
+	DDSID              string `json:"ddsId"`
+	ReferenceNumber    string `json:"referenceNumber"`
+	VerificationNumber string `json:"verificationNumber"`
+}
+
+type ddsRejectedData struct {
+	DDSID   string   `json:"ddsId"`
+	Reasons []string `json:"reasons"`
+}
+
+// handleDDSRevoke withdraws a SUBMITTED or VALIDATED statement in the EU
+// system and marks it REVOKED, for good (SPEC.md section 3). referenceId is
+// the ddsId or the EU reference number. Anything else, a statement past
+// the EU system's 72-hour window, or one the EU system refuses to withdraw
+// (GROUPED) is 409 DDS_NOT_REVOCABLE with the reason.
+func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	ref := ps.ByName("ddsId")
+	t := tenantFrom(r.Context())
+	var d *storage.DDS
+	var creds euis.Credentials
+	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
+		var err error
+		if d, err = tx.FindDDS(t, ref); err != nil {
+			return err
+		}
+		if err := revocable(d, tx.Now()); err != nil {
+			return err
+		}
+		creds, err = a.euCredentials(tx, t)
+		return err
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		err = notFound("dds " + ref)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := a.euClient(t.Env).Withdraw(r.Context(), creds, d.EUUUID); err != nil {
+		var fault *euis.Fault
+		if errors.As(err, &fault) && !euis.IsTransient(err) {
+			writeError(w, r, conflict(DetailDDSNotRevocable, "path.referenceId", "the EU system refused to withdraw it: "+fault.Message))
+			return
+		}
+		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
+			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: err})
+		return
+	}
+	actor := actorOf(r)
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		cur, err := tx.FindDDS(t, d.ID)
+		if err != nil {
+			return reply{}, err
+		}
+		if cur.Status != storage.DDSRevoked {
+			if err := a.changeDDS(tx, t, cur, storage.DDSRevoked, actor, "revoked: withdrawn in the EU system"); err != nil {
+				return reply{}, err
+			}
+		}
+		return reply{status: http.StatusOK, body: toDDSResponse(cur, false)}, nil
+	})
+}
+
+// revocable refuses a revocation the EU system would not take.
+func revocable(d *storage.DDS, now time.Time) error {
+	refuse := func(issue string) error { return conflict(DetailDDSNotRevocable, "path.referenceId", issue) }
+	switch {
+	case d.Status != storage.DDSSubmitted && d.Status != storage.DDSValidated:
+		return refuse(fmt.Sprintf("dds %s is %s; only a SUBMITTED or VALIDATED statement can be revoked", d.ID, d.Status))
+	case d.SubmittedAt != nil && now.Sub(*d.SubmittedAt) > euis.AmendWindow:
+		return refuse(fmt.Sprintf("dds %s was submitted on %s: the EU system allows a withdrawal within %s of submission only",
+			d.ID, formatTime(*d.SubmittedAt), euis.AmendWindow))
+	case d.Poll != nil && d.Poll.EUStatus == euis.StatusGrouped:
+		return refuse(fmt.Sprintf("dds %s is grouped into another statement in the EU system and cannot be withdrawn", d.ID))
+	}
+	return nil
+}

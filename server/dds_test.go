@@ -1,0 +1,275 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/storage"
+)
+
+// linkedBatch registers a VERIFIED batch of a fresh compliant plot and
+// links it to a shipment entering at Rotterdam.
+func (ta *testApp) linkedBatch(key string, lon float64) string {
+	ta.tb.Helper()
+	batch := ta.verifiedBatch(key, lon)
+	w := ta.link(key, "lnk-"+randomHex(4), batch, "SHP-"+randomHex(4))
+	var acc shipmentLinkAccepted
+	mustDecode(ta.tb, w, &acc)
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	return batch
+}
+
+const supplierOperator = "3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b" // of mapSupplier's V-1
+
+// mapEUOperator makes supplier V-1 an importer established in the
+// Netherlands, with an EORI: the operator a statement is filed for.
+func (ta *testApp) mapEUOperator(key string) {
+	ta.tb.Helper()
+	w := ta.do("POST", eudrPrefix+"/suppliers", `{"erpVendorId":"V-1","euOperatorUuid":"`+supplierOperator+`","name":"Importer BV","country":"NL","eori":"NL123456789"}`,
+		"X-API-Key", key, "Idempotency-Key", "sup-V-1-nl")
+	if w.Code != http.StatusOK {
+		ta.tb.Fatalf("POST /suppliers: %d %s", w.Code, w.Body)
+	}
+}
+
+func ddsBody(operator string, batches ...string) string {
+	ids, _ := json.Marshal(batches)
+	return fmt.Sprintf(`{"batchIds":%s,"activityType":"IMPORT","operatorUuid":%q,"internalReference":"PO-4711"}`, ids, operator)
+}
+
+func (ta *testApp) draft(key, body string) ddsResponse {
+	ta.tb.Helper()
+	w := ta.do("POST", eudrPrefix+"/declarations/dds", body, "X-API-Key", key, "Idempotency-Key", "dds-"+randomHex(4))
+	if w.Code != http.StatusOK {
+		ta.tb.Fatalf("POST /declarations/dds: %d %s", w.Code, w.Body)
+	}
+	var d ddsResponse
+	mustDecode(ta.tb, w, &d)
+	return d
+}
+
+// waitDDS advances the clock (the simulator and the poll schedule run on
+// it) until the DDS has status want.
+func (ta *testApp) waitDDS(key, id, want string) ddsResponse {
+	ta.tb.Helper()
+	for range 100 {
+		var d ddsResponse
+		mustDecode(ta.tb, ta.do("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", key), &d)
+		if d.Status == want {
+			return d
+		}
+		ta.clock.Advance(time.Second)
+		ta.runner.Wake()
+		time.Sleep(10 * time.Millisecond)
+	}
+	ta.tb.Fatalf("dds %s never became %s", id, want)
+	return ddsResponse{}
+}
+
+func TestDDS_SandboxFlow(t *testing.T) {
+	rc := newReceiver(t)
+	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.linkedBatch(key, 5)
+	ta.mapEUOperator(key)
+	rc.subscribe(ta, key, EventDDSSubmitted, EventDDSValidated, EventDDSRejected)
+
+	d := ta.draft(key, ddsBody(supplierOperator, batch))
+	if d.Status != storage.DDSDraft || len(d.History) != 1 || d.History[0].LedgerIndex == nil {
+		t.Fatalf("draft: %+v", d)
+	}
+	// The Annex II payload: the batch's plot, its GeoJSON at 6 decimals.
+	var p payload
+	if err := json.Unmarshal(d.Statement, &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Commodities) != 1 || p.Commodities[0].HSHeading != "180100" || len(p.Commodities[0].Producers) != 1 ||
+		p.CountryOfActivity != "NL" || p.InternalReferenceNumber != "PO-4711" {
+		t.Fatalf("payload: %s", d.Statement)
+	}
+	geo := string(p.Commodities[0].Producers[0].GeometryGeojson)
+	if !strings.Contains(geo, `"ProducerCountry":"GH"`) || !strings.Contains(geo, "[4.999000,5.999000]") {
+		t.Errorf("geolocation: %s", geo)
+	}
+
+	w := ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub-1")
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", w.Code, w.Body)
+	}
+	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub-2"),
+		http.StatusConflict, CodeConflict, DetailDDSNotDraft)
+	if typ, data := rc.next(t); typ != EventDDSSubmitted || !strings.Contains(string(data), d.DDSID) {
+		t.Errorf("first event %s %s", typ, data)
+	}
+	v := ta.waitDDS(key, d.DDSID, storage.DDSValidated)
+	if v.ReferenceNumber == nil || !euis.IsReferenceNumber(*v.ReferenceNumber) || v.VerificationNumber == nil || v.EUUUID == nil {
+		t.Errorf("validated: %+v", v)
+	}
+	typ, data := rc.next(t)
+	var vd ddsValidatedData
+	json.Unmarshal(data, &vd)
+	if typ != EventDDSValidated || vd.ReferenceNumber != *v.ReferenceNumber || vd.VerificationNumber != *v.VerificationNumber {
+		t.Errorf("dds.validated: %s %s", typ, data)
+	}
+	if got := historyStatuses(v); got != "DRAFT SUBMITTED VALIDATED" {
+		t.Errorf("history %s", got)
+	}
+
+	// Revoke by reference number: 200 once, then 409.
+	w = ta.do("POST", eudrPrefix+"/declarations/dds/"+*v.ReferenceNumber+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev-1")
+	var rv ddsResponse
+	mustDecode(t, w, &rv)
+	if w.Code != http.StatusOK || rv.Status != storage.DDSRevoked || historyStatuses(rv) != "DRAFT SUBMITTED VALIDATED REVOKED" {
+		t.Fatalf("revoke: %d %s", w.Code, w.Body)
+	}
+	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev-2"),
+		http.StatusConflict, CodeConflict, DetailDDSNotRevocable)
+	for _, h := range rv.History {
+		var e entryResponse
+		mustDecode(t, ta.do("GET", eudrPrefix+fmt.Sprintf("/ledger/entries/%d", *h.LedgerIndex), "", "X-API-Key", key), &e)
+		raw, _ := base64.StdEncoding.DecodeString(e.Data)
+		if !strings.Contains(string(raw), `"status":"`+h.Status+`"`) || !strings.Contains(string(raw), d.DDSID) {
+			t.Errorf("ledger entry of %s: %s", h.Status, raw)
+		}
+	}
+}
+
+func historyStatuses(d ddsResponse) string {
+	var s []string
+	for _, h := range d.History {
+		s = append(s, h.Status)
+	}
+	return strings.Join(s, " ")
+}
+
+func TestDDS_Rejected(t *testing.T) {
+	rc := newReceiver(t)
+	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.linkedBatch(key, 5)
+	ta.mapEUOperator(key)
+	rc.subscribe(ta, key, EventDDSRejected)
+	d := ta.draft(key, ddsBody("00000000-0000-0000-0000-000000000000", batch))
+	w := ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub")
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", w.Code, w.Body)
+	}
+	r := ta.waitDDS(key, d.DDSID, storage.DDSRejected)
+	if len(r.Reasons) == 0 || r.Reasons[0] != euis.ReasonOperatorUUIDMismatch {
+		t.Errorf("rejected: %+v", r)
+	}
+	typ, data := rc.next(t)
+	if typ != EventDDSRejected || !strings.Contains(string(data), euis.ReasonOperatorUUIDMismatch) {
+		t.Errorf("dds.rejected: %s %s", typ, data)
+	}
+	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev"),
+		http.StatusConflict, CodeConflict, DetailDDSNotRevocable)
+}
+
+func TestDDS_Refused(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	_, live := ta.newKey(storage.Production)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	unlinked := ta.verifiedBatch(key, 5)
+	post := func(body string) *httptest.ResponseRecorder {
+		return ta.do("POST", eudrPrefix+"/declarations/dds", body, "X-API-Key", key, "Idempotency-Key", "d-"+randomHex(4))
+	}
+	wantError(t, post(ddsBody(supplierOperator, unlinked)), http.StatusUnprocessableEntity, CodeBusinessRule, DetailBatchNotVerified)
+	wantError(t, post(ddsBody(supplierOperator, "bat_nope")), http.StatusNotFound, CodeNotFound, DetailInvalidValue)
+	e := wantError(t, post(`{"batchIds":[],"activityType":"SELL","operatorUuid":"x","internalReference":"`+strings.Repeat("x", 36)+`"}`),
+		http.StatusBadRequest, CodeValidationFailed, "")
+	if len(e.Details) != 4 {
+		t.Errorf("problems: %+v", e.Details)
+	}
+	// IMPORT needs the operator's EORI, which V-1's mapping lacks: 422
+	// naming the EU rule.
+	batch := ta.linkedBatch(key, 5.5)
+	e = wantError(t, post(ddsBody(supplierOperator, batch)),
+		http.StatusUnprocessableEntity, CodeBusinessRule, DetailEUSystemRule)
+	if !strings.Contains(fmt.Sprint(e.Details), "EORI") {
+		t.Errorf("EORI problem: %+v", e.Details)
+	}
+	// Production without credentials: drafts work, submitting is 422.
+	wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/credentials/eu-system", "", "X-API-Key", live)),
+		http.StatusNotFound, CodeNotFound, "")
+	w := ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
+		`{"username":"op-user","authKey":"s3cret-auth-key","clientId":"eudr-test","endpoint":"https://acceptance.eudr.webcloud.ec.europa.eu/tracesnt"}`,
+		"X-API-Key", live))
+	if w.Code != http.StatusOK || strings.Contains(w.Body.String(), "s3cret") {
+		t.Errorf("PUT credentials: %d %s", w.Code, w.Body)
+	}
+	w = ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/credentials/eu-system", "", "X-API-Key", live))
+	var cr credentialsResponse
+	mustDecode(t, w, &cr)
+	if cr.Username != "op-user" || !cr.AuthKeySet || strings.Contains(w.Body.String(), "s3cret") {
+		t.Errorf("GET credentials: %s", w.Body)
+	}
+	ta.view(func(tx *storage.Tx) error {
+		c, err := ta.euCredentials(tx, storage.Tenant{Org: defaultOrg, Env: storage.Production})
+		if err != nil || c.AuthKey != "s3cret-auth-key" {
+			t.Errorf("unsealed credentials: %v %v", c, err)
+		}
+		return nil
+	})
+}
+
+// TestDDS_LostAnswer: a job that sent a statement but crashed before
+// recording the EU UUID finds the statement by its internal reference and
+// does not file it twice.
+func TestDDS_LostAnswer(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.linkedBatch(key, 5)
+	ta.mapEUOperator(key)
+	d := ta.draft(key, strings.Replace(ddsBody(supplierOperator, batch), `,"internalReference":"PO-4711"`, "", 1))
+	if d.InternalReference == nil || *d.InternalReference != d.DDSID {
+		t.Fatalf("internal reference %v, want the DDS ID %s", d.InternalReference, d.DDSID)
+	}
+	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+	// The statement went out; the answer was lost with the process.
+	var rec *storage.DDS
+	ta.view(func(tx *storage.Tx) error {
+		var err error
+		rec, err = tx.FindDDS(sandbox, d.DDSID)
+		return err
+	})
+	s, err := fromPayload(rec.Statement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := ta.euClient(storage.Sandbox).Submit(t.Context(), sandboxCredentials, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta.update(func(tx *storage.Tx) error {
+		now := tx.Now()
+		rec.Poll = &storage.DDSPollState{SubmitAttemptAt: &now}
+		job, err := ta.enqueueJob(tx, sandbox, jobDDSSubmission, 1, nil)
+		if err != nil {
+			return err
+		}
+		if err := tx.PutDDS(sandbox, rec); err != nil {
+			return err
+		}
+		return tx.PutJobInput(sandbox, job.ID, []byte(rec.ID))
+	})
+	v := ta.waitDDS(key, d.DDSID, storage.DDSValidated)
+	if v.EUUUID == nil || *v.EUUUID != sent {
+		t.Errorf("EU UUID %v, want the one already filed %s", v.EUUUID, sent)
+	}
+}

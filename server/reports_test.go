@@ -1,0 +1,588 @@
+package server
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/storage"
+)
+
+var sandboxTenant = storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+
+// requestReport posts a report request on env with key and returns the
+// answer and, for a 202, its body.
+func (ta *testApp) requestReport(env storage.Environment, key, idem, body string) (archiveAccepted, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	w := ta.serve(env, newRequest("POST", eudrPrefix+"/reports/archive", body, "X-API-Key", key, "Idempotency-Key", idem))
+	var acc archiveAccepted
+	if w.Code == http.StatusAccepted {
+		mustDecode(ta.tb, w, &acc)
+		if loc := w.Header().Get("Location"); loc != eudrPrefix+"/jobs/"+acc.JobID {
+			ta.tb.Errorf("Location: got %q, want the job's path", loc)
+		}
+	}
+	return acc, w
+}
+
+// waitJobOn waits for a job of env to reach status want, reading the
+// store (polling through the API would spend the key's rate limit, which
+// the fake clock never refills), then answers GET /jobs/{id}.
+func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobResponse {
+	ta.tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var status string
+		ta.view(func(tx *storage.Tx) error {
+			j, err := tx.FindJob(storage.Tenant{Org: defaultOrg, Env: env}, id)
+			if err == nil {
+				status = j.Status
+			}
+			return err
+		})
+		if status == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			ta.tb.Fatalf("job %s: status %s, want %s", id, status, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w := ta.serve(env, newRequest("GET", eudrPrefix+"/jobs/"+id, "", "X-API-Key", key))
+	var j jobResponse
+	mustDecode(ta.tb, w, &j)
+	return j
+}
+
+// archiveFiles opens a downloaded zip and returns its files' contents by
+// name, checking every file against the manifest's SHA-256 and size, and
+// that the manifest lists every file but itself.
+func archiveFiles(t *testing.T, body []byte) (map[string][]byte, archiveManifest) {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatalf("open zip: %v", err)
+	}
+	files := map[string][]byte{}
+	var names []string
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatalf("open %s: %v", f.Name, err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("read %s: %v", f.Name, err)
+		}
+		files[f.Name] = b
+		names = append(names, f.Name)
+	}
+	var m archiveManifest
+	if err := json.Unmarshal(files[archiveManifestFile], &m); err != nil {
+		t.Fatalf("manifest.json: %v: %s", err, files[archiveManifestFile])
+	}
+	if names[len(names)-1] != archiveManifestFile {
+		t.Errorf("last file: %s, want the manifest", names[len(names)-1])
+	}
+	var listed []string
+	for _, f := range m.Files {
+		listed = append(listed, f.Path)
+		b, ok := files[f.Path]
+		sum := sha256.Sum256(b)
+		if !ok || hex.EncodeToString(sum[:]) != f.SHA256 || int64(len(b)) != f.SizeBytes {
+			t.Errorf("%s: in zip %v, %d bytes, SHA-256 %x; manifest says %d bytes, %s", f.Path, ok, len(b), sum, f.SizeBytes, f.SHA256)
+		}
+	}
+	if want := names[:len(names)-1]; !slices.Equal(listed, want) {
+		t.Errorf("manifest lists %v, the zip holds %v besides it", listed, want)
+	}
+	return files, m
+}
+
+// jsonLines splits a JSON Lines file.
+func jsonLines(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	var out [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		out = append(out, bytes.Clone(sc.Bytes()))
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("JSON Lines file does not end with a newline")
+	}
+	return out
+}
+
+// archivedCollection is polygons.geojson as a client reads it.
+type archivedCollection struct {
+	Type     string `json:"type"`
+	Features []struct {
+		Type       string          `json:"type"`
+		Geometry   json.RawMessage `json:"geometry"`
+		Properties map[string]any  `json:"properties"`
+	} `json:"features"`
+}
+
+// download gets a report's zip and checks its headers against sum.
+func (ta *testApp) download(env storage.Environment, key, reportID string) *httptest.ResponseRecorder {
+	ta.tb.Helper()
+	w := ta.serve(env, newRequest("GET", reportDownloadPath(reportID), "", "X-API-Key", key))
+	if w.Code != http.StatusOK {
+		ta.tb.Fatalf("download %s: %d %s", reportID, w.Code, w.Body)
+	}
+	sum := sha256.Sum256(w.Body.Bytes())
+	h := w.Header()
+	if h.Get("Content-Type") != "application/zip" || h.Get("Content-Length") != strconv.Itoa(w.Body.Len()) ||
+		h.Get("Content-Disposition") != `attachment; filename="`+reportID+`.zip"` ||
+		h.Get("X-Content-SHA256") != hex.EncodeToString(sum[:]) || h.Get("Digest") != "sha-256="+base64.StdEncoding.EncodeToString(sum[:]) {
+		ta.tb.Errorf("download headers %v for %d bytes with SHA-256 %x", h, w.Body.Len(), sum)
+	}
+	return w
+}
+
+func TestReports_Archive(t *testing.T) {
+	rc := newReceiver(t)
+	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
+	_, key := ta.newKey(storage.Sandbox)
+	rc.subscribe(ta, key, EventReportReady)
+	ta.runQueues()
+
+	// In the period: the fixture plots and a statement whose creation is
+	// anchored. After it, two days later: two more plots.
+	first := screenFixtures(t, ta, key)
+	var results []featureResult
+	if err := json.Unmarshal(first.Results, &results); err != nil {
+		t.Fatal(err)
+	}
+	var dds storage.DDS
+	ta.update(func(tx *storage.Tx) error {
+		e, err := anchor(tx, sandboxTenant, map[string]string{"type": "dds.created", "ddsId": "dds_test"})
+		if err != nil {
+			return err
+		}
+		if _, err := ta.signCheckpoint(tx, sandboxTenant); err != nil {
+			return err
+		}
+		dds = storage.DDS{ID: newID("dds", tx.Now()), Status: storage.DDSDraft, BatchIDs: []string{"bat_1"}, ActivityType: "IMPORT",
+			OperatorUUID: "3f2b6c1e-8a4d-4c2b-9e1f-0a1b2c3d4e5f", Statement: json.RawMessage(`{"activityType":"IMPORT"}`),
+			History: []storage.DDSChange{{At: tx.Now(), Status: storage.DDSDraft, Actor: "test", LedgerIndex: &e.Index}}, CreatedAt: tx.Now()}
+		return tx.PutDDS(sandboxTenant, &dds)
+	})
+	ta.clock.Advance(48 * time.Hour)
+	acc, w := ta.postPolygons(key, "later", collection(plot("later-1", square(5, 6, 0.001)), plot("later-2", square(5.1, 6, 0.001))))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST /polygons: %d %s", w.Code, w.Body)
+	}
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+
+	body := `{"from":"2026-11-20","to":"2026-11-20"}`
+	rep, w := ta.requestReport(storage.Sandbox, key, "report-1", body)
+	if w.Code != http.StatusAccepted || !strings.HasPrefix(rep.ReportID, "rpt_") || !strings.HasPrefix(rep.JobID, "job_") {
+		t.Fatalf("POST /reports/archive: %d %s", w.Code, w.Body)
+	}
+	job := ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobCompleted)
+	if again, w := ta.requestReport(storage.Sandbox, key, "report-1", body); again != rep || w.Header().Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay: %+v %s, want %+v", again, w.Body, rep)
+	}
+
+	// The job's one result is the report.ready event's data.
+	var ready []reportReadyData
+	if err := json.Unmarshal(job.Results, &ready); err != nil || len(ready) != 1 {
+		t.Fatalf("job results %s: %v", job.Results, err)
+	}
+	if job.Type != jobArchiveReport || job.Progress != (progressBody{Total: 1, Processed: 1, Succeeded: 1, Percent: 100}) ||
+		ready[0].ReportID != rep.ReportID || ready[0].DownloadPath != eudrPrefix+"/reports/"+rep.ReportID+"/download" {
+		t.Errorf("job: %+v", job)
+	}
+	typ, data := rc.next(t)
+	var event reportReadyData
+	if err := json.Unmarshal(data, &event); err != nil || typ != EventReportReady || event != ready[0] {
+		t.Errorf("delivery: %s %s, want report.ready %+v", typ, data, ready[0])
+	}
+
+	// The record.
+	var got reportResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", key), &got)
+	if got.Status != storage.ReportReady || got.From != "2026-11-20T00:00:00.000Z" || got.To != "2026-11-20T23:59:59.999Z" ||
+		got.SHA256 == nil || *got.SHA256 != event.SHA256 || *got.SizeBytes != event.SizeBytes || *got.DownloadPath != event.DownloadPath ||
+		got.CompletedAt == nil || got.ExpiresAt == nil || got.JobID != rep.JobID {
+		t.Errorf("GET report: %+v", got)
+	}
+
+	// The download is the file the event describes.
+	dl := ta.download(storage.Sandbox, key, rep.ReportID)
+	if dl.Header().Get("X-Content-SHA256") != event.SHA256 || int64(dl.Body.Len()) != event.SizeBytes {
+		t.Errorf("download: %d bytes %s, event says %d %s", dl.Body.Len(), dl.Header().Get("X-Content-SHA256"), event.SizeBytes, event.SHA256)
+	}
+	head := ta.do("HEAD", reportDownloadPath(rep.ReportID), "", "X-API-Key", key)
+	if head.Code != http.StatusOK || head.Body.Len() != 0 || head.Header().Get("Content-Length") != strconv.Itoa(dl.Body.Len()) {
+		t.Errorf("HEAD: %d, %d bytes, %v", head.Code, head.Body.Len(), head.Header())
+	}
+	files, m := archiveFiles(t, dl.Body.Bytes())
+
+	// The manifest: the tenant, the period, the ledger the proofs are in.
+	var cp checkpointResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &cp)
+	if m.Format != archiveFormat || m.ReportID != rep.ReportID || m.Organisation != defaultOrg || m.Environment != "sandbox" ||
+		m.Period != (archivePeriod{From: got.From, To: got.To}) || m.AppVersion != "test" ||
+		m.Counts != (archiveCounts{Polygons: 5, DDS: 1}) || m.Ledger.TreeSize != 8 || m.Ledger.RootHash == nil ||
+		*m.Ledger.RootHash != cp.RootHash || m.Ledger.KeyName != "eudr-appliance" {
+		t.Errorf("manifest: %s", files[archiveManifestFile])
+	}
+	var pk publicKeyResponse
+	var acp checkpointResponse
+	if err := json.Unmarshal(files[archivePublicKeyFile], &pk); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(files[archiveCheckpointFile], &acp); err != nil || acp != cp {
+		t.Errorf("checkpoint.json %s: %v, want %+v", files[archiveCheckpointFile], err, cp)
+	}
+	verifier, err := note.NewVerifier(pk.VerifierKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := note.Open([]byte(acp.Note), note.VerifierList(verifier)); err != nil {
+		t.Errorf("checkpoint note: %v", err)
+	}
+
+	// polygons.geojson: the plots of the period only, as sent, with their
+	// ID, status and reason; our own parser takes it.
+	var fc archivedCollection
+	if err := json.Unmarshal(files[archivePolygonsFile], &fc); err != nil || fc.Type != "FeatureCollection" || len(fc.Features) != 5 {
+		t.Fatalf("polygons.geojson: %v: %s", err, files[archivePolygonsFile])
+	}
+	if _, err := geo.ParseFeatureCollection(files[archivePolygonsFile], geo.ParseOptions{}); err != nil {
+		t.Errorf("geo.ParseFeatureCollection(polygons.geojson): %v", err)
+	}
+	evidence := jsonLines(t, files[archiveEvidenceFile])
+	if len(evidence) != 5 {
+		t.Fatalf("evidence.jsonl: %d lines", len(evidence))
+	}
+	for i, f := range fc.Features {
+		r := results[i]
+		reason := any(nil)
+		if r.FailureReason != nil {
+			reason = *r.FailureReason
+		}
+		p := f.Properties
+		if f.Type != "Feature" || p["polygonId"] != r.PolygonID || p["eudrStatus"] != r.EUDRStatus || p["failureReason"] != reason ||
+			p["externalId"] != *r.ExternalID || p["commodity"] != "cocoa" {
+			t.Errorf("feature %d: %+v, want %+v", i, f, r)
+		}
+
+		// The evidence of the same plot, proved in the archive's tree,
+		// verifies; its input hash is of the feature without the added
+		// members.
+		var doc evidenceDocument
+		var withProof struct {
+			Ledger evidenceLedger `json:"ledger"`
+		}
+		json.Unmarshal(evidence[i], &doc)
+		json.Unmarshal(evidence[i], &withProof)
+		if doc.PolygonID != r.PolygonID || withProof.Ledger.TreeSize != 8 || withProof.Ledger.Checkpoint != cp.Note {
+			t.Errorf("evidence %d: %s", i, evidence[i])
+		}
+		w := ta.do("POST", eudrPrefix+"/evidence/verify", string(evidence[i]), "X-API-Key", key)
+		var v evidenceVerifyResponse
+		mustDecode(t, w, &v)
+		if w.Code != http.StatusOK || !v.Valid || v.TreeSize != 8 {
+			t.Errorf("verify evidence %d: %d %s", i, w.Code, w.Body)
+		}
+		lines := bytes.Split(files[archivePolygonsFile], []byte("\n"))
+		raw := bytes.TrimSuffix(lines[1+i], []byte(","))
+		added := fmt.Sprintf(`"polygonId":%q,"eudrStatus":%q,"failureReason":%s,`, r.PolygonID, r.EUDRStatus, mustJSON(t, reason))
+		sent := bytes.Replace(raw, []byte(added), nil, 1)
+		if sum := sha256.Sum256(sent); hex.EncodeToString(sum[:]) != doc.InputSHA256 {
+			t.Errorf("feature %d without the added members: %s; SHA-256 %x, evidence says %s", i, sent, sum, doc.InputSHA256)
+		}
+	}
+
+	// The statement and the proof of its history.
+	ddsLines, proofLines := jsonLines(t, files[archiveDDSFile]), jsonLines(t, files[archiveDDSLedgerFile])
+	if len(ddsLines) != 1 || len(proofLines) != 1 {
+		t.Fatalf("dds.jsonl %d lines, dds-ledger.jsonl %d", len(ddsLines), len(proofLines))
+	}
+	var gotDDS ddsResponse
+	if err := json.Unmarshal(ddsLines[0], &gotDDS); err != nil || gotDDS.DDSID != dds.ID || string(gotDDS.Statement) != string(dds.Statement) ||
+		len(gotDDS.History) != 1 {
+		t.Errorf("dds.jsonl: %s (%v)", ddsLines[0], err)
+	}
+	var dl1 ddsLedgerLine
+	if err := json.Unmarshal(proofLines[0], &dl1); err != nil || dl1.DDSID != dds.ID || len(dl1.Entries) != 1 {
+		t.Fatalf("dds-ledger.jsonl: %s (%v)", proofLines[0], err)
+	}
+	e := dl1.Entries[0]
+	entry, _ := base64.StdEncoding.DecodeString(e.Data)
+	leaf := tlog.RecordHash(entry)
+	if e.Status != storage.DDSDraft || e.Index != 5 || hexHash(leaf) != e.TransactionHash || e.RootHash != cp.RootHash ||
+		tlog.CheckRecord(mustHashes(t, e.Proof), e.TreeSize, mustHash(t, e.RootHash), e.Index, leaf) != nil {
+		t.Errorf("dds ledger entry: %+v", e)
+	}
+
+	// The report's file and nothing else is left in the reports dir.
+	left, _ := os.ReadDir(filepath.Join(ta.dir, "reports"))
+	if len(left) != 1 || left[0].Name() != rep.ReportID+".zip" {
+		t.Errorf("reports dir holds %v", left)
+	}
+}
+
+// A period with nothing in it, in a log without checkpoints, is a valid
+// archive with an empty collection.
+func TestReports_ArchiveEmpty(t *testing.T) {
+	ta := newTestApp(t)
+	_, live := ta.newKey(storage.Production)
+	ta.runQueues()
+	rep, w := ta.requestReport(storage.Production, live, "empty", `{"from":"2020-01-01T00:00:00Z","to":"2020-12-31"}`)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+	ta.waitJobOn(storage.Production, live, rep.JobID, storage.JobCompleted)
+	files, m := archiveFiles(t, ta.download(storage.Production, live, rep.ReportID).Body.Bytes())
+	var fc archivedCollection
+	if err := json.Unmarshal(files[archivePolygonsFile], &fc); err != nil || fc.Type != "FeatureCollection" || fc.Features == nil || len(fc.Features) != 0 {
+		t.Errorf("polygons.geojson: %v: %s", err, files[archivePolygonsFile])
+	}
+	for _, f := range []string{archiveEvidenceFile, archiveDDSFile, archiveDDSLedgerFile} {
+		if b, ok := files[f]; !ok || len(b) != 0 {
+			t.Errorf("%s: present %v, %q", f, ok, b)
+		}
+	}
+	if _, ok := files[archiveCheckpointFile]; ok || m.Ledger.TreeSize != 0 || m.Ledger.RootHash != nil || m.Environment != "production" ||
+		m.Counts != (archiveCounts{}) || m.Period.To != "2020-12-31T23:59:59.999Z" {
+		t.Errorf("manifest: %s", files[archiveManifestFile])
+	}
+}
+
+func TestReports_ArchiveValidation(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	for _, c := range []struct {
+		name, body string
+		want       []string // "code field"
+	}{
+		{"nothing", `{}`, []string{"REQUIRED from", "REQUIRED to"}},
+		{"empty", `{"from":"","to":null}`, []string{"REQUIRED from", "REQUIRED to"}},
+		{"not dates", `{"from":"yesterday","to":"2026-13-01"}`, []string{"INVALID_VALUE from", "INVALID_VALUE to"}},
+		{"reversed", `{"from":"2026-02-01","to":"2026-01-31T23:59:59Z"}`, []string{"INVALID_VALUE to"}},
+		{"too long", `{"from":"2016-01-01","to":"2026-01-01"}`, []string{"INVALID_VALUE to"}},
+		{"unknown and wrong type", `{"from":1,"to":"2026-01-01","scope":"all"}`, []string{"INVALID_VALUE from", "UNKNOWN_FIELD scope"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, w := ta.requestReport(storage.Sandbox, key, "v-"+strings.ReplaceAll(c.name, " ", "-"), c.body)
+			e := wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "")
+			got := detailSet(e.Details)
+			for _, d := range c.want {
+				if !got[d] {
+					t.Errorf("details %v, want %s", e.Details, d)
+				}
+			}
+			if len(got) != len(c.want) {
+				t.Errorf("details %v, want %v", e.Details, c.want)
+			}
+		})
+	}
+	// Ten years is fine; a date-time to equal to from is one millisecond.
+	for _, body := range []string{`{"from":"2016-01-01","to":"2025-12-31"}`, `{"from":"2026-01-01T10:00:00Z","to":"2026-01-01T10:00:00Z"}`} {
+		if _, w := ta.requestReport(storage.Sandbox, key, "ok-"+body, body); w.Code != http.StatusAccepted {
+			t.Errorf("%s: %d %s", body, w.Code, w.Body)
+		}
+	}
+	wantError(t, ta.do("POST", eudrPrefix+"/reports/archive", `{"from":"2026-01-01","to":"2026-01-02"}`, "X-API-Key", key),
+		http.StatusBadRequest, CodeValidationFailed, DetailIdempotencyKeyMissing)
+	_, read := ta.newKey(storage.Sandbox, "read")
+	wantError(t, ta.do("POST", eudrPrefix+"/reports/archive", `{"from":"2026-01-01","to":"2026-01-02"}`, "X-API-Key", read, "Idempotency-Key", "r"),
+		http.StatusForbidden, CodeForbidden, DetailScopeRequired)
+}
+
+func TestReports_DownloadStates(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	_, live := ta.newKey(storage.Production)
+	rep, w := ta.requestReport(storage.Sandbox, key, "s-1", `{"from":"2026-11-01","to":"2026-11-30"}`)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+
+	// Queued: the record says PENDING, the download 409 with Retry-After.
+	g := ta.do("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", key)
+	var got reportResponse
+	mustDecode(t, g, &got)
+	if got.Status != storage.ReportPending || got.SHA256 != nil || got.DownloadPath != nil || g.Header().Get("Retry-After") != "2" {
+		t.Errorf("pending report: %s (Retry-After %q)", g.Body, g.Header().Get("Retry-After"))
+	}
+	d := ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key)
+	wantError(t, d, http.StatusConflict, CodeConflict, DetailReportNotReady)
+	if d.Header().Get("Retry-After") != "2" {
+		t.Errorf("409 Retry-After: %q", d.Header().Get("Retry-After"))
+	}
+	// Unknown, or another tenant's: 404.
+	wantError(t, ta.do("GET", reportDownloadPath("rpt_01JD0000000000000000000000"), "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	wantError(t, ta.serve(storage.Production, newRequest("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", live)),
+		http.StatusNotFound, CodeNotFound, "")
+	wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", live)),
+		http.StatusNotFound, CodeNotFound, "")
+
+	// Files of an interrupted run are removed when the job runs again.
+	dir := filepath.Join(ta.dir, "reports")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{rep.ReportID + ".zip.tmp-123", rep.ReportID + ".zip.spool-456", rep.ReportID + ".zip"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ta.runQueues()
+	ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobCompleted)
+	left, _ := os.ReadDir(dir)
+	if len(left) != 1 || left[0].Name() != rep.ReportID+".zip" {
+		t.Errorf("reports dir after the run: %v", left)
+	}
+	archiveFiles(t, ta.download(storage.Sandbox, key, rep.ReportID).Body.Bytes())
+
+	// A file gone from under the appliance: 404 that says so.
+	if err := os.Remove(filepath.Join(dir, rep.ReportID+".zip")); err != nil {
+		t.Fatal(err)
+	}
+	e := wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	if !strings.Contains(e.Message, "missing") {
+		t.Errorf("missing file: %q", e.Message)
+	}
+}
+
+func TestReports_ArchiveFails(t *testing.T) {
+	rc := newReceiver(t)
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile, "EUDR_REPORTS_DIR="+filepath.Join(notADir, "reports"))
+	_, key := ta.newKey(storage.Sandbox)
+	rc.subscribe(ta, key, EventJobFailed)
+	ta.runQueues()
+	rep, _ := ta.requestReport(storage.Sandbox, key, "f-1", `{"from":"2026-11-01","to":"2026-11-30"}`)
+	job := ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobFailed)
+	if job.Error == nil || job.Error.Code != JobErrorFailed || strings.Contains(job.Error.Message, notADir) {
+		t.Errorf("job error: %+v", job.Error)
+	}
+	if typ, data := rc.next(t); typ != EventJobFailed || !strings.Contains(string(data), rep.JobID) {
+		t.Errorf("delivery: %s %s", typ, data)
+	}
+	var got reportResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", key), &got)
+	if got.Status != storage.ReportFailed || got.Error == nil || got.Error.Code != JobErrorFailed {
+		t.Errorf("failed report: %+v", got)
+	}
+	wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusConflict, CodeConflict, DetailReportFailed)
+}
+
+func TestReports_Expiry(t *testing.T) {
+	ta := newTestApp(t, "EUDR_REPORTS_RETENTION=1h")
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	rep, _ := ta.requestReport(storage.Sandbox, key, "x-1", `{"from":"2026-11-01","to":"2026-11-30"}`)
+	ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobCompleted)
+	path := filepath.Join(ta.dir, "reports", rep.ReportID+".zip")
+
+	ta.clock.Advance(59 * time.Minute)
+	ta.sweepReports(context.Background())
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("report deleted before it expired: %v", err)
+	}
+	ta.clock.Advance(2 * time.Minute)
+	ta.sweepReports(context.Background())
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("expired report's file: %v", err)
+	}
+	var got reportResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", key), &got)
+	if got.Status != storage.ReportExpired || got.ExpiresAt == nil || got.DownloadPath != nil {
+		t.Errorf("expired report: %+v", got)
+	}
+	e := wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	if !strings.Contains(e.Message, "expired") {
+		t.Errorf("expired download: %q", e.Message)
+	}
+}
+
+func TestReports_ArchiveFeature(t *testing.T) {
+	p := &storage.Polygon{ID: "pol_X_000001", Status: "FAILED", FailureReason: "SELF_INTERSECTION"}
+	for _, c := range []struct{ in, want string }{
+		{`{"type":"Feature","geometry":{"type":"Point","coordinates":[1.000000,2.500]},"properties":{"commodity":"cocoa","area":1.50}}`,
+			`{"type":"Feature","geometry":{"type":"Point","coordinates":[1.000000,2.500]},"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION","commodity":"cocoa","area":1.50}}`},
+		// Sent members of the added names are replaced; escapes are kept.
+		{`{"properties":{"eudrStatus":"mine","x\u00e9":"<&>","polygonId":7},"type":"Feature","geometry":null}`,
+			`{"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION","x\u00e9":"<&>"},"type":"Feature","geometry":null}`},
+		{`{"type":"Feature","geometry":null,"properties":null}`,
+			`{"type":"Feature","geometry":null,"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION"}}`},
+		{`{"type":"Feature","geometry":null}`,
+			`{"type":"Feature","geometry":null,"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION"}}`},
+	} {
+		got, err := archiveFeature([]byte(c.in), p)
+		if err != nil || string(got) != c.want {
+			t.Errorf("archiveFeature(%s):\n got %s (%v)\nwant %s", c.in, got, err, c.want)
+		}
+	}
+	if _, err := archiveFeature([]byte(`[1]`), p); err == nil {
+		t.Errorf("archiveFeature of an array: no error")
+	}
+}
+
+// An archive of more plots than a page holds has each once, in order, with
+// its evidence on the same line number.
+func TestReports_ArchivePages(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	n := 2*archivePageItems + 7
+	feats := make([]string, n)
+	for i := range feats {
+		feats[i] = plot(fmt.Sprintf("p-%d", i), square(5+float64(i%50)*0.01, 6+float64(i/50)*0.01, 0.001))
+	}
+	acc, w := ta.postPolygons(key, "many", collection(feats...))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST /polygons: %d %s", w.Code, w.Body)
+	}
+	ta.waitJobOn(storage.Sandbox, key, acc.JobID, storage.JobCompleted)
+	rep, _ := ta.requestReport(storage.Sandbox, key, "pages", `{"from":"2026-11-20","to":"2026-11-20"}`)
+	ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobCompleted)
+	files, m := archiveFiles(t, ta.download(storage.Sandbox, key, rep.ReportID).Body.Bytes())
+	var fc archivedCollection
+	if err := json.Unmarshal(files[archivePolygonsFile], &fc); err != nil || len(fc.Features) != n || m.Counts.Polygons != n {
+		t.Fatalf("polygons.geojson: %v, %d features, manifest counts %+v", err, len(fc.Features), m.Counts)
+	}
+	evidence := jsonLines(t, files[archiveEvidenceFile])
+	if len(evidence) != n {
+		t.Fatalf("evidence.jsonl: %d lines, want %d", len(evidence), n)
+	}
+	for i, f := range fc.Features {
+		var doc evidenceDocument
+		json.Unmarshal(evidence[i], &doc)
+		id := storage.PolygonID(acc.JobID, i)
+		if f.Properties["polygonId"] != id || f.Properties["externalId"] != fmt.Sprintf("p-%d", i) || doc.PolygonID != id {
+			t.Fatalf("feature %d: %v, evidence of %s; want %s", i, f.Properties, doc.PolygonID, id)
+		}
+	}
+}
