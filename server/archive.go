@@ -499,7 +499,7 @@ func (a *App) ddsPage(ctx context.Context, s *archiveSnapshot, after string) ([]
 	more := false
 	err := a.db.View(ctx, func(tx *storage.Tx) error {
 		size := 0
-		err := tx.EachDDSAfter(s.t, s.from, s.end, after, func(d *storage.DDS) error {
+		err := tx.EachDDS(s.t, s.from, s.end, after, func(d *storage.DDS) error {
 			if len(page) == archivePageItems || size >= archivePageBytes {
 				more = true
 				return errPageFull

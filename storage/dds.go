@@ -149,25 +149,6 @@ func (tx *Tx) FindDDSs(t Tenant, f DDSFilter, p Page) ([]*DDS, bool, error) {
 	return out, false, nil
 }
 
-// EachDDS calls fn with each of the tenant's statements created in
-// [from, to), oldest first, stopping at fn's first error.
-func (tx *Tx) EachDDS(t Tenant, from, to time.Time, fn func(*DDS) error) error {
-	b, err := tx.tenantBucket(t, bucketDDS)
-	if err != nil || b == nil {
-		return err
-	}
-	return b.ForEach(func(k, v []byte) error {
-		var d DDS
-		if err := unmarshal(v, &d); err != nil {
-			return fmt.Errorf("read dds %s: %w", k, err)
-		}
-		if d.CreatedAt.Before(from) || !d.CreatedAt.Before(to) {
-			return nil
-		}
-		return fn(&d)
-	})
-}
-
 var bucketEUSimulator = []byte("eu_simulator")
 
 // SimRecord returns the sandbox EU system simulator's value under key, or

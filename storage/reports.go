@@ -142,10 +142,11 @@ func (tx *Tx) EachPolygon(t Tenant, from, to time.Time, after string, fn func(*P
 	})
 }
 
-// EachDDSAfter is EachDDS from the statement after after ("" for the
-// first), in ID order, so that a long range can be read page by page as
-// EachPolygon is.
-func (tx *Tx) EachDDSAfter(t Tenant, from, to time.Time, after string, fn func(*DDS) error) error {
+// EachDDS calls fn with each of the tenant's statements created in
+// [from, to), in ID order (oldest first), from the one after after ("" for
+// the first), so that a long range can be read page by page as
+// EachPolygon is. It stops at fn's first error.
+func (tx *Tx) EachDDS(t Tenant, from, to time.Time, after string, fn func(*DDS) error) error {
 	b, err := tx.tenantBucket(t, bucketDDS)
 	if err != nil || b == nil {
 		return err

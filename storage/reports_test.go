@@ -92,7 +92,7 @@ func TestReports_EachPolygon(t *testing.T) {
 	})
 }
 
-func TestReports_EachDDSAfter(t *testing.T) {
+func TestReports_EachDDS(t *testing.T) {
 	db := MustOpenDB(t)
 	var ids []string
 	for i := range 4 {
@@ -103,7 +103,7 @@ func TestReports_EachDDSAfter(t *testing.T) {
 	list := func(after string) []string {
 		var out []string
 		mustView(t, db, func(tx *storage.Tx) error {
-			return tx.EachDDSAfter(reportT, reportDay.Add(time.Hour), reportDay.Add(4*time.Hour), after, func(d *storage.DDS) error {
+			return tx.EachDDS(reportT, reportDay.Add(time.Hour), reportDay.Add(4*time.Hour), after, func(d *storage.DDS) error {
 				out = append(out, d.ID)
 				return nil
 			})
