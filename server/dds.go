@@ -373,9 +373,26 @@ func (a *App) submitDDS(ctx context.Context, t storage.Tenant, job *storage.Job,
 			if euis.IsTransient(err) {
 				return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
 			}
+			var candidates []string
 			for _, st := range found {
 				if st.InternalReference == s.InternalReference && (st.Date.IsZero() || !st.Date.Before(d.Poll.SubmitAttemptAt.Add(-time.Minute))) {
-					uuid = st.UUID
+					candidates = append(candidates, st.UUID)
+				}
+			}
+			// Adopt a filing only when it is unambiguous: one candidate
+			// that no other DDS of the tenant holds (an internal reference
+			// a client chose may repeat). Otherwise file again.
+			if len(candidates) == 1 {
+				err := a.db.View(ctx, func(tx *storage.Tx) error {
+					other, err := tx.FindDDSByEUUUID(t, candidates[0])
+					if errors.Is(err, storage.ErrNotFound) || (err == nil && other.ID == d.ID) {
+						uuid = candidates[0]
+						return nil
+					}
+					return err
+				})
+				if err != nil {
+					return err
 				}
 			}
 		}
@@ -563,14 +580,22 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 		writeError(w, r, err)
 		return
 	}
-	if err := a.euClient(t.Env).Withdraw(r.Context(), creds, d.EUUUID); err != nil {
-		var fault *euis.Fault
-		if errors.As(err, &fault) && !euis.IsTransient(err) {
-			writeError(w, r, conflict(DetailDDSNotRevocable, "path.referenceId", "the EU system refused to withdraw it: "+fault.Message))
+	client := a.euClient(t.Env)
+	werr := client.Withdraw(r.Context(), creds, d.EUUUID)
+	var fault *euis.Fault
+	if errors.As(werr, &fault) && !euis.IsTransient(werr) {
+		// Withdrawn already (a revocation whose answer was lost before it
+		// was recorded)? Then record it now; otherwise it is refused.
+		st, gerr := client.Get(r.Context(), creds, []string{d.EUUUID})
+		if gerr != nil || len(st) != 1 || st[0].Status != euis.StatusWithdrawn {
+			writeError(w, r, conflict(DetailDDSNotRevocable, "path.ddsId", "the EU system refused to withdraw it: "+fault.Message))
 			return
 		}
+		werr = nil
+	}
+	if werr != nil {
 		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: err})
+			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: werr})
 		return
 	}
 	actor := actorOf(r)
@@ -590,7 +615,7 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 
 // revocable refuses a revocation the EU system would not take.
 func revocable(d *storage.DDS, now time.Time) error {
-	refuse := func(issue string) error { return conflict(DetailDDSNotRevocable, "path.referenceId", issue) }
+	refuse := func(issue string) error { return conflict(DetailDDSNotRevocable, "path.ddsId", issue) }
 	switch {
 	case d.Status != storage.DDSSubmitted && d.Status != storage.DDSValidated:
 		return refuse(fmt.Sprintf("dds %s is %s; only a SUBMITTED or VALIDATED statement can be revoked", d.ID, d.Status))

@@ -273,3 +273,54 @@ func TestDDS_LostAnswer(t *testing.T) {
 		t.Errorf("EU UUID %v, want the one already filed %s", v.EUUUID, sent)
 	}
 }
+
+// TestDDS_RevokeAfterLostAnswer: a statement withdrawn in the EU system
+// whose revocation was not recorded (a crash between the two) is revoked
+// when asked again, not refused.
+func TestDDS_RevokeAfterLostAnswer(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.linkedBatch(key, 5)
+	ta.mapEUOperator(key)
+	d := ta.draft(key, ddsBody(supplierOperator, batch))
+	if w := ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "s"); w.Code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", w.Code, w.Body)
+	}
+	v := ta.waitDDS(key, d.DDSID, storage.DDSValidated)
+	if err := ta.euClient(storage.Sandbox).Withdraw(t.Context(), sandboxCredentials, *v.EUUUID); err != nil {
+		t.Fatal(err)
+	}
+	w := ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "r")
+	var rv ddsResponse
+	mustDecode(t, w, &rv)
+	if w.Code != http.StatusOK || rv.Status != storage.DDSRevoked {
+		t.Errorf("revoke after a lost answer: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestDDS_Domestic: a DOMESTIC statement declares the batch's
+// supplementary unit whatever its HS heading.
+func TestDDS_Domestic(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	ids := ta.screen(key, countryPlot("cocoa", "GH", 5, 6))
+	b := ta.assessBatch(key, strings.Replace(batchBody("DOM", ids...), `"supplementaryUnit":0,"supplementaryUnitType":"NAR"`,
+		`"supplementaryUnit":5,"supplementaryUnitType":"KSD"`, 1))
+	w := ta.link(key, "l-dom", b.BatchID, "SHP-DOM")
+	var acc shipmentLinkAccepted
+	mustDecode(t, w, &acc)
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	ta.mapEUOperator(key)
+	d := ta.draft(key, strings.Replace(ddsBody(supplierOperator, b.BatchID), "IMPORT", "DOMESTIC", 1))
+	var p payload
+	if err := json.Unmarshal(d.Statement, &p); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Commodities[0]; c.SupplementaryUnit == nil || *c.SupplementaryUnit != 5 || c.SupplementaryUnitType != "KSD" || p.BorderCrossCountry != "" {
+		t.Errorf("DOMESTIC payload: %s", d.Statement)
+	}
+}

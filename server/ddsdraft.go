@@ -210,9 +210,10 @@ func buildStatement(req *ddsRequest, src *ddsSource) (euis.Statement, error) {
 	for i, b := range src.batches {
 		c := euis.Commodity{HSHeading: hsHeading(b.HSCode), DescriptionOfGoods: describe(b),
 			NetWeightKg: b.NetMassKg}
-		// A supplementary unit goes with the HS headings that have one
-		// (the EU system refuses it elsewhere).
-		if b.SupplementaryUnit != nil && euis.SupplementaryUnitFor(c.HSHeading) != "" {
+		// A supplementary unit goes with a DOMESTIC statement, or with the
+		// HS headings that have one (IMPORT and EXPORT declare none
+		// elsewhere).
+		if b.SupplementaryUnit != nil && (s.ActivityType == euis.ActivityDomestic || euis.SupplementaryUnitFor(c.HSHeading) != "") {
 			c.SupplementaryUnit, c.SupplementaryUnitType = b.SupplementaryUnit, b.SupplementaryUnitType
 		}
 		producers, err := producersOf(src.plots[i])
@@ -358,7 +359,7 @@ func statementProblems(err error, splittable bool) error {
 	}
 	msg := "the statement breaks a rule or limit of the EU information system"
 	if splittable {
-		msg += `; send "split": true to file it as several statements`
+		msg += `; send "split": true to split it as the EU rules allow`
 	}
 	return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule, Message: msg, Details: out}
 }

@@ -119,6 +119,34 @@ func (tx *Tx) FindDDS(t Tenant, idOrReference string) (*DDS, error) {
 	return &d, nil
 }
 
+// FindDDSByEUUUID returns the tenant's DDS filed under an EU UUID, or
+// ErrNotFound. It reads every statement: it serves the rare recovery of a
+// submission whose answer was lost.
+func (tx *Tx) FindDDSByEUUUID(t Tenant, uuid string) (*DDS, error) {
+	b, err := tx.tenantBucket(t, bucketDDS)
+	if err != nil || b == nil {
+		return nil, ErrNotFound
+	}
+	var found *DDS
+	err = b.ForEach(func(k, v []byte) error {
+		var d DDS
+		if err := unmarshal(v, &d); err != nil {
+			return fmt.Errorf("read dds %s: %w", k, err)
+		}
+		if d.EUUUID == uuid {
+			found = &d
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, ErrNotFound
+	}
+	return found, nil
+}
+
 // DDSFilter selects statements; an empty field matches any.
 type DDSFilter struct {
 	Status string
