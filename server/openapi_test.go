@@ -38,6 +38,7 @@ import (
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -711,6 +712,29 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{consistencyResponse{}, "LedgerConsistencyProof", true},
 			{ledgerProof{}, "LedgerProof", true},
 			{evidenceVerifyResponse{}, "EvidenceVerification", true},
+			{ddsRequest{}, "DdsRequest", false},
+			{ddsReferenceBody{}, "DdsReference", true},
+			{ddsResponse{}, "Dds", true},
+			{ddsChangeBody{}, "DdsChange", true},
+			{payload{}, "DdsStatement", true},
+			{payloadOperator{}, "DdsStatementOperator", true},
+			{payloadCommodity{}, "DdsStatementCommodity", true},
+			{payloadProducer{}, "DdsStatementProducer", true},
+			{ddsSubmitAccepted{}, "JobAccepted", true},
+			{ddsSubmittedData{}, "DdsSubmittedData", true},
+			{ddsValidatedData{}, "DdsValidatedData", true},
+			{ddsRejectedData{}, "DdsRejectedData", true},
+			{oaDDSEntry{}, "LedgerEntryDdsStatus", true},
+			{credentialsRequest{}, "CredentialsRequest", false},
+			{credentialsResponse{}, "Credentials", true},
+			{archiveRequest{}, "ArchiveRequest", false},
+			{archiveAccepted{}, "ArchiveAccepted", true},
+			{reportResponse{}, "Report", true},
+			{reportReadyData{}, "ReportReadyData", true},
+			{archiveManifest{}, "ArchiveManifest", true},
+			{archiveFile{}, "ArchiveManifestFile", true},
+			{ddsLedgerLine{}, "ArchiveDdsLedger", true},
+			{ddsLedgerEntry{}, "ArchiveDdsLedgerEntry", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {
@@ -847,6 +871,20 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 				verifyStepInclusion, verifyStepCheckpoint, verifyStepLog)},
 			{"/components/schemas/LedgerEntry/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryData"},
 			{"/components/schemas/PolygonEvidenceLedger/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryPolygonScreened"},
+			{"/components/schemas/DdsStatus/enum", oaAnys(storage.DDSDraft, storage.DDSSubmitted, storage.DDSValidated, storage.DDSRejected, storage.DDSRevoked)},
+			{"/components/schemas/ActivityType/enum", oaAnys(euis.ActivityImport, euis.ActivityExport, euis.ActivityDomestic)},
+			{"/components/schemas/DdsRequest/properties/batchIds/maxItems", float64(maxDDSBatches)},
+			{"/components/schemas/DdsRequest/properties/operatorUuid/pattern", uuidPattern.String()},
+			{"/components/schemas/DdsRequest/properties/internalReference/maxLength", float64(euis.MaxInternalReferenceLen)},
+			{"/components/schemas/DdsStatement/properties/internalReferenceNumber/maxLength", float64(euis.MaxInternalReferenceLen)},
+			{"/components/schemas/DdsStatement/properties/operatorRole/const", euis.RoleOperator},
+			{"/components/schemas/LedgerEntryDdsStatus/properties/type/const", entryDDSStatus},
+			{"/components/schemas/Job/allOf/3/if/properties/type/const", jobDDSSubmission},
+			{"/components/schemas/DdsRejectedData/properties/reasons/examples", []any{oaAnys(euis.ReasonOperatorUUIDMismatch)}},
+			{"/components/schemas/ReportStatus/enum", oaAnys(storage.ReportPending, storage.ReportReady, storage.ReportFailed, storage.ReportExpired)},
+			{"/components/schemas/ArchiveManifest/properties/format/const", archiveFormat},
+			{"/components/schemas/Job/allOf/4/if/properties/type/const", jobArchiveReport},
+			{"/components/schemas/Job/allOf/4/then/properties/results/items/$ref", "#/components/schemas/ReportReadyData"},
 		}
 		for _, c := range checks {
 			if got := oaMust(t, doc, c.ptr); !reflect.DeepEqual(got, c.want) {
@@ -857,7 +895,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 
 	t.Run("JobTypes", func(t *testing.T) {
 		for _, ptr := range []string{"/components/schemas/Job/properties/type/description", "/components/schemas/JobFailedData/properties/type/description"} {
-			for _, typ := range []string{jobPolygonIngestion, jobBatchRiskAssessment, jobShipmentLink, jobSandboxTest} {
+			for _, typ := range []string{jobPolygonIngestion, jobBatchRiskAssessment, jobShipmentLink, jobDDSSubmission, jobArchiveReport, jobSandboxTest} {
 				if d, _ := oaMust(t, doc, ptr).(string); !strings.Contains(d, "`"+typ+"`") {
 					t.Errorf("%s does not list the job type %s", ptr, typ)
 				}
@@ -944,6 +982,18 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		if len(got) != accepted {
 			t.Errorf("CountryCode enum has %d codes, geo.IsCountryCode accepts %d", len(got), accepted)
 		}
+		// The EU's countries: exactly what a statement's countries may be.
+		var eu []string
+		for a := 'A'; a <= 'Z'; a++ {
+			for b := 'A'; b <= 'Z'; b++ {
+				if c := string([]rune{a, b}); euis.IsEUCountry(c) {
+					eu = append(eu, c)
+				}
+			}
+		}
+		if got := oaStrings(oaMust(t, doc, "/components/schemas/EuCountryCode/enum")); !slices.Equal(slices.Sorted(slices.Values(got)), eu) {
+			t.Errorf("EuCountryCode enum: got %v, want what euis.IsEUCountry accepts %v", got, eu)
+		}
 	})
 
 	t.Run("Patterns", func(t *testing.T) {
@@ -972,6 +1022,9 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/JobId/pattern", newID("job", now)},
 			{"/components/schemas/BatchId/pattern", newID("bat", now)},
 			{"/components/schemas/LinkId/pattern", newID("lnk", now)},
+			{"/components/schemas/DdsId/pattern", newID("dds", now)},
+			{"/components/schemas/ReportId/pattern", newID("rpt", now)},
+			{"/components/schemas/ReportReadyData/properties/downloadPath/pattern", reportDownloadPath(newID("rpt", now))},
 			{"/components/schemas/LedgerPublicKey/properties/verifierKey/pattern", vkey},
 			{"/components/schemas/LedgerPublicKey/properties/keyName/pattern", "eudr-appliance"},
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), 0)},
@@ -999,6 +1052,23 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			}
 			if got, want := traceRE.MatchString(s), validTraceID(s); got != want {
 				t.Errorf("X-Trace-Id %q: pattern matches %v, server accepts %v", s, got, want)
+			}
+		}
+
+		// EU reference and verification numbers: the patterns accept
+		// what the EU client does.
+		refRE := regexp.MustCompile(oaMust(t, doc, "/components/schemas/EuReferenceNumber/pattern").(string))
+		verRE := regexp.MustCompile(oaMust(t, doc, "/components/schemas/EuVerificationNumber/pattern").(string))
+		verMin, _ := oaMust(t, doc, "/components/schemas/EuVerificationNumber/minLength").(float64)
+		verMax, _ := oaMust(t, doc, "/components/schemas/EuVerificationNumber/maxLength").(float64)
+		for _, s := range []string{"26NL7XTVCZAQ2S", "S26FRNMNBSA96Q", "26nl7XTVCZAQ2S", "26NL7XTVCZAQ2", "26NL7XTVCZAQ2SX", "S26FRNMNBSA96QX", "2026NL7XTVCZAQ", "",
+			"K7Q2M9XB", "abcde", "abcd", "a b c d e", strings.Repeat("v", 35), strings.Repeat("v", 36), "tab\tnumber"} {
+			if got, want := refRE.MatchString(s), euis.IsReferenceNumber(s); got != want {
+				t.Errorf("reference number %q: pattern matches %v, the EU client accepts %v", s, got, want)
+			}
+			n := float64(utf8.RuneCountInString(s))
+			if got, want := verRE.MatchString(s) && n >= verMin && n <= verMax, euis.IsVerificationNumber(s); got != want {
+				t.Errorf("verification number %q: pattern and length match %v, the EU client accepts %v", s, got, want)
 			}
 		}
 
@@ -2380,6 +2450,10 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	// the job runner, their events; every ledger route checked as a
 	// client would; evidence verified and tampered with.
 	c.ledgerAndShipments(recv, base, rw, ro, live)
+
+	// Due-diligence statements, the EU system credentials and archive
+	// reports, on an appliance of their own whose clock the test moves.
+	c.dds(recv, base)
 
 	// Jobs: a fatal failure, answered without Retry-After.
 	var failed *storage.Job
