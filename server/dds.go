@@ -117,6 +117,26 @@ func (a *App) changeDDS(tx *storage.Tx, t storage.Tenant, d *storage.DDS, status
 	return tx.PutDDS(t, d)
 }
 
+// changeDDSByJob is changeDDS for a change the EU system made, seen by the
+// submission job: the job lists the ledger entry among those it anchored.
+func (a *App) changeDDSByJob(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, status, note string) error {
+	if err := a.changeDDS(tx, t, d, status, actorEUSystem, note); err != nil {
+		return err
+	}
+	job.LedgerIndexes = append(job.LedgerIndexes, *d.History[len(d.History)-1].LedgerIndex)
+	return nil
+}
+
+// finishDDSJob completes the submission job: its one item succeeded when
+// the statement was validated (or withdrawn), failed when rejected.
+func finishDDSJob(tx *storage.Tx, t storage.Tenant, job *storage.Job, ok bool) error {
+	job.Progress = storage.JobProgress{Total: 1, Processed: 1, Succeeded: 1}
+	if !ok {
+		job.Progress.Succeeded, job.Progress.Failed = 0, 1
+	}
+	return completeJob(tx, t, job)
+}
+
 // actorOf names who made a request: its API key or logged-in user.
 func actorOf(r *http.Request) string { return infoFrom(r.Context()).who.id() }
 
@@ -195,8 +215,9 @@ func (a *App) newDDS(tx *storage.Tx, t storage.Tenant, req *ddsRequest, s euis.S
 	}
 	d := &storage.DDS{ID: id, BatchIDs: req.BatchIDs, ActivityType: s.ActivityType,
 		OperatorUUID: s.OperatorUUID, InternalReference: s.InternalReference, Statement: payload, CreatedAt: tx.Now()}
-	for _, ref := range req.ReferencedStatements {
-		d.ReferencedStatements = append(d.ReferencedStatements, storage.DDSReference(ref))
+	for _, ref := range s.ReferencedStatements { // a split's first part holds them all
+		d.ReferencedStatements = append(d.ReferencedStatements, storage.DDSReference{ReferenceNumber: ref.ReferenceNumber,
+			VerificationNumber: ref.VerificationNumber})
 	}
 	if err := a.changeDDS(tx, t, d, storage.DDSDraft, actor, "created from batches"); err != nil {
 		return nil, err
@@ -277,8 +298,17 @@ func (a *App) handleDDSSubmit(w http.ResponseWriter, r *http.Request, ps httprou
 		if d.Status != storage.DDSDraft {
 			return reply{}, conflict(DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is %s; only a DRAFT can be submitted", d.ID, d.Status))
 		}
-		if d.Poll != nil {
-			return reply{}, conflict(DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is being submitted already", d.ID))
+		if d.Poll != nil && d.Poll.JobID != "" {
+			// Being submitted, unless that job failed for good: then a
+			// new submission may start (the job found nothing was filed,
+			// or the DDS would no longer be a DRAFT).
+			prev, err := tx.FindJob(t, d.Poll.JobID)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return reply{}, err
+			}
+			if prev != nil && prev.Status != storage.JobFailed {
+				return reply{}, conflict(DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is being submitted already (job %s)", d.ID, prev.ID))
+			}
 		}
 		if _, err := a.euCredentials(tx, t); err != nil {
 			return reply{}, err
@@ -287,7 +317,7 @@ func (a *App) handleDDSSubmit(w http.ResponseWriter, r *http.Request, ps httprou
 		if err != nil {
 			return reply{}, err
 		}
-		d.Poll = &storage.DDSPollState{}
+		d.Poll = &storage.DDSPollState{JobID: job.ID}
 		if err := tx.PutDDS(t, d); err != nil {
 			return reply{}, err
 		}
@@ -325,7 +355,7 @@ func (a *App) runDDSJob(ctx context.Context, t storage.Tenant, job *storage.Job,
 	client := a.euClient(t.Env)
 	switch {
 	case d.Status == storage.DDSRevoked || d.Status == storage.DDSValidated || d.Status == storage.DDSRejected:
-		return a.db.Update(ctx, func(tx *storage.Tx) error { return completeJob(tx, t, job) })
+		return a.db.Update(ctx, func(tx *storage.Tx) error { return finishDDSJob(tx, t, job, d.Status != storage.DDSRejected) })
 	case d.EUUUID == "":
 		return a.submitDDS(ctx, t, job, d, client, creds)
 	default:
@@ -425,7 +455,7 @@ func (a *App) submitDDS(ctx context.Context, t storage.Tenant, job *storage.Job,
 	return a.db.Update(ctx, func(tx *storage.Tx) error {
 		now := tx.Now()
 		d.EUUUID, d.SubmittedAt = uuid, &now
-		if err := a.changeDDS(tx, t, d, storage.DDSSubmitted, actorEUSystem, "accepted by the EU system, uuid "+uuid); err != nil {
+		if err := a.changeDDSByJob(tx, t, job, d, storage.DDSSubmitted, "accepted by the EU system, uuid "+uuid); err != nil {
 			return err
 		}
 		if _, _, err := a.publish(tx, t, EventDDSSubmitted, ddsSubmittedData{DDSID: d.ID, EUUUID: uuid,
@@ -451,7 +481,7 @@ func (a *App) pollDDS(ctx context.Context, t storage.Tenant, job *storage.Job, d
 			return err
 		}
 		if cur.Status == storage.DDSRevoked {
-			return completeJob(tx, t, job)
+			return finishDDSJob(tx, t, job, true)
 		}
 		d = cur
 		var st *euis.Status
@@ -470,21 +500,21 @@ func (a *App) pollDDS(ctx context.Context, t storage.Tenant, job *storage.Job, d
 		switch st.Status {
 		case euis.StatusAvailable:
 			d.VerificationNumber = st.VerificationNumber
-			if err := a.changeDDS(tx, t, d, storage.DDSValidated, actorEUSystem, "available: validated by the EU system"); err != nil {
+			if err := a.changeDDSByJob(tx, t, job, d, storage.DDSValidated, "available: validated by the EU system"); err != nil {
 				return err
 			}
 			if _, _, err := a.publish(tx, t, EventDDSValidated, ddsValidatedData{DDSID: d.ID, ReferenceNumber: d.ReferenceNumber,
 				VerificationNumber: d.VerificationNumber}); err != nil {
 				return err
 			}
-			return completeJob(tx, t, job)
+			return finishDDSJob(tx, t, job, true)
 		case euis.StatusRejected:
 			return a.rejectDDS(tx, t, job, d, st.Reasons, "rejected by the EU system")
 		case euis.StatusWithdrawn:
-			if err := a.changeDDS(tx, t, d, storage.DDSRevoked, actorEUSystem, "withdrawn in the EU system"); err != nil {
+			if err := a.changeDDSByJob(tx, t, job, d, storage.DDSRevoked, "withdrawn in the EU system"); err != nil {
 				return err
 			}
-			return completeJob(tx, t, job)
+			return finishDDSJob(tx, t, job, true)
 		}
 		return a.schedulePoll(tx, t, job, d)
 	})
@@ -496,13 +526,13 @@ func (a *App) rejectDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *s
 	if len(d.Reasons) == 0 {
 		d.Reasons = []string{"REJECTED"}
 	}
-	if err := a.changeDDS(tx, t, d, storage.DDSRejected, actorEUSystem, note); err != nil {
+	if err := a.changeDDSByJob(tx, t, job, d, storage.DDSRejected, note); err != nil {
 		return err
 	}
 	if _, _, err := a.publish(tx, t, EventDDSRejected, ddsRejectedData{DDSID: d.ID, Reasons: d.Reasons}); err != nil {
 		return err
 	}
-	return completeJob(tx, t, job)
+	return finishDDSJob(tx, t, job, false)
 }
 
 // schedulePoll records a poll and runs the job again after the next delay
@@ -516,6 +546,9 @@ func (a *App) schedulePoll(tx *storage.Tx, t storage.Tenant, job *storage.Job, d
 	d.Poll.Polls++
 	d.Poll.LastPoll = tx.Now()
 	if err := tx.PutDDS(t, d); err != nil {
+		return err
+	}
+	if err := tx.PutJob(t, job); err != nil {
 		return err
 	}
 	return queue.Reschedule(tx.Tx, job.ID, tx.Now().Add(delay))
@@ -593,9 +626,15 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 		}
 		werr = nil
 	}
-	if werr != nil {
+	switch {
+	case werr != nil && euis.IsTransient(werr):
 		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
 			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: werr})
+		return
+	case werr != nil:
+		writeError(w, r, &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+			Message: "the EU system did not take the withdrawal; nothing was changed: check the endpoint and credentials",
+			Details: []Detail{{Code: DetailEUSystemNotConfigured, Field: "credentials", Issue: werr.Error()}}})
 		return
 	}
 	actor := actorOf(r)

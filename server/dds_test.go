@@ -324,3 +324,43 @@ func TestDDS_Domestic(t *testing.T) {
 		t.Errorf("DOMESTIC payload: %s", d.Statement)
 	}
 }
+
+// TestDDS_ResubmitAfterFailedJob: a submission whose job failed for good
+// (the EU system answered 404: a wrong endpoint) leaves a DRAFT that can be
+// submitted again once the credentials are fixed.
+func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
+	eu := httptest.NewServer(http.NotFoundHandler())
+	defer eu.Close()
+	ta := newTestApp(t)
+	_, live := ta.newKey(storage.Production)
+	ta.runQueues()
+	production := storage.Tenant{Org: defaultOrg, Env: storage.Production}
+	w := ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
+		`{"username":"op","authKey":"k","clientId":"eudr-test","endpoint":"`+eu.URL+`/tracesnt"}`, "X-API-Key", live))
+	if w.Code != http.StatusOK {
+		t.Fatalf("PUT credentials: %d %s", w.Code, w.Body)
+	}
+	// A DRAFT made directly: production screening needs imported layers.
+	var id string
+	ta.update(func(tx *storage.Tx) error {
+		d := &storage.DDS{ID: newID("dds", tx.Now()), ActivityType: "DOMESTIC", Statement: json.RawMessage(`{"commodities":[]}`), CreatedAt: tx.Now()}
+		id = d.ID
+		return ta.changeDDS(tx, production, d, storage.DDSDraft, "test", "")
+	})
+	submit := func(idem string) *httptest.ResponseRecorder {
+		return ta.serve(storage.Production, newRequest("POST", eudrPrefix+"/declarations/dds/"+id+"/submit", "", "X-API-Key", live, "Idempotency-Key", idem))
+	}
+	var acc ddsSubmitAccepted
+	mustDecode(t, submit("one"), &acc)
+	for range 200 {
+		var j jobResponse
+		mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/jobs/"+acc.JobID, "", "X-API-Key", live)), &j)
+		if j.Status == storage.JobFailed {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if w := submit("two"); w.Code != http.StatusAccepted {
+		t.Errorf("submit after the job failed: %d %s", w.Code, w.Body)
+	}
+}

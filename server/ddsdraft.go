@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
@@ -63,7 +64,7 @@ func (req *ddsRequest) validate() error {
 	case !uuidPattern.MatchString(*req.OperatorUUID):
 		probs.Add(DetailInvalidValue, "operatorUuid", "must be a UUID")
 	}
-	if r := req.InternalReference; r != nil && (*r == "" || len(*r) > euis.MaxInternalReferenceLen) {
+	if r := req.InternalReference; r != nil && (*r == "" || utf8.RuneCountInString(*r) > euis.MaxInternalReferenceLen) {
 		probs.Add(DetailInvalidValue, "internalReference", fmt.Sprintf("must be 1-%d characters", euis.MaxInternalReferenceLen))
 	}
 	for i, ref := range req.ReferencedStatements {
@@ -249,11 +250,8 @@ func hsHeading(code string) string {
 // describe is a batch's descriptionOfGoods: its commodity and reference,
 // within the EU system's 150 characters.
 func describe(b *storage.Batch) string {
-	d := b.Commodity + ", batch " + b.Reference
-	if len(d) > 150 {
-		d = d[:150]
-	}
-	return d
+	d := []rune(b.Commodity + ", batch " + b.Reference)
+	return string(d[:min(len(d), 150)])
 }
 
 // producersOf groups plots into producers by name and country.
@@ -346,6 +344,12 @@ func round6(v any) any {
 	return v
 }
 
+// payloadPath names a field of the EU client's statement as the payload
+// shown to clients names it.
+func payloadPath(p string) string {
+	return strings.NewReplacer("internalReference", "internalReferenceNumber", "geometryGeoJSON", "geometryGeojson").Replace(p)
+}
+
 // statementProblems maps the EU system's rules a statement breaks to a 422
 // naming each limit, with the hint to split when splitting would cure it.
 func statementProblems(err error, splittable bool) error {
@@ -355,7 +359,7 @@ func statementProblems(err error, splittable bool) error {
 	}
 	out := make([]Detail, len(vs))
 	for i, v := range vs {
-		out[i] = Detail{Code: DetailEUSystemRule, Field: "statement." + v.Path, Issue: v.Issue + " (" + v.Limit + ")"}
+		out[i] = Detail{Code: DetailEUSystemRule, Field: "statement." + payloadPath(v.Path), Issue: v.Issue + " (" + v.Limit + ")"}
 	}
 	msg := "the statement breaks a rule or limit of the EU information system"
 	if splittable {

@@ -66,6 +66,8 @@ type DDSChange struct {
 
 // DDSPollState is where the filing and following of a DDS stands.
 type DDSPollState struct {
+	// JobID is the submission job.
+	JobID string `json:"jobId,omitempty"`
 	// SubmitAttemptAt is set just before the statement is sent: a job
 	// that finds it set without an EU UUID lost the answer, and looks the
 	// statement up by its internal reference before sending it again.
