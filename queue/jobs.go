@@ -324,7 +324,7 @@ func NewRunner(opts RunnerOptions) *Runner {
 	}
 	return &Runner{
 		opts:     opts,
-		log:      opts.Logger.With().Str("component", "jobs").Logger(),
+		log:      opts.Logger,
 		handlers: make(map[string]Handler),
 		wake:     make(chan struct{}, 1),
 		inflight: make(map[jobClaim]Job),
