@@ -196,6 +196,7 @@ var defaults = map[string]any{
 	"ledger.key_name":                 "eudr-appliance",
 	"ledger.key_file":                 "",
 	"eu_system.endpoint":              "https://eudr.webcloud.ec.europa.eu/tracesnt",
+	"eu_system.acceptance_endpoint":   "https://acceptance.eudr.webcloud.ec.europa.eu/tracesnt",
 	"eu_system.key_file":              "",
 	"eu_system.poll_schedule":         []string{"30m", "1h", "2h", "4h"},
 	"eu_system.sandbox_poll_schedule": []string{"1s", "2s", "3s", "5s"},
@@ -366,8 +367,10 @@ func (c *Config) Validate() error {
 	if !validKeyName(c.Ledger.KeyName) {
 		bad("ledger.key_name", "must be 1-64 printable characters without spaces or '+'")
 	}
-	if u, err := url.Parse(c.EUSystem.Endpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		bad("eu_system.endpoint", "must be an http(s) URL")
+	for key, e := range map[string]string{"eu_system.endpoint": c.EUSystem.Endpoint, "eu_system.acceptance_endpoint": c.EUSystem.AcceptanceEndpoint} {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad(key, "must be an http(s) URL")
+		}
 	}
 	for key, sched := range map[string][]time.Duration{"eu_system.poll_schedule": c.EUSystem.PollSchedule,
 		"eu_system.sandbox_poll_schedule": c.EUSystem.SandboxPollSchedule} {

@@ -364,3 +364,63 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 		t.Errorf("submit after the job failed: %d %s", w.Code, w.Body)
 	}
 }
+
+// TestDDS_WoodSpecies: a wood batch is drafted with the species the request
+// names for it; without them the EU rule is named.
+func TestDDS_WoodSpecies(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	ids := ta.screen(key, countryPlot("wood", "GH", 5, 6))
+	b := ta.assessBatch(key, strings.NewReplacer(`"commodity":"cocoa"`, `"commodity":"wood"`, `"hsCode":"18010000"`, `"hsCode":"44072900"`,
+		`,"supplementaryUnit":0,"supplementaryUnitType":"NAR"`, "").Replace(batchBody("TEAK", ids...)))
+	if b.Status != storage.BatchVerified {
+		t.Fatalf("wood batch: %+v", b)
+	}
+	w := ta.link(key, "l-wood", b.BatchID, "SHP-WOOD")
+	var acc shipmentLinkAccepted
+	mustDecode(t, w, &acc)
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	ta.mapEUOperator(key)
+	e := wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds", ddsBody(supplierOperator, b.BatchID), "X-API-Key", key, "Idempotency-Key", "w1"),
+		http.StatusUnprocessableEntity, CodeBusinessRule, DetailEUSystemRule)
+	if !strings.Contains(fmt.Sprint(e.Details), "speciesInfo") {
+		t.Errorf("without species: %+v", e.Details)
+	}
+	body := strings.TrimSuffix(ddsBody(supplierOperator, b.BatchID), "}") +
+		`,"speciesInfo":{"` + b.BatchID + `":[{"scientificName":"Tectona grandis","commonName":"teak"}]}}`
+	d := ta.draft(key, body)
+	var p payload
+	if err := json.Unmarshal(d.Statement, &p); err != nil {
+		t.Fatal(err)
+	}
+	if sp := p.Commodities[0].SpeciesInfo; len(sp) != 1 || sp[0].ScientificName != "Tectona grandis" {
+		t.Errorf("species: %s", d.Statement)
+	}
+	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds", strings.Replace(body, `"speciesInfo":{"`+b.BatchID, `"speciesInfo":{"bat_other`, 1),
+		"X-API-Key", key, "Idempotency-Key", "w2"), http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+}
+
+func TestCredentials_Endpoints(t *testing.T) {
+	ta := newTestApp(t)
+	_, live := ta.newKey(storage.Production)
+	for _, c := range []struct{ endpoint, want string }{
+		{`"acceptance"`, "https://acceptance.eudr.webcloud.ec.europa.eu/tracesnt"},
+		{`"production"`, "https://eudr.webcloud.ec.europa.eu/tracesnt"},
+		{`"https://relay.example/tracesnt"`, "https://relay.example/tracesnt"},
+	} {
+		w := ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
+			`{"username":"op","authKey":"k","clientId":"eudr-test","endpoint":`+c.endpoint+`}`, "X-API-Key", live))
+		var cr credentialsResponse
+		mustDecode(t, w, &cr)
+		if cr.EffectiveEndpoint != c.want {
+			t.Errorf("endpoint %s: effective %q, want %q", c.endpoint, cr.EffectiveEndpoint, c.want)
+		}
+	}
+	e := wantError(t, ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
+		`{"username":"","endpoint":"ftp://x"}`, "X-API-Key", live)), http.StatusBadRequest, CodeValidationFailed, "")
+	if len(e.Details) != 4 { // username, authKey, clientId and endpoint, all at once
+		t.Errorf("problems: %+v", e.Details)
+	}
+}

@@ -24,7 +24,15 @@ type ddsRequest struct {
 	ReferencedStatements []ddsReferenceBody `json:"referencedStatements"`
 	CountryOfActivity    *string            `json:"countryOfActivity"`
 	BorderCrossCountry   *string            `json:"borderCrossCountry"`
-	Split                bool               `json:"split"`
+	// SpeciesInfo names the species of each wood batch, by batch ID (the
+	// EU system requires them for wood products).
+	SpeciesInfo map[string][]speciesBody `json:"speciesInfo"`
+	Split       bool                     `json:"split"`
+}
+
+type speciesBody struct {
+	ScientificName string `json:"scientificName"`
+	CommonName     string `json:"commonName"`
 }
 
 type ddsReferenceBody struct {
@@ -74,6 +82,16 @@ func (req *ddsRequest) validate() error {
 		}
 		if !euis.IsVerificationNumber(ref.VerificationNumber) {
 			probs.Add(DetailInvalidValue, fmt.Sprintf("referencedStatements[%d].verificationNumber", i), "must be 5-35 letters or digits")
+		}
+	}
+	for id, list := range req.SpeciesInfo {
+		if !seen[id] {
+			probs.Add(DetailInvalidValue, "speciesInfo."+id, "names a batch that is not in batchIds")
+		}
+		for i, sp := range list {
+			if sp.ScientificName == "" && sp.CommonName == "" {
+				probs.Add(DetailRequired, fmt.Sprintf("speciesInfo.%s[%d]", id, i), "needs a scientificName and a commonName")
+			}
 		}
 	}
 	for _, c := range []struct {
@@ -216,6 +234,9 @@ func buildStatement(req *ddsRequest, src *ddsSource) (euis.Statement, error) {
 		// elsewhere).
 		if b.SupplementaryUnit != nil && (s.ActivityType == euis.ActivityDomestic || euis.SupplementaryUnitFor(c.HSHeading) != "") {
 			c.SupplementaryUnit, c.SupplementaryUnitType = b.SupplementaryUnit, b.SupplementaryUnitType
+		}
+		for _, sp := range req.SpeciesInfo[b.ID] {
+			c.SpeciesInfo = append(c.SpeciesInfo, euis.Species{ScientificName: sp.ScientificName, CommonName: sp.CommonName})
 		}
 		producers, err := producersOf(src.plots[i])
 		if err != nil {

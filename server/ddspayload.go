@@ -38,6 +38,7 @@ type payloadCommodity struct {
 	NetWeightKg           float64           `json:"netWeightKg,omitempty"`
 	SupplementaryUnit     *float64          `json:"supplementaryUnit,omitempty"`
 	SupplementaryUnitType string            `json:"supplementaryUnitType,omitempty"`
+	SpeciesInfo           []speciesBody     `json:"speciesInfo,omitempty"`
 	Producers             []payloadProducer `json:"producers"`
 }
 
@@ -63,6 +64,9 @@ func toPayload(s euis.Statement) payload {
 		pc := payloadCommodity{Position: i + 1, HSHeading: c.HSHeading, DescriptionOfGoods: c.DescriptionOfGoods,
 			NetWeightKg: c.NetWeightKg, SupplementaryUnit: c.SupplementaryUnit, SupplementaryUnitType: c.SupplementaryUnitType,
 			Producers: []payloadProducer{}}
+		for _, sp := range c.SpeciesInfo {
+			pc.SpeciesInfo = append(pc.SpeciesInfo, speciesBody{ScientificName: sp.ScientificName, CommonName: sp.CommonName})
+		}
 		for j, pr := range c.Producers {
 			pc.Producers = append(pc.Producers, payloadProducer{Position: j + 1, Country: pr.Country, Name: pr.Name,
 				GeometryGeojson: pr.GeometryGeoJSON})
@@ -90,6 +94,9 @@ func fromPayload(raw json.RawMessage) (euis.Statement, error) {
 	for _, c := range p.Commodities {
 		ec := euis.Commodity{HSHeading: c.HSHeading, DescriptionOfGoods: c.DescriptionOfGoods, NetWeightKg: c.NetWeightKg,
 			SupplementaryUnit: c.SupplementaryUnit, SupplementaryUnitType: c.SupplementaryUnitType}
+		for _, sp := range c.SpeciesInfo {
+			ec.SpeciesInfo = append(ec.SpeciesInfo, euis.Species{ScientificName: sp.ScientificName, CommonName: sp.CommonName})
+		}
 		for _, pr := range c.Producers {
 			ec.Producers = append(ec.Producers, euis.Producer{Country: pr.Country, Name: pr.Name, GeometryGeoJSON: pr.GeometryGeojson})
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -17,9 +18,12 @@ import (
 // EUSystemConfig sets how statements are filed with the EU information
 // system (TRACES NT).
 type EUSystemConfig struct {
-	// Endpoint is the EU system's base URL (production, acceptance, or a
-	// relay of an air-gapped site); credentials may name their own.
-	Endpoint string `mapstructure:"endpoint"`
+	// Endpoint is the EU system's base URL (production, or a relay of an
+	// air-gapped site); AcceptanceEndpoint its acceptance (training)
+	// environment's. Credentials choose one ("production", "acceptance")
+	// or name a URL of their own.
+	Endpoint           string `mapstructure:"endpoint"`
+	AcceptanceEndpoint string `mapstructure:"acceptance_endpoint"`
 	// KeyFile holds the key that seals stored credentials, outside the
 	// store ("": eu-credentials.key in the data dir).
 	KeyFile string `mapstructure:"key_file"`
@@ -33,6 +37,25 @@ type EUSystemConfig struct {
 	SandboxDelay time.Duration `mapstructure:"sandbox_delay"`
 	// Timeout bounds one call to the EU system.
 	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// Endpoint names credentials may give instead of a URL.
+const (
+	endpointProduction = "production"
+	endpointAcceptance = "acceptance"
+)
+
+// endpointOf is the URL credentials' endpoint stands for: "" and
+// "production" are Endpoint, "acceptance" AcceptanceEndpoint, anything
+// else the URL itself.
+func (c EUSystemConfig) endpointOf(e string) string {
+	switch e {
+	case "", endpointProduction:
+		return c.Endpoint
+	case endpointAcceptance:
+		return c.AcceptanceEndpoint
+	}
+	return e
 }
 
 func (c EUSystemConfig) keyFile(dataDir string) string {
@@ -87,11 +110,8 @@ func (a *App) euCredentials(tx *storage.Tx, t storage.Tenant) (euis.Credentials,
 	if err != nil {
 		return euis.Credentials{}, err
 	}
-	cr := euis.Credentials{Username: c.Username, AuthKey: string(key), ClientID: c.ClientID, Endpoint: c.Endpoint}
-	if cr.Endpoint == "" {
-		cr.Endpoint = a.cfg.EUSystem.Endpoint
-	}
-	return cr, nil
+	return euis.Credentials{Username: c.Username, AuthKey: string(key), ClientID: c.ClientID,
+		Endpoint: a.cfg.EUSystem.endpointOf(c.Endpoint)}, nil
 }
 
 // simStore keeps the sandbox simulator's records in the store.
@@ -124,11 +144,11 @@ type credentialsResponse struct {
 	Endpoint   *string `json:"endpoint"`
 	AuthKeySet bool    `json:"authKeySet"`
 	UpdatedAt  string  `json:"updatedAt"`
-	// EffectiveEndpoint is Endpoint, or eu_system.endpoint when not set.
+	// EffectiveEndpoint is the URL Endpoint stands for.
 	EffectiveEndpoint string `json:"effectiveEndpoint"`
 }
 
-func (req *credentialsRequest) validate(defaultEndpoint string) (euis.Credentials, error) {
+func (req *credentialsRequest) validate(cfg EUSystemConfig) (euis.Credentials, error) {
 	var probs Problems
 	var cr euis.Credentials
 	for _, f := range []struct {
@@ -145,26 +165,19 @@ func (req *credentialsRequest) validate(defaultEndpoint string) (euis.Credential
 			*f.dst = *f.v
 		}
 	}
-	cr.Endpoint = defaultEndpoint
+	cr.Endpoint = cfg.endpointOf("")
 	if req.Endpoint != nil {
-		cr.Endpoint = *req.Endpoint
+		cr.Endpoint = cfg.endpointOf(*req.Endpoint)
 	}
-	if err := probs.Err(); err != nil {
-		return cr, err
+	if u, err := url.Parse(cr.Endpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		probs.Add(DetailInvalidValue, "endpoint", `must be "production", "acceptance" or an http(s) URL`)
 	}
-	if err := cr.Validate(); err != nil {
-		return cr, validationFailed(Detail{Code: DetailInvalidValue, Field: "endpoint", Issue: "must be an http(s) URL: " + err.Error()})
-	}
-	return cr, nil
+	return cr, probs.Err()
 }
 
-func toCredentialsResponse(c *storage.EUCredentials, defaultEndpoint string) credentialsResponse {
-	r := credentialsResponse{Username: c.Username, ClientID: c.ClientID, Endpoint: optional(c.Endpoint),
-		AuthKeySet: len(c.SealedAuthKey) > 0, UpdatedAt: formatTime(c.UpdatedAt), EffectiveEndpoint: c.Endpoint}
-	if r.EffectiveEndpoint == "" {
-		r.EffectiveEndpoint = defaultEndpoint
-	}
-	return r
+func toCredentialsResponse(c *storage.EUCredentials, cfg EUSystemConfig) credentialsResponse {
+	return credentialsResponse{Username: c.Username, ClientID: c.ClientID, Endpoint: optional(c.Endpoint),
+		AuthKeySet: len(c.SealedAuthKey) > 0, UpdatedAt: formatTime(c.UpdatedAt), EffectiveEndpoint: cfg.endpointOf(c.Endpoint)}
 }
 
 // handleCredentialsPut stores the tenant's EU system credentials, the auth
@@ -176,7 +189,7 @@ func (a *App) handleCredentialsPut(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	cr, err := req.validate(a.cfg.EUSystem.Endpoint)
+	cr, err := req.validate(a.cfg.EUSystem)
 	if err := mergeProblems(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
@@ -194,7 +207,7 @@ func (a *App) handleCredentialsPut(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, toCredentialsResponse(c, a.cfg.EUSystem.Endpoint))
+	writeJSON(w, r, http.StatusOK, toCredentialsResponse(c, a.cfg.EUSystem))
 }
 
 func (a *App) handleCredentialsGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -211,5 +224,5 @@ func (a *App) handleCredentialsGet(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, toCredentialsResponse(c, a.cfg.EUSystem.Endpoint))
+	writeJSON(w, r, http.StatusOK, toCredentialsResponse(c, a.cfg.EUSystem))
 }
