@@ -17,13 +17,15 @@ test:
 # Go benchmarks, then the load run against the built binary (requests/s and
 # p50/p99 latency of the full middleware chain next to a bare handler).
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage ./geo ./ledger
+	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage ./geo ./geo/geotiff ./ledger
 	EUDR_LOAD=1 $(GO) test -count=1 -run='^TestLoad' -v -timeout=10m .
 
 # Each fuzz target for FUZZTIME (default 60s).
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseFeatureCollection -fuzztime=$(FUZZTIME) ./geo
+	$(GO) test -run='^$$' -fuzz=FuzzOpen -fuzztime=$(FUZZTIME) ./geo/geotiff
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./geo/geotiff/internal/tifflzw
 
 lint:
 	$(GO) vet ./...
