@@ -196,4 +196,14 @@
 // plot overlapping a box gets its outcome whatever the share, and a Point
 // on a box's edge is inside it. The same rules apply in production; the
 // sandbox differs only in its layers. Their SHA256 is LayerSHA256, over a canonical JSON encoding.
+//
+// # Rasters
+//
+// ZonalStats counts the pixels of a single-band uint8 raster (a GeoTIFF
+// tile read with package geotiff, which reads only the window a plot's
+// bounding box touches) that a plot covers, by value: a pixel belongs to a
+// polygon when its centre is inside or on it, a point plot is the pixel it
+// falls in with its declared area, and a pixel's area is its cell's on the
+// WGS84 ellipsoid (one per row). A plot over several tiles is the sum of
+// its stats in each (PixelStats.Add).
 package geo

@@ -1,0 +1,187 @@
+package geo
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/eudr/eudr/geo/geotiff"
+)
+
+// PixelStats are the zonal statistics of a plot over a single-band uint8
+// raster: for each pixel value, how many pixels of the plot have it and
+// their area. A pixel belongs to a polygon plot when its centre lies inside
+// the plot (the pixel-centre rule: on the boundary counts as inside); a
+// point plot is the one pixel it falls in, counted with the point's
+// declared area. Nodata pixels are counted apart, not by value.
+type PixelStats struct {
+	Pixels [256]int
+	Ha     [256]float64
+	// NoDataPixels and NoDataHa are the plot's pixels of the raster's
+	// nodata value.
+	NoDataPixels int
+	NoDataHa     float64
+}
+
+// Add adds o's counts to s: a plot over several tiles is the sum of its
+// parts in each.
+func (s *PixelStats) Add(o PixelStats) {
+	for v := range s.Pixels {
+		s.Pixels[v] += o.Pixels[v]
+		s.Ha[v] += o.Ha[v]
+	}
+	s.NoDataPixels += o.NoDataPixels
+	s.NoDataHa += o.NoDataHa
+}
+
+// Total returns the pixels and hectares counted, nodata included.
+func (s PixelStats) Total() (pixels int, ha float64) {
+	pixels, ha = s.NoDataPixels, s.NoDataHa
+	for v := range s.Pixels {
+		pixels += s.Pixels[v]
+		ha += s.Ha[v]
+	}
+	return pixels, ha
+}
+
+// RasterReader reads a window of a raster's pixels, row by row, into dst
+// (len Width*Height); *geotiff.File is one.
+type RasterReader interface {
+	ReadWindow(ctx context.Context, w geotiff.Window, dst []uint8) error
+}
+
+// ZonalStats counts the pixels of the raster r (georeferenced by grid, with
+// nodata if hasNoData) that plot g covers, reading only the window of its
+// bounding box. Parts of the plot outside the raster are not counted: the
+// caller adds the stats of each tile the plot touches (PixelStats.Add). A
+// pixel's area is that of its cell on the WGS84 ellipsoid, which depends
+// on the latitude only, so it is computed once per row. pointHa is the
+// area of each point of a Point or MultiPoint plot.
+func ZonalStats(ctx context.Context, g Geometry, pointHa float64, r RasterReader, grid geotiff.Georef, nodata uint8, hasNoData bool) (PixelStats, error) {
+	var s PixelStats
+	count := func(v uint8, ha float64) {
+		if hasNoData && v == nodata {
+			s.NoDataPixels++
+			s.NoDataHa += ha
+			return
+		}
+		s.Pixels[v]++
+		s.Ha[v] += ha
+	}
+	if g.IsPoint() {
+		for _, p := range g.Points {
+			col, row, ok := grid.Pixel(p[0], p[1])
+			if !ok {
+				continue
+			}
+			var px [1]uint8
+			if err := r.ReadWindow(ctx, geotiff.Window{Col: col, Row: row, Width: 1, Height: 1}, px[:]); err != nil {
+				return PixelStats{}, err
+			}
+			count(px[0], pointHa)
+		}
+		return s, nil
+	}
+	lo, hi, ok := bbox(g.Polygons)
+	if !ok {
+		return s, nil
+	}
+	w := grid.Window(geotiff.Bounds{West: lo[0], South: lo[1], East: hi[0], North: hi[1]})
+	if w.Empty() {
+		return s, nil
+	}
+	buf := make([]uint8, w.Width*w.Height)
+	if err := r.ReadWindow(ctx, w, buf); err != nil {
+		return PixelStats{}, fmt.Errorf("geo: read raster window %+v: %w", w, err)
+	}
+	for y := range w.Height {
+		row := w.Row + y
+		_, lat := grid.Center(0, row)
+		ha := cellHa(lat, grid.DX, grid.DY)
+		for x := range w.Width {
+			lon, _ := grid.Center(w.Col+x, row)
+			if coversPoint(g.Polygons, Position{lon, lat}) {
+				count(buf[y*w.Width+x], ha)
+			}
+		}
+	}
+	return s, nil
+}
+
+// bbox returns the bounding box of the polygons' exterior rings.
+func bbox(ps []Polygon) (lo, hi [2]float64, ok bool) {
+	lo = [2]float64{math.Inf(1), math.Inf(1)}
+	hi = [2]float64{math.Inf(-1), math.Inf(-1)}
+	for _, p := range ps {
+		if len(p) == 0 {
+			continue
+		}
+		for _, c := range p[0] {
+			lo[0], lo[1] = min(lo[0], c[0]), min(lo[1], c[1])
+			hi[0], hi[1] = max(hi[0], c[0]), max(hi[1], c[1])
+			ok = true
+		}
+	}
+	return lo, hi, ok
+}
+
+// cellHa is the area in hectares of a dx by dy degree cell centred at
+// latitude lat, on the WGS84 ellipsoid.
+func cellHa(lat, dx, dy float64) float64 {
+	n, s := lat+dy/2, lat-dy/2
+	return RingArea([][2]float64{{0, s}, {dx, s}, {dx, n}, {0, n}, {0, s}})
+}
+
+// coversPoint reports whether q is inside or on the boundary of one of the
+// polygons (exterior ring minus holes).
+func coversPoint(ps []Polygon, q Position) bool {
+	for _, p := range ps {
+		if len(p) == 0 {
+			continue
+		}
+		switch ringSide(p[0], q) {
+		case sideOn:
+			return true
+		case sideOut:
+			continue
+		}
+		inHole := false
+		for _, h := range p[1:] {
+			if ringSide(h, q) == sideIn {
+				inHole = true
+				break
+			}
+		}
+		if !inHole {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	sideOut = iota
+	sideIn
+	sideOn
+)
+
+// ringSide tells whether q is inside, outside or on the closed ring r
+// (even-odd rule in the lon/lat plane).
+func ringSide(r Ring, q Position) int {
+	in := false
+	for i, j := 0, len(r)-1; i < len(r); j, i = i, i+1 {
+		a, b := r[i], r[j]
+		// On the side a-b?
+		if cross := (b[0]-a[0])*(q[1]-a[1]) - (b[1]-a[1])*(q[0]-a[0]); cross == 0 &&
+			min(a[0], b[0]) <= q[0] && q[0] <= max(a[0], b[0]) && min(a[1], b[1]) <= q[1] && q[1] <= max(a[1], b[1]) {
+			return sideOn
+		}
+		if (a[1] > q[1]) != (b[1] > q[1]) && q[0] < (b[0]-a[0])*(q[1]-a[1])/(b[1]-a[1])+a[0] {
+			in = !in
+		}
+	}
+	if in {
+		return sideIn
+	}
+	return sideOut
+}
