@@ -36,26 +36,9 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 		suppliers  = eudrPrefix + "/suppliers"
 		job        = eudrPrefix + "/jobs/{jobId}"
 	)
-	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
-	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
-	problems := func(an oaAnswer) map[string]bool {
-		out := map[string]bool{}
-		for _, dv := range oaList(an.body["details"]) {
-			dm, _ := dv.(map[string]any)
-			out[fmt.Sprint(dm["code"])+" at "+fmt.Sprint(dm["field"])] = true
-		}
-		return out
-	}
+	with, idem, problems := oaWith, oaIdem, oaProblems
 	run := func(what string, jobs ...string) {
-		ctx, stop := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() {
-			defer close(stopped)
-			if err := c.a.runner.Run(ctx); err != nil {
-				t.Errorf("job runner: %v", err)
-			}
-		}()
-		oaEventually(t, what, func() bool {
+		oaRunUntil(t, c.a.runner, what, func() bool {
 			for _, j := range jobs {
 				if !c.jobFinished(j) {
 					return false
@@ -63,8 +46,6 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 			}
 			return true
 		})
-		stop()
-		<-stopped
 	}
 
 	// A supplier and its screened plots.

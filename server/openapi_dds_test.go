@@ -81,16 +81,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
 	production := storage.Tenant{Org: defaultOrg, Env: storage.Production}
 
-	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
-	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
-	problems := func(an oaAnswer) map[string]bool {
-		out := map[string]bool{}
-		for _, dv := range oaList(an.body["details"]) {
-			dm, _ := dv.(map[string]any)
-			out[fmt.Sprint(dm["code"])+" at "+fmt.Sprint(dm["field"])] = true
-		}
-		return out
-	}
+	with, idem, problems := oaWith, oaIdem, oaProblems
 	firstIssue := func(an oaAnswer) string {
 		if ds := oaList(an.body["details"]); len(ds) > 0 {
 			return fmt.Sprint(ds[0].(map[string]any)["issue"])
@@ -134,17 +125,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	// request).
 	run := func(what string, cond func() bool) {
 		t.Helper()
-		ctx, stop := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() {
-			defer close(stopped)
-			if err := ta.runner.Run(ctx); err != nil {
-				t.Errorf("job runner: %v", err)
-			}
-		}()
-		oaEventually(t, what, cond)
-		stop()
-		<-stopped
+		oaRunUntil(t, ta.runner, what, cond)
 	}
 	// follow runs the job runner while the clock moves a second at a time
 	// (the simulator decides and the sandbox poll schedule runs on it),
@@ -770,17 +751,9 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 		download = report + "/download"
 		job      = eudrPrefix + "/jobs/{jobId}"
 	)
-	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
-	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
+	with, idem := oaWith, oaIdem
 	rpath := func(p, id string) string { return strings.Replace(p, "{reportId}", id, 1) }
-	problems := func(an oaAnswer) map[string]bool {
-		out := map[string]bool{}
-		for _, dv := range oaList(an.body["details"]) {
-			dm, _ := dv.(map[string]any)
-			out[fmt.Sprint(dm["code"])+" at "+fmt.Sprint(dm["field"])] = true
-		}
-		return out
-	}
+	problems := oaProblems
 	validate := func(what, schema string, v any) {
 		t.Helper()
 		for _, e := range c.sc.check(map[string]any{"$ref": "#/components/schemas/" + schema}, v, what) {

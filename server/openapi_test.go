@@ -1819,7 +1819,7 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 		supplier  = "/api/v1/enterprise/eudr/suppliers/{erpVendorId}"
 	)
 	jsonCT := []string{"Content-Type", "application/json"}
-	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
+	with := oaWith
 
 	// Probes and the document.
 	c.do(oaCall{method: "GET", target: "/livez", op: "/livez", want: 200})
@@ -2175,8 +2175,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 		job        = eudrPrefix + "/jobs/{jobId}"
 	)
 	jsonCT := []string{"Content-Type", "application/json"}
-	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
-	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
+	with, idem := oaWith, oaIdem
 	tenant := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
 
 	// The dispatcher sends queued deliveries (ping does not need it).
@@ -2488,8 +2487,7 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 		jobs = eudrPrefix + "/sandbox/jobs"
 		job  = eudrPrefix + "/jobs/{jobId}"
 	)
-	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
-	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
+	with, idem := oaWith, oaIdem
 	get := func(id string) oaAnswer {
 		t.Helper()
 		return c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + id, op: job, hdr: ro, want: 200})
@@ -2638,19 +2636,11 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 		evidence = polygon + "/evidence"
 		job      = eudrPrefix + "/jobs/{jobId}"
 	)
-	with := func(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
-	idem := func(h []string, key string) []string { return with(h, "Idempotency-Key", key) }
+	with, idem := oaWith, oaIdem
 	geoJSON := func(h []string, key string) []string {
 		return with(idem(h, key), "Content-Type", "application/geo+json")
 	}
-	problems := func(an oaAnswer) map[string]bool {
-		out := map[string]bool{}
-		for _, dv := range oaList(an.body["details"]) {
-			dm, _ := dv.(map[string]any)
-			out[fmt.Sprint(dm["code"])+" at "+fmt.Sprint(dm["field"])] = true
-		}
-		return out
-	}
+	problems := oaProblems
 	ids := func(list []any) []string {
 		var out []string
 		for _, it := range list {
@@ -2990,4 +2980,37 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 			t.Errorf("polygon.failed of job %s: %v, want %v", j.id, d, failed)
 		}
 	}
+}
+
+// oaWith returns the header pairs h with more appended; h is not changed.
+func oaWith(h []string, more ...string) []string { return append(slices.Clone(h), more...) }
+
+// oaIdem returns h with an Idempotency-Key.
+func oaIdem(h []string, key string) []string { return oaWith(h, "Idempotency-Key", key) }
+
+// oaProblems returns an error answer's details as "CODE at field" keys.
+func oaProblems(an oaAnswer) map[string]bool {
+	out := map[string]bool{}
+	for _, dv := range oaList(an.body["details"]) {
+		dm, _ := dv.(map[string]any)
+		out[fmt.Sprint(dm["code"])+" at "+fmt.Sprint(dm["field"])] = true
+	}
+	return out
+}
+
+// oaRunUntil runs the job runner r until cond holds (or the wait of
+// oaEventually runs out), then stops it.
+func oaRunUntil(t *testing.T, r *queue.Runner, what string, cond func() bool) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if err := r.Run(ctx); err != nil {
+			t.Errorf("job runner: %v", err)
+		}
+	}()
+	oaEventually(t, what, cond)
+	stop()
+	<-stopped
 }
