@@ -424,3 +424,22 @@ func TestCredentials_Endpoints(t *testing.T) {
 		t.Errorf("problems: %+v", e.Details)
 	}
 }
+
+// TestDDS_SupplierMappingDeleted: a batch whose supplier mapping was
+// deleted since cannot be declared (the operator's identity comes from
+// it): a 404 naming the mapping, not a 500.
+func TestDDS_SupplierMappingDeleted(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.linkedBatch(key, 5)
+	if w := ta.do("DELETE", eudrPrefix+"/suppliers/V-1", "", "X-API-Key", key); w.Code != http.StatusNoContent {
+		t.Fatalf("DELETE supplier: %d %s", w.Code, w.Body)
+	}
+	e := wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds", ddsBody(supplierOperator, batch), "X-API-Key", key, "Idempotency-Key", "gone"),
+		http.StatusNotFound, CodeNotFound, DetailSupplierNotFound)
+	if e.Details[0].Field != "batchIds[0]" || !strings.Contains(e.Details[0].Issue, "V-1") {
+		t.Errorf("detail: %+v", e.Details)
+	}
+}

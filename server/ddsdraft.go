@@ -148,6 +148,12 @@ func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSourc
 			continue
 		}
 		sup, err := tx.FindSupplier(t, b.SupplierID)
+		if errors.Is(err, storage.ErrNotFound) {
+			// Deleted since the batch was registered: the operator's
+			// identity would come from it.
+			missing.Add(DetailSupplierNotFound, field, fmt.Sprintf("the supplier mapping %s of batch %s no longer exists: map it again (POST /suppliers)", b.SupplierID, id))
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("supplier %s of batch %s: %w", b.SupplierID, id, err)
 		}
@@ -171,7 +177,7 @@ func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSourc
 		src.plots = append(src.plots, plots)
 	}
 	if len(missing) > 0 {
-		return nil, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "batch not found", Details: missing}
+		return nil, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "a batch or its supplier mapping was not found", Details: missing}
 	}
 	if len(unfit) > 0 {
 		return nil, &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
