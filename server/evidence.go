@@ -176,13 +176,13 @@ func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*
 	}
 
 	// 3. The inclusion proof, in the tree whose root the checkpoint signs.
-	root, err := tlog.ParseHash(base64Of(l.RootHash))
+	root, err := parseHexHash(l.RootHash)
 	if err != nil {
 		return nil, proofFailed(verifyStepInclusion, "ledger.rootHash", "not a hex SHA-256 hash")
 	}
 	proof := make(tlog.RecordProof, len(l.Proof))
 	for i, p := range l.Proof {
-		if proof[i], err = tlog.ParseHash(base64Of(p)); err != nil {
+		if proof[i], err = parseHexHash(p); err != nil {
 			return nil, proofFailed(verifyStepInclusion, fmt.Sprintf("ledger.proof[%d]", i), "not a hex SHA-256 hash")
 		}
 	}
@@ -222,12 +222,12 @@ func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*
 		Steps: []string{verifyStepDocument, verifyStepEntry, verifyStepInclusion, verifyStepCheckpoint, verifyStepLog}}, nil
 }
 
-// base64Of re-encodes a hex hash as tlog.ParseHash reads it (base64); a
-// bad one comes out as something ParseHash refuses.
-func base64Of(h string) string {
-	b, err := hex.DecodeString(h)
-	if err != nil || len(b) != tlog.HashSize {
-		return "!"
+// parseHexHash reads a hash as the API writes it: lowercase hex (hexHash).
+func parseHexHash(h string) (tlog.Hash, error) {
+	var out tlog.Hash
+	if len(h) != 2*tlog.HashSize {
+		return out, fmt.Errorf("hash %q is not %d hex digits", h, 2*tlog.HashSize)
 	}
-	return base64.StdEncoding.EncodeToString(b)
+	_, err := hex.Decode(out[:], []byte(h))
+	return out, err
 }
