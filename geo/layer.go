@@ -1,7 +1,6 @@
 package geo
 
 import (
-	"math"
 
 	"github.com/peterstace/simplefeatures/geom"
 	"github.com/tidwall/rtree"
@@ -205,8 +204,6 @@ func (ix *Index) Layers() []*Layer { return append([]*Layer(nil), ix.layers...) 
 // part, else a MultiPolygon) and returns its bounding box. ok is false when
 // no part has an exterior ring of at least 3 corners.
 func toGeom(ps []Polygon) (g geom.Geometry, lo, hi [2]float64, ok bool) {
-	lo = [2]float64{math.Inf(1), math.Inf(1)}
-	hi = [2]float64{math.Inf(-1), math.Inf(-1)}
 	polys := make([]geom.Polygon, 0, len(ps))
 	for _, p := range ps {
 		if len(p) == 0 || len(p[0]) < 3 {
@@ -219,12 +216,9 @@ func toGeom(ps []Polygon) (g geom.Geometry, lo, hi [2]float64, ok bool) {
 			}
 			rings = append(rings, toLineString(r))
 		}
-		for _, c := range p[0] {
-			lo[0], lo[1] = min(lo[0], c[0]), min(lo[1], c[1])
-			hi[0], hi[1] = max(hi[0], c[0]), max(hi[1], c[1])
-		}
 		polys = append(polys, geom.NewPolygon(rings))
 	}
+	lo, hi, _ = bbox(ps)
 	switch len(polys) {
 	case 0:
 		return geom.Geometry{}, lo, hi, false
