@@ -1,7 +1,6 @@
 package geo
 
 import (
-
 	"github.com/peterstace/simplefeatures/geom"
 	"github.com/tidwall/rtree"
 )
