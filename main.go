@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -32,6 +33,8 @@ Usage:
   eudr admin reset-password [--config FILE] [--user admin]
   eudr layers import [--config FILE] --name N --kind deforestation|protected_area|forest_cover_2020
                      --version V --source S [--coverage FILE] FILE
+  eudr layers import [--config FILE] --name N --kind forest-2020|loss-year|alerts
+                     --version V --source S --raster DIR
   eudr ledger verify [--config FILE] [--key VERIFIER_KEY] [--checkpoint FILE]...
   eudr version
 
@@ -244,25 +247,33 @@ func backup(ctx context.Context, args []string, stdout io.Writer) error {
 func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, configFile := newFlags("layers import")
 	name := fs.String("name", "", "layer name")
-	kind := fs.String("kind", "", "deforestation, protected_area or forest_cover_2020")
+	kind := fs.String("kind", "", "deforestation, protected_area or forest_cover_2020 (GeoJSON FILE); forest-2020, loss-year or alerts (--raster DIR)")
 	ver := fs.String("version", "", "layer version")
 	source := fs.String("source", "", "where the layer comes from")
 	coverageFile := fs.String("coverage", "", "GeoJSON FeatureCollection of the areas the layer has data for")
+	rasterDir := fs.String("raster", "", "folder of the GeoTIFF tiles of a raster layer (read in place, headers only)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usageError("layers import takes one GeoJSON file")
+	switch {
+	case *rasterDir != "" && fs.NArg() != 0:
+		return usageError("layers import takes either --raster DIR or one GeoJSON file")
+	case *rasterDir == "" && fs.NArg() != 1:
+		return usageError("layers import takes one GeoJSON file, or --raster DIR")
 	}
 	cfg, err := server.LoadConfig(*configFile, os.Environ())
 	if err != nil {
 		return err
 	}
-	features, err := readWithProgress(fs.Arg(0), stderr)
-	if err != nil {
+	lr := server.LayerRequest{Name: *name, Kind: *kind, Version: *ver, Source: *source, RasterField: "--raster"}
+	if *rasterDir != "" {
+		// Tiles stay where they are: the store records the folder.
+		if lr.RasterDir, err = filepath.Abs(*rasterDir); err != nil {
+			return err
+		}
+	} else if lr.Features, err = readWithProgress(fs.Arg(0), stderr); err != nil {
 		return err
 	}
-	lr := server.LayerRequest{Name: *name, Kind: *kind, Version: *ver, Source: *source, Features: features}
 	if *coverageFile != "" {
 		if lr.Coverage, err = os.ReadFile(*coverageFile); err != nil {
 			return err
@@ -285,6 +296,10 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if err != nil {
 		return err
+	}
+	if l.Raster != nil {
+		fmt.Fprintf(stdout, "%s %d tiles\n", l.ID, len(l.Raster.Tiles))
+		return nil
 	}
 	fmt.Fprintf(stdout, "%s %d\n", l.ID, l.FeatureCount)
 	return nil

@@ -50,6 +50,7 @@ type Index struct {
 	layers   []*Layer
 	features rtree.RTree // values: *indexed, one per feature
 	coverage rtree.RTree // values: *indexed, one per coverage polygon
+	rasters  []*RasterLayer
 }
 
 // indexed is an R-tree entry: a feature or coverage polygon of the layer

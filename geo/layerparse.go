@@ -36,17 +36,15 @@ func ParseLayer(name string, kind LayerKind, version, source string, body []byte
 // Problems, with paths into body ("coverage." and paths into coverage for
 // the coverage collection).
 func ParseLayerWithCoverage(name string, kind LayerKind, version, source string, body, coverage []byte) (*Layer, error) {
-	var probs Problems
-	for _, m := range []struct{ path, v string }{{"name", name}, {"version", version}, {"source", source}} {
-		if m.v == "" {
-			probs = append(probs, Problem{Code: CodeRequired, Path: m.path, Issue: "is required"})
-		}
-	}
+	probs := layerMeta(name, version, source)
 	switch {
 	case kind == "":
-		probs = append(probs, Problem{Code: CodeRequired, Path: "kind", Issue: "is required: deforestation, protected_area or forest_cover_2020"})
+		probs = append(probs, Problem{Code: CodeRequired, Path: "kind", Issue: "is required: " + layerKinds})
+	case kind.IsRaster():
+		probs = append(probs, Problem{Code: CodeInvalidValue, Path: "kind",
+			Issue: quote(string(kind)) + " is a raster kind: import a folder of GeoTIFF tiles, not GeoJSON features"})
 	case !kind.Valid():
-		probs = append(probs, Problem{Code: CodeInvalidValue, Path: "kind", Issue: "must be deforestation, protected_area or forest_cover_2020, not " + quote(string(kind))})
+		probs = append(probs, Problem{Code: CodeInvalidValue, Path: "kind", Issue: "must be " + layerKinds + ", not " + quote(string(kind))})
 	}
 	feats, fp := parseLayerCollection(body, "", true)
 	probs = append(probs, fp...)
@@ -70,6 +68,38 @@ func ParseLayerWithCoverage(name string, kind LayerKind, version, source string,
 	sum := sha256.Sum256(body)
 	return &Layer{Name: name, Kind: kind, Version: version, Source: source,
 		SHA256: hex.EncodeToString(sum[:]), Coverage: cov, Features: feats}, nil
+}
+
+// layerKinds lists the layer kinds for messages.
+const layerKinds = "deforestation, protected_area or forest_cover_2020 (GeoJSON features), or forest-2020, loss-year or alerts (GeoTIFF tiles)"
+
+// layerMeta checks the description every layer needs.
+func layerMeta(name, version, source string) Problems {
+	var probs Problems
+	for _, m := range []struct{ path, v string }{{"name", name}, {"version", version}, {"source", source}} {
+		if m.v == "" {
+			probs = append(probs, Problem{Code: CodeRequired, Path: m.path, Issue: "is required"})
+		}
+	}
+	return probs
+}
+
+// CheckRasterLayer checks the description of a raster layer to import:
+// name, version and source are required and kind must be a raster kind.
+// Problems are returned as Problems.
+func CheckRasterLayer(name string, kind LayerKind, version, source string) error {
+	probs := layerMeta(name, version, source)
+	switch {
+	case kind == "":
+		probs = append(probs, Problem{Code: CodeRequired, Path: "kind", Issue: "is required: forest-2020, loss-year or alerts"})
+	case !kind.IsRaster():
+		probs = append(probs, Problem{Code: CodeInvalidValue, Path: "kind",
+			Issue: "must be forest-2020, loss-year or alerts for GeoTIFF tiles, not " + quote(string(kind))})
+	}
+	if len(probs) > 0 {
+		return probs
+	}
+	return nil
 }
 
 // ParseLayerFeatures decodes the features of a layer's FeatureCollection as

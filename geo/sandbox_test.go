@@ -1,6 +1,7 @@
 package geo_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -96,7 +97,7 @@ func TestAssess_SandboxFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := parseOne(t, tt.geometry, tt.extra)
-			got, err := geo.Assess(f, ix, geo.DefaultRules())
+			got, err := geo.Assess(context.Background(), f, ix, geo.DefaultRules())
 			if err != nil {
 				t.Fatal(err)
 			}

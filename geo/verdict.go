@@ -1,6 +1,7 @@
 package geo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -61,6 +62,13 @@ type Rules struct {
 	// vector layers are taken as drawn; Whisp's 10 % allows for the noise
 	// of 10 m rasters, an operator importing such data may raise it).
 	OverlapThresholdPct float64
+	// LossThresholdPct and LossThresholdHa bound the forest lost after the
+	// cutoff that raster layers may find on a plot (LossInForest): more
+	// than either makes it HIGH_RISK DEFORESTATION_AFTER_CUTOFF. Defaults
+	// 10 % (the FAO Whisp method, which allows for the noise of 10-30 m
+	// pixels along a plot's edge) and 0.5 ha.
+	LossThresholdPct float64
+	LossThresholdHa  float64
 	// AreaTolerance is how far, as a fraction of the computed geodesic
 	// area, a polygon's declared area may be off before the plot is
 	// FAILED AREA_MISMATCH (API.md: 10 %). Default 0.10.
@@ -68,9 +76,10 @@ type Rules struct {
 }
 
 // DefaultRules returns the rules of API.md: MaxRiskScore 50,
-// OverlapThresholdPct 0 (any overlap), AreaTolerance 0.10.
+// OverlapThresholdPct 0 (any overlap), AreaTolerance 0.10; and for raster
+// layers LossThresholdPct 10 and LossThresholdHa 0.5.
 func DefaultRules() Rules {
-	return Rules{MaxRiskScore: 50, OverlapThresholdPct: 0, AreaTolerance: 0.10}
+	return Rules{MaxRiskScore: 50, OverlapThresholdPct: 0, LossThresholdPct: 10, LossThresholdHa: 0.5, AreaTolerance: 0.10}
 }
 
 // Validate reports rules out of range: MaxRiskScore outside 0-100,
@@ -82,6 +91,12 @@ func (r Rules) Validate() error {
 	}
 	if !(r.OverlapThresholdPct >= 0 && r.OverlapThresholdPct < 100) {
 		errs = append(errs, fmt.Errorf("overlap threshold %v %% is not at least 0 and below 100", r.OverlapThresholdPct))
+	}
+	if !(r.LossThresholdPct >= 0 && r.LossThresholdPct < 100) {
+		errs = append(errs, fmt.Errorf("loss threshold %v %% is not at least 0 and below 100", r.LossThresholdPct))
+	}
+	if !(r.LossThresholdHa >= 0) || math.IsInf(r.LossThresholdHa, 1) {
+		errs = append(errs, fmt.Errorf("loss threshold %v ha is not a finite area of at least 0", r.LossThresholdHa))
 	}
 	if !(r.AreaTolerance >= 0) || math.IsInf(r.AreaTolerance, 1) {
 		errs = append(errs, fmt.Errorf("area tolerance %v is not a finite fraction of at least 0", r.AreaTolerance))
@@ -109,6 +124,11 @@ type Outcome struct {
 	// Layers is what screening found per indexed layer, in NewIndex order:
 	// the evidence. Nil when the plot FAILED before screening.
 	Layers []LayerResult
+	// Rasters is what each raster layer found, in WithRasters order, and
+	// Loss the forest lost after the cutoff they measured (nil when no
+	// loss-year layer covers the plot).
+	Rasters []RasterResult
+	Loss    *LossInForest
 }
 
 // Risk is a screened plot's overlaps and risk score (API.md: risk.*). For
@@ -165,23 +185,30 @@ func clampPct(v float64) float64 {
 //     given and differs from the computed geodesic area by more than
 //     r.AreaTolerance times it.
 //  3. Coverage: FAILED NO_REFERENCE_COVERAGE unless some deforestation
-//     layer covers the whole plot (Result.Covered). Protected-area and
-//     forest layers are not required.
+//     layer covers the whole plot (Result.Covered) or some loss-year
+//     raster layer does (RasterResult.Covered). Protected-area, forest
+//     and alert layers are not required.
 //  4. HIGH_RISK DEFORESTATION_AFTER_CUTOFF when a deforestation overlap
-//     exceeds r.OverlapThresholdPct of the plot, then HIGH_RISK
+//     exceeds r.OverlapThresholdPct of the plot, or when the forest lost
+//     after the cutoff that raster layers find (LossInForest) exceeds
+//     r.LossThresholdPct of the plot or r.LossThresholdHa; then HIGH_RISK
 //     PROTECTED_AREA_OVERLAP for a protected-area overlap.
-//  5. HIGH_RISK when RiskScore exceeds r.MaxRiskScore, with reason
-//     DEFORESTATION_AFTER_CUTOFF if the plot overlaps any deforestation,
-//     else PROTECTED_AREA_OVERLAP if any protected area, else
-//     RISK_SCORE_ABOVE_MAX.
+//  5. HIGH_RISK when the risk score exceeds r.MaxRiskScore, with reason
+//     DEFORESTATION_AFTER_CUTOFF if the plot overlaps any deforestation
+//     or lost forest, else PROTECTED_AREA_OVERLAP if any protected area,
+//     else RISK_SCORE_ABOVE_MAX.
 //  6. COMPLIANT.
 //
 // Overlaps count from layers of the kind whether or not they cover the
 // plot: coverage only decides whether absence of evidence means anything.
-// A nil ix has no layers. When screening fails (see ScreenArea) the plot is
-// FAILED SCREENING_ERROR. The error is non-nil, and the Outcome empty, only
-// when r is invalid.
-func Assess(f Feature, ix *Index, r Rules) (Outcome, error) {
+// The risk score is the larger of RiskScore over the vector overlaps and
+// RiskScore over the raster loss under its own threshold (100 past either
+// loss threshold); forest cover is the larger of the vector and raster
+// measurements. A nil ix has no layers. When screening fails (see
+// ScreenArea) or a raster tile cannot be read, the plot is FAILED
+// SCREENING_ERROR. The error is non-nil, and the Outcome empty, only when
+// r is invalid or ctx is done while raster tiles are read.
+func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error) {
 	if err := r.Validate(); err != nil {
 		return Outcome{}, err
 	}
@@ -226,8 +253,22 @@ func Assess(f Feature, ix *Index, r Rules) (Outcome, error) {
 		o.AreaHa = out.AreaHa
 		return o, nil
 	}
-	out.Layers = res.Layers
-	if !res.Covered(DeforestationAfterCutoff) {
+	plotHa := res.PlotHa
+	if !g.IsPoint() && plotHa == 0 {
+		plotHa = out.AreaHa
+	}
+	rasters, loss, err := ix.screenRasters(ctx, g, pointHa, plotHa)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return Outcome{}, ctxErr
+	}
+	if err != nil {
+		o := failed(ReasonScreeningError, "the reference rasters could not be read ("+err.Error()+
+			"); the operator must repair or import the layer again before the plot is submitted again")
+		o.AreaHa = out.AreaHa
+		return o, nil
+	}
+	out.Layers, out.Rasters, out.Loss = res.Layers, rasters, loss
+	if !res.Covered(DeforestationAfterCutoff) && loss == nil {
 		out.Status, out.Reason = StatusFailed, ReasonNoReferenceCoverage
 		out.Detail = "no deforestation reference layer has data for the whole plot, and a plot is never called compliant without data"
 		return out, nil
@@ -236,23 +277,43 @@ func Assess(f Feature, ix *Index, r Rules) (Outcome, error) {
 	defo, dl := ix.largest(res, DeforestationAfterCutoff)
 	prot, pl := ix.largest(res, ProtectedArea)
 	forest, _ := ix.largest(res, ForestCover2020)
+	forestPct := forest.OverlapPct
+	for _, rr := range rasters {
+		if rr.Kind == Forest2020 && rr.Covered {
+			forestPct = max(forestPct, rr.Pct)
+		}
+	}
 	out.Risk = Risk{
 		DeforestedHa: defo.OverlapHa, DeforestedPct: defo.OverlapPct,
 		ProtectedHa: prot.OverlapHa, ProtectedPct: prot.OverlapPct,
-		RiskScore: RiskScore(defo.OverlapPct, prot.OverlapPct, forest.OverlapPct, r.OverlapThresholdPct),
+		RiskScore: RiskScore(defo.OverlapPct, prot.OverlapPct, forestPct, r.OverlapThresholdPct),
+	}
+	lossOver := false
+	if loss != nil {
+		lossOver = loss.Pct > r.LossThresholdPct || loss.Ha > r.LossThresholdHa
+		out.Risk.RiskScore = max(out.Risk.RiskScore, RiskScore(loss.Pct, prot.OverlapPct, forestPct, r.LossThresholdPct))
+		if lossOver {
+			out.Risk.RiskScore = 100
+		}
+		if loss.Pct > out.Risk.DeforestedPct || loss.Pct == out.Risk.DeforestedPct && loss.Ha > out.Risk.DeforestedHa {
+			out.Risk.DeforestedHa, out.Risk.DeforestedPct = loss.Ha, loss.Pct
+		}
 	}
 	t := r.OverlapThresholdPct
 	switch {
 	case defo.OverlapPct > t:
 		out.Status, out.Reason = StatusHighRisk, ReasonDeforestationAfterCutoff
 		out.Detail = overlapDetail(defo, dl, "forest lost after 2020-12-31", t)
+	case lossOver:
+		out.Status, out.Reason = StatusHighRisk, ReasonDeforestationAfterCutoff
+		out.Detail = ix.lossDetail(*loss, r)
 	case prot.OverlapPct > t:
 		out.Status, out.Reason = StatusHighRisk, ReasonProtectedAreaOverlap
 		out.Detail = overlapDetail(prot, pl, "a protected area", t)
 	case out.Risk.RiskScore > r.MaxRiskScore:
 		out.Status = StatusHighRisk
 		switch {
-		case defo.OverlapPct > 0:
+		case defo.OverlapPct > 0 || loss != nil && loss.Ha > 0:
 			out.Reason = ReasonDeforestationAfterCutoff
 		case prot.OverlapPct > 0:
 			out.Reason = ReasonProtectedAreaOverlap
@@ -261,11 +322,43 @@ func Assess(f Feature, ix *Index, r Rules) (Outcome, error) {
 		}
 		out.Detail = fmt.Sprintf(
 			"risk score %d is above the maximum %d (deforestation after 2020-12-31 %s, protected area %s, forest cover 2020 %s of the plot)",
-			out.Risk.RiskScore, r.MaxRiskScore, formatPct(defo.OverlapPct), formatPct(prot.OverlapPct), formatPct(forest.OverlapPct))
+			out.Risk.RiskScore, r.MaxRiskScore, formatPct(out.Risk.DeforestedPct), formatPct(prot.OverlapPct), formatPct(forestPct))
 	default:
 		out.Status = StatusCompliant
 	}
 	return out, nil
+}
+
+// lossDetail says how much forest the raster layers found lost, and where.
+func (ix *Index) lossDetail(loss LossInForest, r Rules) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s ha (%s of the plot) ", formatHa(loss.Ha), formatPct(loss.Pct))
+	if f := ix.raster(loss.ForestLayerID); f != nil {
+		fmt.Fprintf(&b, "of forest in 2020 (raster layer %s) ", layerName(f.Name, f.Version))
+	} else {
+		b.WriteString("of tree cover (no forest-2020 layer covers the plot) ")
+	}
+	l := ix.raster(loss.LossLayerID)
+	fmt.Fprintf(&b, "was lost after 2020-12-31 according to raster layer %s", layerName(l.Name, l.Version))
+	fmt.Fprintf(&b, "; more than the %s or %s ha allowed", formatPct(r.LossThresholdPct), formatHa(r.LossThresholdHa))
+	return b.String()
+}
+
+func layerName(name, version string) string {
+	if version == "" {
+		return strconv.Quote(name)
+	}
+	return strconv.Quote(name) + " version " + version
+}
+
+// raster returns the raster layer with the ID, or nil.
+func (ix *Index) raster(id string) *RasterLayer {
+	for _, l := range ix.rasters {
+		if l.ID == id {
+			return l
+		}
+	}
+	return nil
 }
 
 func failed(reason, detail string) Outcome {

@@ -1,6 +1,7 @@
 package geo_test
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"testing"
@@ -10,7 +11,7 @@ import (
 
 func assess(t *testing.T, f geo.Feature, ix *geo.Index, r geo.Rules) geo.Outcome {
 	t.Helper()
-	o, err := geo.Assess(f, ix, r)
+	o, err := geo.Assess(context.Background(), f, ix, r)
 	if err != nil {
 		t.Fatalf("Assess: %v", err)
 	}
@@ -269,7 +270,7 @@ func TestRiskScore(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
-	if r := geo.DefaultRules(); r != (geo.Rules{MaxRiskScore: 50, OverlapThresholdPct: 0, AreaTolerance: 0.10}) || r.Validate() != nil {
+	if r := geo.DefaultRules(); r != (geo.Rules{MaxRiskScore: 50, OverlapThresholdPct: 0, LossThresholdPct: 10, LossThresholdHa: 0.5, AreaTolerance: 0.10}) || r.Validate() != nil {
 		t.Errorf("DefaultRules = %+v, %v", r, r.Validate())
 	}
 	f := parseOne(t, rectJSON(30, 5, 30.2, 5.2), "")
@@ -282,11 +283,16 @@ func TestRules(t *testing.T) {
 		{MaxRiskScore: 50, AreaTolerance: -0.1},
 		{MaxRiskScore: 50, AreaTolerance: math.NaN()},
 		{MaxRiskScore: 50, AreaTolerance: math.Inf(1)},
+		{MaxRiskScore: 50, AreaTolerance: 0.1, LossThresholdPct: -1},
+		{MaxRiskScore: 50, AreaTolerance: 0.1, LossThresholdPct: 100},
+		{MaxRiskScore: 50, AreaTolerance: 0.1, LossThresholdHa: -0.5},
+		{MaxRiskScore: 50, AreaTolerance: 0.1, LossThresholdHa: math.NaN()},
+		{MaxRiskScore: 50, AreaTolerance: 0.1, LossThresholdHa: math.Inf(1)},
 	} {
 		if r.Validate() == nil {
 			t.Errorf("%+v: Validate = nil", r)
 		}
-		if o, err := geo.Assess(f, sandboxIndex(), r); err == nil || o.Status != "" {
+		if o, err := geo.Assess(context.Background(), f, sandboxIndex(), r); err == nil || o.Status != "" {
 			t.Errorf("%+v: Assess = %+v, %v; want an error", r, o, err)
 		}
 	}

@@ -59,15 +59,7 @@ type RasterReader interface {
 // area of each point of a Point or MultiPoint plot.
 func ZonalStats(ctx context.Context, g Geometry, pointHa float64, r RasterReader, grid geotiff.Georef, nodata uint8, hasNoData bool) (PixelStats, error) {
 	var s PixelStats
-	count := func(v uint8, ha float64) {
-		if hasNoData && v == nodata {
-			s.NoDataPixels++
-			s.NoDataHa += ha
-			return
-		}
-		s.Pixels[v]++
-		s.Ha[v] += ha
-	}
+	count := func(v uint8, ha float64) { s.count(v, ha, hasNoData && v == nodata) }
 	if g.IsPoint() {
 		for _, p := range g.Points {
 			col, row, ok := grid.Pixel(p[0], p[1])
@@ -94,18 +86,36 @@ func ZonalStats(ctx context.Context, g Geometry, pointHa float64, r RasterReader
 	if err := r.ReadWindow(ctx, w, buf); err != nil {
 		return PixelStats{}, fmt.Errorf("geo: read raster window %+v: %w", w, err)
 	}
+	eachPixelIn(g.Polygons, grid, w, buf, func(v uint8, _, _, ha float64) { count(v, ha) })
+	return s, nil
+}
+
+// count adds a pixel of value v and area ha, apart if it is nodata.
+func (s *PixelStats) count(v uint8, ha float64, nodata bool) {
+	if nodata {
+		s.NoDataPixels++
+		s.NoDataHa += ha
+		return
+	}
+	s.Pixels[v]++
+	s.Ha[v] += ha
+}
+
+// eachPixelIn calls fn with the value, centre and area of each pixel of
+// the window w of grid (pixels px, row by row) whose centre lies inside or
+// on the polygons.
+func eachPixelIn(ps []Polygon, grid geotiff.Georef, w geotiff.Window, px []uint8, fn func(v uint8, lon, lat, ha float64)) {
 	for y := range w.Height {
 		row := w.Row + y
 		_, lat := grid.Center(0, row)
 		ha := cellHa(lat, grid.DX, grid.DY)
 		for x := range w.Width {
 			lon, _ := grid.Center(w.Col+x, row)
-			if coversPoint(g.Polygons, Position{lon, lat}) {
-				count(buf[y*w.Width+x], ha)
+			if coversPoint(ps, Position{lon, lat}) {
+				fn(px[y*w.Width+x], lon, lat, ha)
 			}
 		}
 	}
-	return s, nil
 }
 
 // bbox returns the bounding box of the polygons' exterior rings.

@@ -65,6 +65,8 @@ type App struct {
 	// prodIndex the imported layers, rebuilt after each import.
 	sandboxIndex *geo.Index
 	prodIndex    atomic.Pointer[geo.Index]
+	// tiles reads the tiles of raster layers.
+	tiles *tileFiles
 
 	// benchmark is the country benchmark batches are assessed with.
 	benchmark *risk.Benchmark
@@ -119,6 +121,7 @@ func New(cfg *Config, opts Options) (*App, error) {
 		return nil, fmt.Errorf("risk.country_benchmark_file: %w", err)
 	}
 	a.sandboxIndex = geo.NewIndex(geo.SandboxLayers()...)
+	a.tiles = newTileFiles(int64(cfg.Layers.RasterCacheMB)<<20, maxOpenTiles)
 	a.screenSlot = make(chan struct{}, 1)
 	if err := a.openEUSystem(); err != nil {
 		db.Close()
@@ -145,6 +148,7 @@ func (a *App) Handler(env storage.Environment) http.Handler { return a.handlers[
 // Close flushes key usage and closes the store. Run calls it on return.
 func (a *App) Close() error {
 	err := a.usage.flush(context.Background(), a.db)
+	a.tiles.closeAll()
 	return errors.Join(err, a.db.Close())
 }
 

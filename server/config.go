@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"net/url"
 	"os"
@@ -39,6 +40,26 @@ type Config struct {
 	Ledger          LedgerConfig   `mapstructure:"ledger"`
 	EUSystem        EUSystemConfig `mapstructure:"eu_system"`
 	Reports         ReportsConfig  `mapstructure:"reports"`
+	Layers          LayersConfig   `mapstructure:"layers"`
+}
+
+// LayersConfig sets where raster reference layers may be imported from
+// through the API and how much memory reading them may use.
+type LayersConfig struct {
+	// RasterRoot is the folder under which POST /layers may name a raster
+	// layer's tiles ("": rasters in the data dir). `eudr layers import
+	// --raster DIR` takes any folder.
+	RasterRoot string `mapstructure:"raster_root"`
+	// RasterCacheMB bounds the decoded raster blocks kept in memory.
+	RasterCacheMB int `mapstructure:"raster_cache_mb"`
+}
+
+// rasterRoot is the raster root folder's path.
+func (c LayersConfig) rasterRoot(dataDir string) string {
+	if c.RasterRoot != "" {
+		return c.RasterRoot
+	}
+	return filepath.Join(dataDir, "rasters")
 }
 
 // ReportsConfig sets where archive reports are written and how long they
@@ -77,6 +98,10 @@ type LedgerConfig struct {
 type RiskConfig struct {
 	MaxScore            int     `mapstructure:"max_score"`
 	OverlapThresholdPct float64 `mapstructure:"overlap_threshold_pct"`
+	// LossThresholdPct and LossThresholdHa bound the forest lost after the
+	// cutoff that raster layers may find on a plot (geo.Rules).
+	LossThresholdPct float64 `mapstructure:"loss_threshold_pct"`
+	LossThresholdHa  float64 `mapstructure:"loss_threshold_ha"`
 	// CountryBenchmarkFile replaces the embedded country benchmark
 	// (Implementing Regulation (EU) 2025/1093) when set; see
 	// risk.ParseBenchmark for its shape.
@@ -100,6 +125,7 @@ func (c RiskConfig) benchmark() (*risk.Benchmark, error) {
 func (c RiskConfig) rules() geo.Rules {
 	r := geo.DefaultRules()
 	r.MaxRiskScore, r.OverlapThresholdPct = c.MaxScore, c.OverlapThresholdPct
+	r.LossThresholdPct, r.LossThresholdHa = c.LossThresholdPct, c.LossThresholdHa
 	return r
 }
 
@@ -193,6 +219,10 @@ var defaults = map[string]any{
 	"risk.max_score":                  50,
 	"risk.overlap_threshold_pct":      0.0,
 	"risk.country_benchmark_file":     "",
+	"risk.loss_threshold_pct":         10.0,
+	"risk.loss_threshold_ha":          0.5,
+	"layers.raster_root":              "",
+	"layers.raster_cache_mb":          64,
 	"ledger.key_name":                 "eudr-appliance",
 	"ledger.key_file":                 "",
 	"eu_system.endpoint":              "https://eudr.webcloud.ec.europa.eu/tracesnt",
@@ -400,6 +430,15 @@ func (c *Config) Validate() error {
 	}
 	if !(c.Risk.OverlapThresholdPct >= 0 && c.Risk.OverlapThresholdPct < 100) {
 		bad("risk.overlap_threshold_pct", "must be at least 0 and below 100")
+	}
+	if !(c.Risk.LossThresholdPct >= 0 && c.Risk.LossThresholdPct < 100) {
+		bad("risk.loss_threshold_pct", "must be at least 0 and below 100")
+	}
+	if !(c.Risk.LossThresholdHa >= 0) || math.IsInf(c.Risk.LossThresholdHa, 1) {
+		bad("risk.loss_threshold_ha", "must be a finite area of at least 0")
+	}
+	if c.Layers.RasterCacheMB < 1 || c.Layers.RasterCacheMB > 1<<16 {
+		bad("layers.raster_cache_mb", "must be from 1 to 65536")
 	}
 	if _, err := c.Risk.benchmark(); err != nil {
 		bad("risk.country_benchmark_file", "%v", err)

@@ -25,6 +25,9 @@ type layerImportRequest struct {
 	Source   string          `json:"source"`
 	Features json.RawMessage `json:"features"`
 	Coverage json.RawMessage `json:"coverage"`
+	Raster   *struct {
+		Directory string `json:"directory"`
+	} `json:"raster"`
 }
 
 // layerResponse is a reference layer as listed (never its features).
@@ -37,7 +40,16 @@ type layerResponse struct {
 	SHA256       string          `json:"sha256"`
 	FeatureCount int             `json:"featureCount"`
 	Coverage     coverageSummary `json:"coverage"`
+	Raster       *rasterSummary  `json:"raster"`
 	ImportedAt   *string         `json:"importedAt"`
+}
+
+// rasterSummary describes a raster layer's tiles: their folder on the
+// appliance and each one's header.
+type rasterSummary struct {
+	Directory string               `json:"directory"`
+	TileCount int                  `json:"tileCount"`
+	Tiles     []storage.RasterTile `json:"tiles"`
 }
 
 // coverageSummary says where a layer has data: how many polygons and their
@@ -70,9 +82,19 @@ func layerResponseOf(l *storage.Layer) (layerResponse, error) {
 	if err := json.Unmarshal(l.Coverage, &cov); err != nil {
 		return layerResponse{}, fmt.Errorf("decode coverage of layer %s: %w", l.ID, err)
 	}
-	return layerResponse{LayerID: l.ID, Name: l.Name, Kind: l.Kind, Version: l.Version, Source: l.Source,
+	resp := layerResponse{LayerID: l.ID, Name: l.Name, Kind: l.Kind, Version: l.Version, Source: l.Source,
 		SHA256: l.SHA256, FeatureCount: l.FeatureCount, Coverage: summarizeCoverage(cov),
-		ImportedAt: formatTimePtr(&l.ImportedAt)}, nil
+		ImportedAt: formatTimePtr(&l.ImportedAt)}
+	if r := l.Raster; r != nil {
+		// A raster layer has data inside its tiles.
+		for _, t := range r.Tiles {
+			b := tileGrid(t).Bounds()
+			cov = append(cov, geo.Polygon{geo.Ring{{b.West, b.South}, {b.East, b.South}, {b.East, b.North}, {b.West, b.North}, {b.West, b.South}}})
+		}
+		resp.Coverage = summarizeCoverage(cov)
+		resp.Raster = &rasterSummary{Directory: r.Dir, TileCount: len(r.Tiles), Tiles: r.Tiles}
+	}
+	return resp, nil
 }
 
 // indexFor is the reference index screening uses in env.
@@ -105,7 +127,13 @@ func (a *App) loadLayers(ctx context.Context) error {
 		return fmt.Errorf("load layers: %w", err)
 	}
 	layers := make([]*geo.Layer, 0, len(stored))
+	var rasters []*geo.RasterLayer
 	for _, s := range stored {
+		if s.Raster != nil {
+			a.checkTiles(s)
+			rasters = append(rasters, rasterLayer(s, a.tiles))
+			continue
+		}
 		feats, err := geo.ParseLayerFeatures(s.Features)
 		if err != nil {
 			return fmt.Errorf("load layer %s: %w", s.ID, err)
@@ -117,7 +145,7 @@ func (a *App) loadLayers(ctx context.Context) error {
 		layers = append(layers, &geo.Layer{ID: s.ID, Name: s.Name, Kind: geo.LayerKind(s.Kind), Version: s.Version,
 			Source: s.Source, SHA256: s.SHA256, Coverage: cov, Features: feats})
 	}
-	a.prodIndex.Store(geo.NewIndex(layers...))
+	a.prodIndex.Store(geo.NewIndex(layers...).WithRasters(rasters...))
 	// Decoding a large layer makes several times its size in garbage;
 	// give it back to the system now rather than keep it resident until
 	// the runtime gets round to it.
@@ -131,11 +159,17 @@ func (a *App) loadLayers(ctx context.Context) error {
 type LayerRequest struct {
 	Name, Kind, Version, Source string
 	Features, Coverage          []byte
+	// RasterDir is the folder of a raster layer's GeoTIFF tiles, and
+	// RasterField where problems with it are reported.
+	RasterDir, RasterField string
 }
 
 // parseLayerRequest validates a layer and makes its record. Problem paths
 // are prefixed with prefix for those of the features collection.
 func parseLayerRequest(lr LayerRequest, featuresPrefix string) (*storage.Layer, error) {
+	if geo.LayerKind(lr.Kind).IsRaster() || lr.RasterDir != "" {
+		return parseRasterRequest(lr, featuresPrefix)
+	}
 	l, err := geo.ParseLayerWithCoverage(lr.Name, geo.LayerKind(lr.Kind), lr.Version, lr.Source, lr.Features, lr.Coverage)
 	if probs, ok := err.(geo.Problems); ok {
 		return nil, layerProblems(probs, featuresPrefix)
@@ -149,6 +183,44 @@ func parseLayerRequest(lr LayerRequest, featuresPrefix string) (*storage.Layer, 
 	}
 	return &storage.Layer{Name: l.Name, Kind: string(l.Kind), Version: l.Version, Source: l.Source, SHA256: l.SHA256,
 		FeatureCount: len(l.Features), Coverage: cov, Features: bytes.Clone(lr.Features)}, nil
+}
+
+// parseRasterRequest validates a raster layer and reads its tiles'
+// headers: the layer and every tile must be readable, or nothing is
+// imported.
+func parseRasterRequest(lr LayerRequest, featuresPrefix string) (*storage.Layer, error) {
+	err := geo.CheckRasterLayer(lr.Name, geo.LayerKind(lr.Kind), lr.Version, lr.Source)
+	var probs Problems
+	if ps, ok := err.(geo.Problems); ok {
+		for _, p := range ps {
+			probs.Add(p.Code, p.Path, p.Issue)
+		}
+	}
+	if lr.Features != nil {
+		field := featuresPrefix
+		if field == "" {
+			field = "features"
+		}
+		probs.Add("INVALID_VALUE", field, "a raster layer is a folder of GeoTIFF tiles, not GeoJSON features")
+	}
+	if lr.Coverage != nil {
+		probs.Add("INVALID_VALUE", "coverage", "a raster layer has data where its tiles are; it takes no coverage")
+	}
+	var tiles []storage.RasterTile
+	if lr.RasterDir == "" {
+		probs.Add("REQUIRED", lr.RasterField, "is required for a raster layer: the folder of its GeoTIFF tiles")
+	} else {
+		tiles, err = readRasterDir(lr.RasterDir, lr.RasterField)
+		if e, ok := err.(*Error); ok {
+			probs = append(probs, e.Details...)
+		}
+	}
+	if err := probs.Err(); err != nil {
+		return nil, err
+	}
+	return &storage.Layer{Name: lr.Name, Kind: lr.Kind, Version: lr.Version, Source: lr.Source,
+		SHA256: rasterSHA256(tiles), Coverage: json.RawMessage("[]"),
+		Raster: &storage.RasterTiles{Dir: lr.RasterDir, Tiles: tiles}}, nil
 }
 
 func nonNilPolygons(ps []geo.Polygon) []geo.Polygon {
@@ -226,6 +298,13 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	}
 	if f := bytes.TrimSpace(req.Features); string(f) == "null" {
 		lr.Features = nil
+	}
+	lr.RasterField = "raster.directory"
+	if req.Raster != nil {
+		if lr.RasterDir, err = a.rasterDir(req.Raster.Directory); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	l, err := parseLayerRequest(lr, "features")
 	if err := mergeProblems(decoded, err); err != nil {

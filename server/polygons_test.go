@@ -45,8 +45,14 @@ var fixtureCollection = collection(
 
 func (ta *testApp) postPolygons(key, idem, body string) (polygonsAcceptedResponse, *httptest.ResponseRecorder) {
 	ta.tb.Helper()
-	w := ta.do("POST", eudrPrefix+"/polygons", body, "X-API-Key", key, "Idempotency-Key", idem,
-		"Content-Type", "application/geo+json")
+	return ta.postPolygonsOn(storage.Sandbox, key, idem, body)
+}
+
+// postPolygonsOn is postPolygons on env's listener.
+func (ta *testApp) postPolygonsOn(env storage.Environment, key, idem, body string) (polygonsAcceptedResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	w := ta.serve(env, newRequest("POST", eudrPrefix+"/polygons", body, "X-API-Key", key, "Idempotency-Key", idem,
+		"Content-Type", "application/geo+json"))
 	var acc polygonsAcceptedResponse
 	if w.Code == http.StatusAccepted {
 		mustDecode(ta.tb, w, &acc)

@@ -65,16 +65,76 @@ type evidenceDocument struct {
 	Rules         evidenceRules     `json:"rules"`
 	Layers        []evidenceLayer   `json:"layers"`
 	Overlaps      []evidenceOverlap `json:"overlaps"`
-	EngineVersion string            `json:"engineVersion"`
-	AppVersion    string            `json:"appVersion"`
-	ScreenedAt    string            `json:"screenedAt"`
+	// Rasters is what each raster layer measured on the plot, and
+	// LossInForest the forest lost after the cutoff they found (null when
+	// no loss-year layer covers the plot).
+	Rasters       []evidenceRaster `json:"rasters"`
+	LossInForest  *evidenceLoss    `json:"lossInForest"`
+	EngineVersion string           `json:"engineVersion"`
+	AppVersion    string           `json:"appVersion"`
+	ScreenedAt    string           `json:"screenedAt"`
 }
 
 // evidenceRules are the thresholds the plot was judged by.
 type evidenceRules struct {
 	MaxRiskScore        int     `json:"maxRiskScore"`
 	OverlapThresholdPct float64 `json:"overlapThresholdPct"`
+	LossThresholdPct    float64 `json:"lossThresholdPct"`
+	LossThresholdHa     float64 `json:"lossThresholdHa"`
 	AreaTolerancePct    float64 `json:"areaTolerancePct"`
+	// Cutoff is the EUDR cutoff date: loss after it counts.
+	Cutoff string `json:"cutoff"`
+}
+
+// evidenceRaster is what one raster layer measured on the plot.
+type evidenceRaster struct {
+	LayerID string `json:"layerId"`
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+	Source  string `json:"source"`
+	SHA256  string `json:"sha256"`
+	Covered bool   `json:"covered"`
+	// Tiles are the tiles the plot touches.
+	Tiles []string `json:"tiles"`
+	// Pixels counts the plot's pixels (nodata included), NoDataPixels the
+	// nodata ones; Values the others by value.
+	Pixels       int             `json:"pixels"`
+	NoDataPixels int             `json:"noDataPixels"`
+	Values       []evidenceValue `json:"values"`
+	// Sampled: the plot holds no pixel centre and was measured as the
+	// pixel at its centre.
+	Sampled bool `json:"sampled"`
+	// MeasuredHa is forest (forest-2020), loss after the cutoff wherever
+	// it is (loss-year) or alerts (alerts); MeasuredPct of the plot.
+	MeasuredHa  float64 `json:"measuredHa"`
+	MeasuredPct float64 `json:"measuredPct"`
+	// LossByYear is a loss-year layer's loss per year.
+	LossByYear []evidenceYear `json:"lossByYear,omitempty"`
+}
+
+// evidenceValue is the plot's pixels of one value.
+type evidenceValue struct {
+	Value  int     `json:"value"`
+	Pixels int     `json:"pixels"`
+	Ha     float64 `json:"ha"`
+}
+
+// evidenceYear is the plot's loss in one year.
+type evidenceYear struct {
+	Year   int     `json:"year"`
+	Pixels int     `json:"pixels"`
+	Ha     float64 `json:"ha"`
+}
+
+// evidenceLoss is forest standing in 2020 lost after the cutoff, from a
+// loss-year layer and a forest-2020 layer (null when none covers the plot).
+type evidenceLoss struct {
+	LossLayerID   string  `json:"lossLayerId"`
+	ForestLayerID *string `json:"forestLayerId"`
+	Pixels        int     `json:"pixels"`
+	Ha            float64 `json:"ha"`
+	Pct           float64 `json:"pct"`
 }
 
 // evidenceLayer is a reference layer the plot was measured against, and
@@ -126,7 +186,8 @@ const entryPolygonScreened = "polygon.screened"
 // when the job (re)started.
 type screening struct {
 	ix         *geo.Index
-	layers     []*geo.Layer // ix.Layers()
+	layers     []*geo.Layer       // ix.Layers()
+	rasters    []*geo.RasterLayer // ix.Rasters()
 	rules      geo.Rules
 	appVersion string
 	log        func(index int, cause any)
@@ -155,7 +216,7 @@ func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.
 		return fmt.Errorf("read the job's request: %w", err)
 	}
 	ix := a.indexFor(t.Env)
-	s := screening{ix: ix, layers: ix.Layers(), rules: a.cfg.Risk.rules(), appVersion: a.version,
+	s := screening{ix: ix, layers: ix.Layers(), rasters: ix.Rasters(), rules: a.cfg.Risk.rules(), appVersion: a.version,
 		log: func(index int, cause any) {
 			a.log.Error().Str("job_id", job.ID).Int("feature_index", index).Interface("panic", cause).
 				Msg("screening a feature panicked; it is FAILED SCREENING_ERROR")
@@ -283,7 +344,7 @@ func (s screening) screenAll(ctx context.Context, jobID string, feats []geo.Feat
 				if i >= len(feats) {
 					return
 				}
-				out[i] = s.screen(jobID, feats[i], now)
+				out[i] = s.screen(ctx, jobID, feats[i], now)
 			}
 		}()
 	}
@@ -293,8 +354,8 @@ func (s screening) screenAll(ctx context.Context, jobID string, feats []geo.Feat
 
 // screen judges one feature and makes its polygon record, evidence and job
 // result. A panic in the geometry code fails the plot, not the appliance.
-func (s screening) screen(jobID string, f geo.Feature, now time.Time) screened {
-	o, err := s.assess(f)
+func (s screening) screen(ctx context.Context, jobID string, f geo.Feature, now time.Time) screened {
+	o, err := s.assess(ctx, f)
 	if err != nil {
 		// Only invalid rules give an error, and the config is checked at
 		// start: judge nothing rather than judge wrongly.
@@ -328,7 +389,7 @@ func (s screening) screen(jobID string, f geo.Feature, now time.Time) screened {
 }
 
 // assess runs geo.Assess, turning a panic into FAILED SCREENING_ERROR.
-func (s screening) assess(f geo.Feature) (o geo.Outcome, err error) {
+func (s screening) assess(ctx context.Context, f geo.Feature) (o geo.Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log(f.Index, p)
@@ -336,7 +397,7 @@ func (s screening) assess(f geo.Feature) (o geo.Outcome, err error) {
 				Detail: "the plot could not be screened because of an internal error; it has been logged"}, nil
 		}
 	}()
-	return geo.Assess(f, s.ix, s.rules)
+	return geo.Assess(ctx, f, s.ix, s.rules)
 }
 
 func (s screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 string) evidenceDocument {
@@ -344,8 +405,9 @@ func (s screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 strin
 		EUDRStatus: p.Status, FailureReason: optional(p.FailureReason), FailureDetail: optional(p.FailureDetail),
 		AreaHa: p.AreaHa, Risk: toRiskBody(p.Risk),
 		Rules: evidenceRules{MaxRiskScore: s.rules.MaxRiskScore, OverlapThresholdPct: s.rules.OverlapThresholdPct,
-			AreaTolerancePct: 100 * s.rules.AreaTolerance},
-		Layers: []evidenceLayer{}, Overlaps: []evidenceOverlap{},
+			LossThresholdPct: s.rules.LossThresholdPct, LossThresholdHa: s.rules.LossThresholdHa,
+			AreaTolerancePct: 100 * s.rules.AreaTolerance, Cutoff: "2020-12-31"},
+		Layers: []evidenceLayer{}, Overlaps: []evidenceOverlap{}, Rasters: []evidenceRaster{},
 		EngineVersion: geo.EngineVersion, AppVersion: s.appVersion, ScreenedAt: formatTime(p.ScreenedAt)}
 	// o.Layers is in index order, one entry per layer, when the plot was
 	// screened at all.
@@ -358,5 +420,32 @@ func (s screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 strin
 				OverlapHa: lr.OverlapHa, OverlapPct: lr.OverlapPct, FeatureIDs: lr.FeatureIDs})
 		}
 	}
+	for i, rr := range o.Rasters {
+		ev.Rasters = append(ev.Rasters, evidenceRasterOf(s.rasters[i], rr))
+	}
+	if l := o.Loss; l != nil {
+		ev.LossInForest = &evidenceLoss{LossLayerID: l.LossLayerID, ForestLayerID: optional(l.ForestLayerID),
+			Pixels: l.Pixels, Ha: l.Ha, Pct: l.Pct}
+	}
 	return ev
+}
+
+func evidenceRasterOf(l *geo.RasterLayer, rr geo.RasterResult) evidenceRaster {
+	n, _ := rr.Stats.Total()
+	er := evidenceRaster{LayerID: l.ID, Name: l.Name, Kind: string(l.Kind), Version: l.Version, Source: l.Source,
+		SHA256: l.SHA256, Covered: rr.Covered, Tiles: rr.Tiles, Pixels: n, NoDataPixels: rr.Stats.NoDataPixels,
+		Values: []evidenceValue{}, Sampled: rr.Sampled, MeasuredHa: rr.Ha, MeasuredPct: rr.Pct}
+	if er.Tiles == nil {
+		er.Tiles = []string{}
+	}
+	for v, px := range rr.Stats.Pixels {
+		if px == 0 {
+			continue
+		}
+		er.Values = append(er.Values, evidenceValue{Value: v, Pixels: px, Ha: rr.Stats.Ha[v]})
+		if l.Kind == geo.LossYear && v > 0 {
+			er.LossByYear = append(er.LossByYear, evidenceYear{Year: 2000 + v, Pixels: px, Ha: rr.Stats.Ha[v]})
+		}
+	}
+	return er
 }

@@ -10,7 +10,9 @@ import (
 // Layer is an imported reference layer (DESIGN.md, Screening). It is
 // appliance-wide, not a tenant's. Features, the GeoJSON FeatureCollection
 // as imported, is kept under its own key in layer_data, so listing layers
-// does not read it; FindLayers leaves it nil and FindLayer fills it.
+// does not read it; FindLayers leaves it nil and FindLayer fills it. A
+// raster layer has no features: Raster lists its GeoTIFF tiles, which stay
+// in their folder outside the store.
 type Layer struct {
 	ID           string          `json:"id"`
 	Name         string          `json:"name"`
@@ -21,7 +23,37 @@ type Layer struct {
 	FeatureCount int             `json:"featureCount"`
 	Coverage     json.RawMessage `json:"coverage"` // the coverage polygons ([]geo.Polygon as JSON)
 	Features     json.RawMessage `json:"-"`
+	Raster       *RasterTiles    `json:"raster,omitempty"`
 	ImportedAt   time.Time       `json:"importedAt"`
+}
+
+// RasterTiles are a raster layer's GeoTIFF files: their folder and what
+// each one's header said when the layer was imported.
+type RasterTiles struct {
+	Dir   string       `json:"dir"`
+	Tiles []RasterTile `json:"tiles"`
+}
+
+// RasterTile is one GeoTIFF of a raster layer, as its header described it
+// at import: a later change to the file is detected by its size and
+// header, and the tile is then not read.
+type RasterTile struct {
+	Name   string `json:"name"` // the file's name in the folder
+	Size   int64  `json:"size"` // bytes
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	// West and North are the outer upper-left corner of the first pixel,
+	// DX and DY a pixel's size, in degrees (EPSG:4326).
+	West         float64 `json:"west"`
+	North        float64 `json:"north"`
+	DX           float64 `json:"dx"`
+	DY           float64 `json:"dy"`
+	PixelIsPoint bool    `json:"pixelIsPoint"`
+	NoData       *int    `json:"noData"`
+	Compression  string  `json:"compression"`
+	Predictor    string  `json:"predictor"`
+	// Layout is "tiles WxH" or "strips of N rows".
+	Layout string `json:"layout"`
 }
 
 // PutLayer writes a layer and its features.
@@ -29,7 +61,11 @@ func (tx *Tx) PutLayer(l *Layer) error {
 	if err := putJSON(tx.Bucket(bucketLayers), []byte(l.ID), l); err != nil {
 		return fmt.Errorf("put layer %s: %w", l.ID, err)
 	}
-	if err := tx.Bucket(bucketLayerData).Put([]byte(l.ID), l.Features); err != nil {
+	data := l.Features
+	if data == nil {
+		data = []byte{} // a raster layer
+	}
+	if err := tx.Bucket(bucketLayerData).Put([]byte(l.ID), data); err != nil {
 		return fmt.Errorf("put layer data %s: %w", l.ID, err)
 	}
 	return nil

@@ -1,0 +1,409 @@
+package geo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/peterstace/simplefeatures/geom"
+
+	"github.com/eudr/eudr/geo/geotiff"
+)
+
+// Kinds of raster reference layer: folders of single-band uint8 GeoTIFF
+// tiles, such as the satellite datasets EUDR screening uses.
+const (
+	// Forest2020 is a forest mask as it stood at the end of 2020 (the JRC
+	// Global Forest Cover 2020 map): a pixel is forest when its value is
+	// not 0.
+	Forest2020 LayerKind = "forest-2020"
+	// LossYear is the year of forest loss (the Hansen/UMD Global Forest
+	// Change lossyear layer): 0 is no loss, k is loss in the year 2000+k.
+	LossYear LayerKind = "loss-year"
+	// Alerts is a disturbance alert raster (RADD, GLAD): a pixel is an
+	// alert when its value is not 0.
+	Alerts LayerKind = "alerts"
+)
+
+// LossCutoffValue is the last loss-year value before the EUDR cutoff
+// 2020-12-31: a loss-year pixel above it was lost after the cutoff.
+const LossCutoffValue = 20
+
+// IsRaster reports whether layers of kind k are GeoTIFF tiles rather than
+// vector features.
+func (k LayerKind) IsRaster() bool { return k == Forest2020 || k == LossYear || k == Alerts }
+
+// RasterLayer is a reference layer of GeoTIFF tiles. Its tiles must not
+// overlap each other (a dataset's 10 x 10 degree grid does not).
+type RasterLayer struct {
+	ID      string
+	Name    string
+	Kind    LayerKind // Forest2020, LossYear or Alerts
+	Version string
+	Source  string
+	SHA256  string // hex SHA-256 of the layer's tile list as imported
+	Tiles   []RasterTile
+}
+
+// RasterTile is one GeoTIFF of a raster layer: its name, its grid, its
+// nodata value and a reader of its pixels (which may open the file when
+// first read).
+type RasterTile struct {
+	Name      string
+	Grid      geotiff.Georef
+	NoData    uint8
+	HasNoData bool
+	Reader    RasterReader
+}
+
+// RasterResult is what one raster layer says of a plot.
+type RasterResult struct {
+	LayerID string
+	Kind    LayerKind
+	// Covered reports whether the layer has data for the whole plot: the
+	// plot lies inside its tiles and none of its pixels is nodata.
+	Covered bool
+	// Tiles are the names of the tiles the plot touches, sorted.
+	Tiles []string
+	// Stats counts the plot's pixels by value on the layer's own grid. A
+	// polygon that holds no pixel centre at all (a plot smaller than a
+	// pixel, or a thin one) is counted as the pixel at the centre of its
+	// bounding box, with the plot's area, and Sampled is true.
+	Stats   PixelStats
+	Sampled bool
+	// Ha is what the layer measures on the plot, on its own grid: forest
+	// for Forest2020, loss after the cutoff (wherever it is) for LossYear,
+	// alerts for Alerts. Pct is Ha as a share of the plot, 0-100.
+	Ha, Pct float64
+}
+
+// LossInForest is forest standing in 2020 and lost after the cutoff: the
+// pixels of a loss-year layer above LossCutoffValue that a forest-2020
+// layer marks as forest. The two grids are combined on the finer one: each
+// of its pixels whose centre is in the plot takes the other layer's value
+// at that centre.
+type LossInForest struct {
+	LossLayerID string
+	// ForestLayerID is the forest-2020 layer used, or "" when none covers
+	// the plot: loss after the cutoff then counts wherever it is, since
+	// a plot must not pass for want of a forest map.
+	ForestLayerID string
+	// Pixels is the number of pixels counted, of the finer grid (of the
+	// loss-year grid without a forest layer).
+	Pixels int
+	Ha     float64
+	Pct    float64 // of the plot, 0-100
+}
+
+// WithRasters returns a copy of ix that also screens against raster
+// layers, in that order. Nil layers are skipped.
+func (ix *Index) WithRasters(layers ...*RasterLayer) *Index {
+	out := &Index{layers: ix.layers, features: ix.features, coverage: ix.coverage}
+	for _, l := range layers {
+		if l != nil {
+			out.rasters = append(out.rasters, l)
+		}
+	}
+	return out
+}
+
+// Rasters returns the raster layers in the order Screen reports them.
+func (ix *Index) Rasters() []*RasterLayer { return append([]*RasterLayer(nil), ix.rasters...) }
+
+// rasterWindow is the pixels of one tile under a plot: the window of its
+// bounding box for a polygon, one pixel for a point.
+type rasterWindow struct {
+	tile *RasterTile
+	win  geotiff.Window
+	px   []uint8
+}
+
+// value returns the pixel of the window that holds (lon, lat), and false
+// if none does.
+func (w *rasterWindow) value(lon, lat float64) (uint8, bool) {
+	col, row, ok := w.tile.Grid.Pixel(lon, lat)
+	col, row = col-w.win.Col, row-w.win.Row
+	if !ok || col < 0 || row < 0 || col >= w.win.Width || row >= w.win.Height {
+		return 0, false
+	}
+	return w.px[row*w.win.Width+col], true
+}
+
+// valueAt returns the pixel holding (lon, lat) among ws; ok is false when
+// no window holds it or the pixel is nodata.
+func valueAt(ws []rasterWindow, lon, lat float64) (v uint8, ok bool) {
+	for i := range ws {
+		if v, in := ws[i].value(lon, lat); in {
+			t := ws[i].tile
+			return v, !(t.HasNoData && v == t.NoData)
+		}
+	}
+	return 0, false
+}
+
+// rasterPlot is a plot being measured against raster layers.
+type rasterPlot struct {
+	g       Geometry
+	pointHa float64
+	plotHa  float64
+	lo, hi  [2]float64 // bounding box of a polygon plot
+	shape   geom.Geometry
+}
+
+// screenRasters measures the plot against every raster layer and combines
+// the forest-2020 and loss-year layers. loss is nil when no loss-year layer
+// covers the plot; with several, it is the largest.
+func (ix *Index) screenRasters(ctx context.Context, g Geometry, pointHa, plotHa float64) ([]RasterResult, *LossInForest, error) {
+	if len(ix.rasters) == 0 {
+		return nil, nil, nil
+	}
+	p := rasterPlot{g: g, pointHa: pointHa, plotHa: plotHa}
+	if !g.IsPoint() {
+		var ok bool
+		if p.lo, p.hi, ok = bbox(g.Polygons); !ok {
+			return nil, nil, nil
+		}
+	}
+	results := make([]RasterResult, len(ix.rasters))
+	windows := make([][]rasterWindow, len(ix.rasters))
+	for i, l := range ix.rasters {
+		ws, inside, err := p.read(ctx, l)
+		if err != nil {
+			return nil, nil, fmt.Errorf("raster layer %q: %w", l.Name, err)
+		}
+		windows[i] = ws
+		results[i] = p.measure(l, ws, inside)
+	}
+
+	// The newest forest-2020 layer that covers the plot is its forest map.
+	forest := -1
+	for i, r := range results {
+		if r.Kind == Forest2020 && r.Covered {
+			forest = i
+		}
+	}
+	var loss *LossInForest
+	for i, r := range results {
+		if r.Kind != LossYear || !r.Covered {
+			continue
+		}
+		lf := LossInForest{LossLayerID: r.LayerID}
+		if forest < 0 {
+			lf.Pixels, lf.Ha = r.Stats.from(LossCutoffValue + 1)
+		} else {
+			lf.ForestLayerID = results[forest].LayerID
+			lf.Pixels, lf.Ha = p.lossInForest(windows[i], windows[forest])
+		}
+		lf.Pct = pct(lf.Ha, plotHa)
+		if loss == nil || lf.Ha > loss.Ha {
+			loss = &lf
+		}
+	}
+	return results, loss, nil
+}
+
+// read reads the pixels of l's tiles under the plot. inside reports
+// whether the plot lies wholly inside the tiles.
+func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindow, inside bool, err error) {
+	if p.g.IsPoint() {
+		inside = true
+		for _, pt := range p.g.Points {
+			t := tileAt(l, pt[0], pt[1])
+			if t == nil {
+				inside = false
+				continue
+			}
+			col, row, _ := t.Grid.Pixel(pt[0], pt[1])
+			w, err := readWindow(ctx, t, geotiff.Window{Col: col, Row: row, Width: 1, Height: 1})
+			if err != nil {
+				return nil, false, err
+			}
+			ws = append(ws, w)
+		}
+		return ws, inside, nil
+	}
+	box := geotiff.Bounds{West: p.lo[0], South: p.lo[1], East: p.hi[0], North: p.hi[1]}
+	var rects []geom.Geometry
+	var tilesHa, boxHa float64 // in square degrees, not hectares: only compared
+	boxHa = (p.hi[0] - p.lo[0]) * (p.hi[1] - p.lo[1])
+	for i := range l.Tiles {
+		t := &l.Tiles[i]
+		b := t.Grid.Bounds()
+		w, s, e, n := max(b.West, box.West), max(b.South, box.South), min(b.East, box.East), min(b.North, box.North)
+		if w > e || s > n {
+			continue
+		}
+		tilesHa += (e - w) * (n - s)
+		rects = append(rects, rectGeom(b))
+		win := t.Grid.Window(box)
+		if win.Empty() {
+			continue
+		}
+		rw, err := readWindow(ctx, t, win)
+		if err != nil {
+			return nil, false, err
+		}
+		ws = append(ws, rw)
+	}
+	// Tiles do not overlap, so their parts of the box add up to the box
+	// when they cover it; otherwise the plot itself may still lie inside
+	// them (a plot in the inner corner of an L of tiles).
+	inside = len(rects) > 0 && tilesHa >= boxHa*(1-1e-12)
+	if !inside && len(rects) > 0 {
+		inside = p.insideRects(rects)
+	}
+	return ws, inside, nil
+}
+
+// insideRects reports whether the polygon plot lies inside the union of
+// rects, up to the slack coverage allows.
+func (p *rasterPlot) insideRects(rects []geom.Geometry) bool {
+	if p.shape.IsEmpty() {
+		shape, _, _, ok := toGeom(p.g.Polygons)
+		if !ok {
+			return false
+		}
+		p.shape = shape
+	}
+	u, err := geom.UnionMany(rects)
+	if err != nil {
+		return false
+	}
+	out, err := geom.Difference(p.shape, u)
+	return err == nil && areaOf(out) <= coverageSlackHa
+}
+
+func rectGeom(b geotiff.Bounds) geom.Geometry {
+	return geom.Envelope{}.ExpandToIncludeXY(geom.XY{X: b.West, Y: b.South}).
+		ExpandToIncludeXY(geom.XY{X: b.East, Y: b.North}).AsGeometry()
+}
+
+// tileAt returns the tile of l holding (lon, lat), or nil.
+func tileAt(l *RasterLayer, lon, lat float64) *RasterTile {
+	for i := range l.Tiles {
+		if _, _, ok := l.Tiles[i].Grid.Pixel(lon, lat); ok {
+			return &l.Tiles[i]
+		}
+	}
+	return nil
+}
+
+func readWindow(ctx context.Context, t *RasterTile, w geotiff.Window) (rasterWindow, error) {
+	px := make([]uint8, w.Width*w.Height)
+	if err := t.Reader.ReadWindow(ctx, w, px); err != nil {
+		return rasterWindow{}, fmt.Errorf("tile %s: %w", t.Name, err)
+	}
+	return rasterWindow{tile: t, win: w, px: px}, nil
+}
+
+// measure counts the plot's pixels in ws on l's grid.
+func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) RasterResult {
+	r := RasterResult{LayerID: l.ID, Kind: l.Kind}
+	for _, w := range ws {
+		r.Tiles = append(r.Tiles, w.tile.Name)
+	}
+	r.Tiles = sortedIDs(r.Tiles)
+	count := func(t *RasterTile, v uint8, ha float64) {
+		r.Stats.count(v, ha, t.HasNoData && v == t.NoData)
+	}
+	if p.g.IsPoint() {
+		for _, pt := range p.g.Points {
+			for i := range ws {
+				if v, ok := ws[i].value(pt[0], pt[1]); ok {
+					count(ws[i].tile, v, p.pointHa)
+					break
+				}
+			}
+		}
+	} else {
+		for _, w := range ws {
+			eachPixelIn(p.g.Polygons, w.tile.Grid, w.win, w.px, func(v uint8, _, _, ha float64) { count(w.tile, v, ha) })
+		}
+		if n, _ := r.Stats.Total(); n == 0 {
+			lon, lat := (p.lo[0]+p.hi[0])/2, (p.lo[1]+p.hi[1])/2
+			for i := range ws {
+				if v, ok := ws[i].value(lon, lat); ok {
+					count(ws[i].tile, v, p.plotHa)
+					r.Sampled = true
+					break
+				}
+			}
+		}
+	}
+	r.Covered = inside && r.Stats.NoDataPixels == 0
+	switch l.Kind {
+	case Forest2020, Alerts:
+		_, r.Ha = r.Stats.from(1)
+	case LossYear:
+		_, r.Ha = r.Stats.from(LossCutoffValue + 1)
+	}
+	r.Pct = pct(r.Ha, p.plotHa)
+	return r
+}
+
+// lossInForest combines a loss-year layer's windows with a forest-2020
+// layer's on the finer of their grids and returns the pixels of that grid
+// lost after the cutoff that were forest, and their hectares.
+func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha float64) {
+	lost := func(lv, fv uint8) bool { return lv > LossCutoffValue && fv != 0 }
+	if p.g.IsPoint() {
+		for _, pt := range p.g.Points {
+			lv, lok := valueAt(loss, pt[0], pt[1])
+			fv, fok := valueAt(forest, pt[0], pt[1])
+			if lok && fok && lost(lv, fv) {
+				pixels++
+				ha += p.pointHa
+			}
+		}
+		return pixels, ha
+	}
+	fine, other, fineIsLoss := loss, forest, true
+	if len(loss) > 0 && len(forest) > 0 && cellDeg2(forest[0].tile.Grid) < cellDeg2(loss[0].tile.Grid) {
+		fine, other, fineIsLoss = forest, loss, false
+	}
+	visit := func(t *RasterTile, v uint8, lon, lat, cellHa float64) {
+		if t.HasNoData && v == t.NoData {
+			return
+		}
+		ov, ok := valueAt(other, lon, lat)
+		if !ok {
+			return
+		}
+		lv, fv := v, ov
+		if !fineIsLoss {
+			lv, fv = ov, v
+		}
+		if lost(lv, fv) {
+			pixels++
+			ha += cellHa
+		}
+	}
+	seen := 0
+	for _, w := range fine {
+		eachPixelIn(p.g.Polygons, w.tile.Grid, w.win, w.px, func(v uint8, lon, lat, cellHa float64) {
+			seen++
+			visit(w.tile, v, lon, lat, cellHa)
+		})
+	}
+	if seen == 0 { // a plot smaller than a pixel: its bounding box's centre
+		lon, lat := (p.lo[0]+p.hi[0])/2, (p.lo[1]+p.hi[1])/2
+		for i := range fine {
+			if v, ok := fine[i].value(lon, lat); ok {
+				visit(fine[i].tile, v, lon, lat, p.plotHa)
+				break
+			}
+		}
+	}
+	return pixels, ha
+}
+
+// cellDeg2 is a grid's pixel size in square degrees.
+func cellDeg2(g geotiff.Georef) float64 { return g.DX * g.DY }
+
+// from returns the pixels and hectares of values v and above.
+func (s *PixelStats) from(v int) (pixels int, ha float64) {
+	for ; v < len(s.Pixels); v++ {
+		pixels += s.Pixels[v]
+		ha += s.Ha[v]
+	}
+	return pixels, ha
+}
