@@ -3,6 +3,7 @@ package geo
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/peterstace/simplefeatures/geom"
 
@@ -95,9 +96,9 @@ type LossInForest struct {
 }
 
 // WithRasters returns a copy of ix that also screens against raster
-// layers, in that order. Nil layers are skipped.
+// layers, after those ix has, in that order. Nil layers are skipped.
 func (ix *Index) WithRasters(layers ...*RasterLayer) *Index {
-	out := &Index{layers: ix.layers, features: ix.features, coverage: ix.coverage}
+	out := &Index{layers: ix.layers, features: ix.features, coverage: ix.coverage, rasters: slices.Clone(ix.rasters)}
 	for _, l := range layers {
 		if l != nil {
 			out.rasters = append(out.rasters, l)
