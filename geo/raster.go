@@ -67,8 +67,8 @@ type RasterResult struct {
 	Tiles []string
 	// Stats counts the plot's pixels by value on the layer's own grid. A
 	// polygon that holds no pixel centre at all (a plot smaller than a
-	// pixel, or a thin one) is counted as the pixel at the centre of its
-	// bounding box, with the plot's area, and Sampled is true.
+	// pixel, or a thin one) is counted as the pixel under a point inside
+	// each of its parts, with the part's area, and Sampled is true.
 	Stats   PixelStats
 	Sampled bool
 	// Ha is what the layer measures on the plot, on its own grid: forest
@@ -148,6 +148,7 @@ type rasterPlot struct {
 	plotHa  float64
 	lo, hi  [2]float64 // bounding box of a polygon plot
 	shape   geom.Geometry
+	samples []samplePoint // of a plot smaller than a pixel, when needed
 }
 
 // screenRasters measures the plot against every raster layer and combines
@@ -320,12 +321,13 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 			eachPixelIn(p.g.Polygons, w.tile.Grid, w.win, w.px, func(v uint8, _, _, ha float64) { count(w.tile, v, ha) })
 		}
 		if n, _ := r.Stats.Total(); n == 0 {
-			lon, lat := (p.lo[0]+p.hi[0])/2, (p.lo[1]+p.hi[1])/2
-			for i := range ws {
-				if v, ok := ws[i].value(lon, lat); ok {
-					count(ws[i].tile, v, p.plotHa)
-					r.Sampled = true
-					break
+			for _, sp := range p.samplePoints() {
+				for i := range ws {
+					if v, ok := ws[i].value(sp.lon, sp.lat); ok {
+						count(ws[i].tile, v, sp.ha)
+						r.Sampled = true
+						break
+					}
 				}
 			}
 		}
@@ -385,16 +387,43 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 			visit(w.tile, v, lon, lat, cellHa)
 		})
 	}
-	if seen == 0 { // a plot smaller than a pixel: its bounding box's centre
-		lon, lat := (p.lo[0]+p.hi[0])/2, (p.lo[1]+p.hi[1])/2
-		for i := range fine {
-			if v, ok := fine[i].value(lon, lat); ok {
-				visit(fine[i].tile, v, lon, lat, p.plotHa)
-				break
+	if seen == 0 { // a plot smaller than a pixel: a point of each part
+		for _, sp := range p.samplePoints() {
+			for i := range fine {
+				if v, ok := fine[i].value(sp.lon, sp.lat); ok {
+					visit(fine[i].tile, v, sp.lon, sp.lat, sp.ha)
+					break
+				}
 			}
 		}
 	}
 	return pixels, ha
+}
+
+// samplePoint stands for a part of a plot that holds no pixel centre.
+type samplePoint struct{ lon, lat, ha float64 }
+
+// samplePoints returns, for a polygon plot that holds no pixel centre, a
+// point inside each part (not the centre of its bounding box, which an L
+// or a MultiPolygon may not contain) with the part's area: each part is
+// then measured as the pixel its point falls in.
+func (p *rasterPlot) samplePoints() []samplePoint {
+	if p.samples != nil {
+		return p.samples
+	}
+	p.samples = []samplePoint{}
+	for _, part := range p.g.Polygons {
+		g, _, _, ok := toGeom([]Polygon{part})
+		if !ok {
+			continue
+		}
+		pt, ok := g.PointOnSurface().XY()
+		if !ok {
+			continue
+		}
+		p.samples = append(p.samples, samplePoint{lon: pt.X, lat: pt.Y, ha: areaOf(g)})
+	}
+	return p.samples
 }
 
 // cellDeg2 is a grid's pixel size in square degrees.

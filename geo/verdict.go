@@ -207,7 +207,7 @@ func clampPct(v float64) float64 {
 // measurements. A nil ix has no layers. When screening fails (see
 // ScreenArea) or a raster tile cannot be read, the plot is FAILED
 // SCREENING_ERROR. The error is non-nil, and the Outcome empty, only when
-// r is invalid or ctx is done while raster tiles are read.
+// r is invalid or ctx is done (checked once the plot has been screened).
 func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error) {
 	if err := r.Validate(); err != nil {
 		return Outcome{}, err
