@@ -298,7 +298,11 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if l.Raster != nil {
-		fmt.Fprintf(stdout, "%s %d tiles\n", l.ID, len(l.Raster.Tiles))
+		unit := "tiles"
+		if len(l.Raster.Tiles) == 1 {
+			unit = "tile"
+		}
+		fmt.Fprintf(stdout, "%s %d %s\n", l.ID, len(l.Raster.Tiles), unit)
 		return nil
 	}
 	fmt.Fprintf(stdout, "%s %d\n", l.ID, l.FeatureCount)

@@ -270,7 +270,7 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 	out.Layers, out.Rasters, out.Loss = res.Layers, rasters, loss
 	if !res.Covered(DeforestationAfterCutoff) && loss == nil {
 		out.Status, out.Reason = StatusFailed, ReasonNoReferenceCoverage
-		out.Detail = "no deforestation reference layer has data for the whole plot, and a plot is never called compliant without data"
+		out.Detail = "no deforestation reference layer (vector deforestation or raster loss-year) has data for the whole plot, and a plot is never called compliant without data"
 		return out, nil
 	}
 

@@ -109,8 +109,9 @@ type evidenceRaster struct {
 	// it is (loss-year) or alerts (alerts); MeasuredPct of the plot.
 	MeasuredHa  float64 `json:"measuredHa"`
 	MeasuredPct float64 `json:"measuredPct"`
-	// LossByYear is a loss-year layer's loss per year.
-	LossByYear []evidenceYear `json:"lossByYear,omitempty"`
+	// LossByYear is a loss-year layer's loss per year (empty for the
+	// other kinds).
+	LossByYear []evidenceYear `json:"lossByYear"`
 }
 
 // evidenceValue is the plot's pixels of one value.
@@ -434,7 +435,7 @@ func evidenceRasterOf(l *geo.RasterLayer, rr geo.RasterResult) evidenceRaster {
 	n, _ := rr.Stats.Total()
 	er := evidenceRaster{LayerID: l.ID, Name: l.Name, Kind: string(l.Kind), Version: l.Version, Source: l.Source,
 		SHA256: l.SHA256, Covered: rr.Covered, Tiles: rr.Tiles, Pixels: n, NoDataPixels: rr.Stats.NoDataPixels,
-		Values: []evidenceValue{}, Sampled: rr.Sampled, MeasuredHa: rr.Ha, MeasuredPct: rr.Pct}
+		Values: []evidenceValue{}, LossByYear: []evidenceYear{}, Sampled: rr.Sampled, MeasuredHa: rr.Ha, MeasuredPct: rr.Pct}
 	if er.Tiles == nil {
 		er.Tiles = []string{}
 	}
