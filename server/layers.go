@@ -201,14 +201,14 @@ func parseRasterRequest(lr LayerRequest, featuresPrefix string) (*storage.Layer,
 		if field == "" {
 			field = "features"
 		}
-		probs.Add("INVALID_VALUE", field, "a raster layer is a folder of GeoTIFF tiles, not GeoJSON features")
+		probs.Add(DetailInvalidValue, field, "a raster layer is a folder of GeoTIFF tiles, not GeoJSON features")
 	}
 	if lr.Coverage != nil {
-		probs.Add("INVALID_VALUE", "coverage", "a raster layer has data where its tiles are; it takes no coverage")
+		probs.Add(DetailInvalidValue, "coverage", "a raster layer has data where its tiles are; it takes no coverage")
 	}
 	var tiles []storage.RasterTile
 	if lr.RasterDir == "" {
-		probs.Add("REQUIRED", lr.RasterField, "is required for a raster layer: the folder of its GeoTIFF tiles")
+		probs.Add(DetailRequired, lr.RasterField, "is required for a raster layer: the folder of its GeoTIFF tiles")
 	} else {
 		tiles, err = readRasterDir(lr.RasterDir, lr.RasterField)
 		if e, ok := err.(*Error); ok {

@@ -30,7 +30,7 @@ func readRasterDir(dir, field string) ([]storage.RasterTile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		var p Problems
-		p.Add("INVALID_VALUE", field, fmt.Sprintf("the folder cannot be read: %v", pathErrorCause(err)))
+		p.Add(DetailInvalidValue, field, fmt.Sprintf("the folder cannot be read: %v", pathErrorCause(err)))
 		return nil, p.Err()
 	}
 	var p Problems
@@ -42,18 +42,18 @@ func readRasterDir(dir, field string) ([]storage.RasterTile, error) {
 		}
 		t, err := readTileHeader(filepath.Join(dir, e.Name()))
 		if err != nil {
-			p.Add("INVALID_VALUE", field, fmt.Sprintf("%s: %v", e.Name(), err))
+			p.Add(DetailInvalidValue, field, fmt.Sprintf("%s: %v", e.Name(), err))
 			continue
 		}
 		tiles = append(tiles, t)
 	}
 	if len(tiles) == 0 && len(p) == 0 {
-		p.Add("INVALID_VALUE", field, "the folder holds no GeoTIFF tiles (.tif or .tiff files)")
+		p.Add(DetailInvalidValue, field, "the folder holds no GeoTIFF tiles (.tif or .tiff files)")
 	}
 	for i := range tiles {
 		for j := i + 1; j < len(tiles); j++ {
 			if overlaps(tileGrid(tiles[i]).Bounds(), tileGrid(tiles[j]).Bounds()) {
-				p.Add("INVALID_VALUE", field, fmt.Sprintf("tiles %s and %s overlap: a layer's tiles must not (import each dataset as its own layer)",
+				p.Add(DetailInvalidValue, field, fmt.Sprintf("tiles %s and %s overlap: a layer's tiles must not (import each dataset as its own layer)",
 					tiles[i].Name, tiles[j].Name))
 			}
 		}
@@ -162,7 +162,7 @@ func (a *App) rasterDir(dir string) (string, error) {
 	p = filepath.Clean(p)
 	if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		var probs Problems
-		probs.Add("INVALID_VALUE", "raster.directory",
+		probs.Add(DetailInvalidValue, "raster.directory",
 			"must be a folder inside the raster root (layers.raster_root), given relative to it; use `eudr layers import --raster DIR` for folders elsewhere")
 		return "", probs.Err()
 	}
