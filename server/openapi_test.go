@@ -2858,7 +2858,8 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 	an = c.do(oaCall{method: "GET", target: polygons + "/" + storage.PolygonID(fixJob, 0) + "/evidence", op: evidence, hdr: ro, want: 200})
 	overlaps, layers := oaList(an.body["overlaps"]), oaList(an.body["layers"])
 	if len(overlaps) != 1 || overlaps[0].(map[string]any)["kind"] != string(geo.DeforestationAfterCutoff) || len(layers) < 2 ||
-		!reflect.DeepEqual(an.body["rules"], map[string]any{"maxRiskScore": 50.0, "overlapThresholdPct": 0.0, "areaTolerancePct": 10.0}) {
+		!reflect.DeepEqual(an.body["rules"], map[string]any{"maxRiskScore": 50.0, "overlapThresholdPct": 0.0, "areaTolerancePct": 10.0,
+			"lossThresholdPct": 10.0, "lossThresholdHa": 0.5, "cutoff": "2020-12-31"}) {
 		t.Errorf("evidence of the deforestation fixture: %s", an.rec.Body)
 	}
 	an = c.do(oaCall{method: "GET", target: polygons + "/" + storage.PolygonID(fixJob, 4) + "/evidence", op: evidence, hdr: ro, want: 200})
