@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -301,10 +302,13 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	}
 	lr.RasterField = "raster.directory"
 	if req.Raster != nil {
-		if lr.RasterDir, err = a.rasterDir(req.Raster.Directory); err != nil {
-			writeError(w, r, err)
-			return
+		var probs Problems
+		lr.RasterDir, probs = a.rasterDir(req.Raster.Directory)
+		if req.Raster.Directory == "" && !geo.LayerKind(req.Kind).IsRaster() {
+			probs.Add(DetailInvalidValue, "raster.directory", "only raster kinds (forest-2020, loss-year, alerts) take a folder of tiles")
 		}
+		// These come first, so a REQUIRED for the same field is dropped.
+		decoded = append(decoded, probs...)
 	}
 	l, err := parseLayerRequest(lr, "features")
 	if err := mergeProblems(decoded, err); err != nil {
@@ -322,6 +326,28 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 		}
 		return reply{status: http.StatusOK, body: resp, onCommit: func() { a.reloadLayers(r.Context()) }}, nil
 	})
+}
+
+// handleLayersDelete stops production screening against a layer: an
+// outdated release, or a raster layer whose tiles are gone. Plots already
+// screened keep their evidence, which names the layer's version and
+// SHA-256.
+func (a *App) handleLayersDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	id := ps.ByName("layerId")
+	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
+		if err := tx.DeleteLayer(id); errors.Is(err, storage.ErrNotFound) {
+			return notFound("layer " + id)
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a.reloadLayers(r.Context())
+	writeNoContent(w)
 }
 
 func (a *App) handleLayersList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {

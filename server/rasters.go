@@ -129,8 +129,8 @@ func sameTile(a, b storage.RasterTile) bool {
 }
 
 // checkTiles logs the tiles of a raster layer that are missing or changed
-// since it was imported: plots that need them are FAILED until the layer
-// is imported again.
+// since it was imported: plots that need them are FAILED until the file is
+// restored or the layer deleted.
 func (a *App) checkTiles(l *storage.Layer) {
 	for _, t := range l.Raster.Tiles {
 		st, err := os.Stat(filepath.Join(l.Raster.Dir, t.Name))
@@ -139,7 +139,7 @@ func (a *App) checkTiles(l *storage.Layer) {
 			a.log.Error().Str("layer_id", l.ID).Str("tile", t.Name).Err(pathErrorCause(err)).Msg("raster tile cannot be read")
 		case st.Size() != t.Size:
 			a.log.Error().Str("layer_id", l.ID).Str("tile", t.Name).Int64("size", st.Size()).Int64("imported_size", t.Size).
-				Msg("raster tile has changed since its layer was imported; import the layer again")
+				Msg("raster tile has changed since its layer was imported; restore it, or import the corrected folder as a new layer and delete this one")
 		}
 	}
 }
@@ -147,13 +147,16 @@ func (a *App) checkTiles(l *storage.Layer) {
 // rasterDir resolves the folder POST /layers names for a raster layer:
 // relative to layers.raster_root, or absolute inside it. The API may not
 // make the appliance read folders elsewhere; `eudr layers import` may.
-func (a *App) rasterDir(dir string) (string, error) {
+// Symbolic links inside the root are followed: the operator made them.
+func (a *App) rasterDir(dir string) (string, Problems) {
 	if dir == "" {
 		return "", nil // REQUIRED, reported with the rest
 	}
+	var probs Problems
 	root, err := filepath.Abs(a.cfg.Layers.rasterRoot(a.cfg.DataDir))
 	if err != nil {
-		return "", err
+		probs.Add(DetailInvalidValue, "raster.directory", "the raster root (layers.raster_root) cannot be resolved")
+		return "", probs
 	}
 	p := dir
 	if !filepath.IsAbs(p) {
@@ -161,10 +164,9 @@ func (a *App) rasterDir(dir string) (string, error) {
 	}
 	p = filepath.Clean(p)
 	if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		var probs Problems
 		probs.Add(DetailInvalidValue, "raster.directory",
 			"must be a folder inside the raster root (layers.raster_root), given relative to it; use `eudr layers import --raster DIR` for folders elsewhere")
-		return "", probs.Err()
+		return "", probs
 	}
 	return p, nil
 }
@@ -221,6 +223,7 @@ type openTile struct {
 	path  string
 	fh    *os.File
 	f     *geotiff.File
+	rec   storage.RasterTile // the record it was checked against
 	users int
 	el    *list.Element
 }
@@ -235,6 +238,11 @@ func (tf *tileFiles) acquire(path string, want storage.RasterTile) (*openTile, e
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
 	if ot, ok := tf.open[path]; ok {
+		// Two layers may name the same file with different records (it
+		// changed between their imports): each read checks its own.
+		if !sameTile(ot.rec, want) {
+			return nil, errChangedTile
+		}
 		ot.users++
 		tf.lru.MoveToFront(ot.el)
 		return ot, nil
@@ -248,7 +256,7 @@ func (tf *tileFiles) acquire(path string, want storage.RasterTile) (*openTile, e
 		fh.Close()
 		return nil, err
 	}
-	ot := &openTile{path: path, fh: fh, f: f, users: 1}
+	ot := &openTile{path: path, fh: fh, f: f, rec: want, users: 1}
 	ot.el = tf.lru.PushFront(ot)
 	tf.open[path] = ot
 	tf.evict()
@@ -263,17 +271,22 @@ func (tf *tileFiles) check(fh *os.File, want storage.RasterTile) (*geotiff.File,
 		return nil, pathErrorCause(err)
 	}
 	if st.Size() != want.Size {
-		return nil, fmt.Errorf("the file has changed since the layer was imported (%d bytes, then %d): import the layer again", st.Size(), want.Size)
+		return nil, fmt.Errorf("%w (%d bytes, then %d)", errChangedTile, st.Size(), want.Size)
 	}
 	f, err := geotiff.OpenOptions(fh, st.Size(), geotiff.Options{Cache: tf.cache})
 	if err != nil {
 		return nil, err
 	}
 	if !sameTile(describeTile(f, want.Name, st.Size()), want) {
-		return nil, errors.New("the file's header has changed since the layer was imported: import the layer again")
+		return nil, fmt.Errorf("%w (its header differs)", errChangedTile)
 	}
 	return f, nil
 }
+
+// errChangedTile: a tile is not the file its layer was imported with.
+// Tiles are read in place and must not change; a new release of a dataset
+// is a new layer.
+var errChangedTile = errors.New("the file has changed since the layer was imported: restore it, or import the corrected folder as a new layer and delete this one")
 
 // evict closes the least recently used idle tiles beyond maxOpen. Tiles
 // being read stay open; they are closed by a later eviction.

@@ -337,3 +337,50 @@ func TestTileFiles_Evicts(t *testing.T) {
 		t.Errorf("released tile kept open beyond the limit: %d open", len(tf.open))
 	}
 }
+
+// A layer deleted is no longer screened against: the way out for a
+// raster layer whose tiles are gone or replaced.
+func TestLayers_Delete(t *testing.T) {
+	ta := newTestApp(t)
+	paths := writeLossTiles(t, filepath.Join(ta.dir, "rasters", "old"))
+	old := ta.importRaster(t, "imp-old", rasterBody("loss-year", "old"))
+	writeLossTiles(t, filepath.Join(ta.dir, "rasters", "new"))
+	current := ta.importRaster(t, "imp-new", rasterBody("loss-year", "new"))
+	if err := os.Remove(paths[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, key := ta.newKey(storage.Production)
+	ta.runQueues()
+	screenOne := func(idem string) evidenceDocument {
+		t.Helper()
+		acc, w := ta.postPolygonsOn(storage.Production, key, idem, collection(plot("p", square(10.0375, -0.0375, 0.005))))
+		if w.Code != http.StatusAccepted {
+			t.Fatalf("POST /polygons: %d %s", w.Code, w.Body)
+		}
+		ta.waitJobOn(storage.Production, key, acc.JobID, storage.JobCompleted)
+		return ta.evidence(storage.Production, key, storage.PolygonID(acc.JobID, 0))
+	}
+	if ev := screenOne("p1"); derefOr(ev.FailureReason) != geo.ReasonScreeningError {
+		t.Fatalf("with a tile of a layer gone: %s %s, want SCREENING_ERROR", ev.EUDRStatus, derefOr(ev.FailureReason))
+	}
+
+	del := func(id string) *http.Response {
+		w := ta.serve(storage.Production, newRequest("DELETE", enterprisePrefix+"/layers/"+id, "", "Authorization", "Bearer "+ta.adminToken()))
+		return w.Result()
+	}
+	if res := del(old.LayerID); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", res.StatusCode)
+	}
+	if res := del(old.LayerID); res.StatusCode != http.StatusNotFound {
+		t.Errorf("DELETE again: %d, want 404", res.StatusCode)
+	}
+	w := ta.serve(storage.Production, newRequest("DELETE", enterprisePrefix+"/layers/"+current.LayerID, "", "X-API-Key", key))
+	wantError(t, w, http.StatusForbidden, CodeForbidden, DetailJWTRequired)
+
+	if r := ta.indexFor(storage.Production).Rasters(); len(r) != 1 || r[0].ID != current.LayerID {
+		t.Fatalf("rasters after delete = %+v", r)
+	}
+	if ev := screenOne("p2"); ev.EUDRStatus != geo.StatusHighRisk || len(ev.Rasters) != 1 || ev.Rasters[0].LayerID != current.LayerID {
+		t.Errorf("after deleting the broken layer: %s %s, rasters %+v", ev.EUDRStatus, derefOr(ev.FailureReason), ev.Rasters)
+	}
+}

@@ -39,6 +39,7 @@ func (a *App) routes() []route {
 		{"DELETE", enterprisePrefix + "/api-keys/:keyId", authAdmin, idemNone, a.handleKeysRevoke},
 		{"GET", enterprisePrefix + "/admin/backup", authAdmin, idemNone, a.handleBackup},
 		{"POST", enterprisePrefix + "/layers", authAdmin, idemRequired, a.handleLayersCreate},
+		{"DELETE", enterprisePrefix + "/layers/:layerId", authAdmin, idemNone, a.handleLayersDelete},
 
 		{"GET", eudrPrefix + "/health", authKey, idemNone, a.handleHealth},
 		{"GET", eudrPrefix + "/suppliers", authKey, idemNone, a.handleSuppliersList},

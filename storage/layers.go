@@ -95,3 +95,19 @@ func (tx *Tx) FindLayers() ([]*Layer, error) {
 	}
 	return out, nil
 }
+
+// DeleteLayer removes a layer and its features, or returns ErrNotFound.
+// Evidence recorded against it keeps its name, version and SHA-256.
+func (tx *Tx) DeleteLayer(id string) error {
+	b := tx.Bucket(bucketLayers)
+	if b.Get([]byte(id)) == nil {
+		return ErrNotFound
+	}
+	if err := b.Delete([]byte(id)); err != nil {
+		return fmt.Errorf("delete layer %s: %w", id, err)
+	}
+	if err := tx.Bucket(bucketLayerData).Delete([]byte(id)); err != nil {
+		return fmt.Errorf("delete layer data %s: %w", id, err)
+	}
+	return nil
+}
