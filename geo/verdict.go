@@ -202,8 +202,8 @@ func clampPct(v float64) float64 {
 // Overlaps count from layers of the kind whether or not they cover the
 // plot: coverage only decides whether absence of evidence means anything.
 // The risk score is the larger of RiskScore over the vector overlaps and
-// RiskScore over the raster loss under its own threshold (100 past either
-// loss threshold); forest cover is the larger of the vector and raster
+// RiskScore over the raster loss alone under its own threshold (100 past
+// either loss threshold); forest cover is the larger of the vector and raster
 // measurements. A nil ix has no layers. When screening fails (see
 // ScreenArea) or a raster tile cannot be read, the plot is FAILED
 // SCREENING_ERROR. The error is non-nil, and the Outcome empty, only when
@@ -291,7 +291,7 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 	lossOver := false
 	if loss != nil {
 		lossOver = loss.Pct > r.LossThresholdPct || loss.Ha > r.LossThresholdHa
-		out.Risk.RiskScore = max(out.Risk.RiskScore, RiskScore(loss.Pct, prot.OverlapPct, forestPct, r.LossThresholdPct))
+		out.Risk.RiskScore = max(out.Risk.RiskScore, RiskScore(loss.Pct, 0, forestPct, r.LossThresholdPct))
 		if lossOver {
 			out.Risk.RiskScore = 100
 		}
