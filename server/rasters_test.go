@@ -182,6 +182,15 @@ func TestRasterLayers_ImportRefused(t *testing.T) {
 			}
 		})
 	}
+	// A folder outside the root is reported with the body's other problems.
+	w := ta.serve(storage.Production, newRequest("POST", enterprisePrefix+"/layers",
+		`{"kind":"loss-year","version":"1","source":"s","extra":1,"raster":{"directory":"../.."}}`,
+		"Authorization", "Bearer "+ta.adminToken(), "Idempotency-Key", "bad-all"))
+	if got := detailSet(wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "").Details); len(got) != 3 ||
+		!got["UNKNOWN_FIELD extra"] || !got["REQUIRED name"] || !got["INVALID_VALUE raster.directory"] {
+		t.Errorf("details = %v, want UNKNOWN_FIELD extra, REQUIRED name and INVALID_VALUE raster.directory", got)
+	}
+
 	var n int
 	ta.view(func(tx *storage.Tx) error {
 		ls, err := tx.FindLayers()
