@@ -693,13 +693,15 @@ func TestReschedule(t *testing.T) {
 			n++
 			runs <- n
 			if n == 1 {
-				return db.Update(func(tx *bolt.Tx) error { return queue.Reschedule(tx, j.ID, clock.Now().Add(time.Minute)) })
+				// An hour, not the lease's minute: the wait below must see
+				// the reschedule, not the claim's lease.
+				return db.Update(func(tx *bolt.Tx) error { return queue.Reschedule(tx, j.ID, clock.Now().Add(time.Hour)) })
 			}
 			return nil
 		},
 	}, nil)
 	recvJob(t, runs, "first run")
-	waitForJobs(t, "the rescheduled job due in a minute", func() bool {
+	waitForJobs(t, "the rescheduled job due in an hour", func() bool {
 		var due time.Time
 		var ok bool
 		mustJobUpdate(t, db, func(tx *bolt.Tx) error {
@@ -707,9 +709,9 @@ func TestReschedule(t *testing.T) {
 			due, _, ok, err = queue.JobDue(tx, "job_poll")
 			return err
 		})
-		return ok && due.Equal(clock.Now().Add(time.Minute))
+		return ok && due.Equal(clock.Now().Add(time.Hour))
 	})
-	clock.Add(time.Minute)
+	clock.Add(time.Hour)
 	tr.Wake()
 	if got := recvJob(t, runs, "second run"); got != 2 {
 		t.Fatalf("run %d", got)
