@@ -199,11 +199,13 @@
 //
 // # Rasters
 //
-// ZonalStats counts the pixels of a single-band uint8 raster (a GeoTIFF
-// tile read with package geotiff, which reads only the window a plot's
-// bounding box touches) that a plot covers, by value: a pixel belongs to a
-// polygon when its centre is inside or on it, a point plot is the pixel it
-// falls in with its declared area, and a pixel's area is its cell's on the
-// WGS84 ellipsoid (one per row). A plot over several tiles is the sum of
-// its stats in each (PixelStats.Add).
+// Raster layers (RasterLayer: Hansen loss-year, JRC forest 2020, alerts)
+// are folders of single-band uint8 GeoTIFF tiles, read through
+// RasterReader (package geotiff reads only the window a plot's bounding
+// box touches). ZonalStats, and Assess for each raster layer, count the
+// pixels a plot covers by value: a pixel belongs to a polygon when its
+// centre is inside or on it, a point plot is the pixel it falls in with
+// its declared area, and a pixel's area is its cell's on the WGS84
+// ellipsoid (one per row). A plot over several tiles is the sum of its
+// parts in each.
 package geo

@@ -129,16 +129,22 @@ func (w *rasterWindow) value(lon, lat float64) (uint8, bool) {
 	return w.px[row*w.win.Width+col], true
 }
 
+// pixelAt returns the pixel holding (lon, lat) among ws and its tile; t
+// is nil when no window holds it.
+func pixelAt(ws []rasterWindow, lon, lat float64) (t *RasterTile, v uint8) {
+	for i := range ws {
+		if v, in := ws[i].value(lon, lat); in {
+			return ws[i].tile, v
+		}
+	}
+	return nil, 0
+}
+
 // valueAt returns the pixel holding (lon, lat) among ws; ok is false when
 // no window holds it or the pixel is nodata.
 func valueAt(ws []rasterWindow, lon, lat float64) (v uint8, ok bool) {
-	for i := range ws {
-		if v, in := ws[i].value(lon, lat); in {
-			t := ws[i].tile
-			return v, !(t.HasNoData && v == t.NoData)
-		}
-	}
-	return 0, false
+	t, v := pixelAt(ws, lon, lat)
+	return v, t != nil && !(t.HasNoData && v == t.NoData)
 }
 
 // rasterPlot is a plot being measured against raster layers.
@@ -151,6 +157,19 @@ type rasterPlot struct {
 	samples []samplePoint // of a plot smaller than a pixel, when needed
 }
 
+// newRasterPlot prepares plot g for measuring; false for a polygon plot
+// without a ring.
+func newRasterPlot(g Geometry, pointHa, plotHa float64) (*rasterPlot, bool) {
+	p := &rasterPlot{g: g, pointHa: pointHa, plotHa: plotHa}
+	if !g.IsPoint() {
+		var ok bool
+		if p.lo, p.hi, ok = bbox(g.Polygons); !ok {
+			return nil, false
+		}
+	}
+	return p, true
+}
+
 // screenRasters measures the plot against every raster layer and combines
 // the forest-2020 and loss-year layers. loss is nil when no loss-year layer
 // covers the plot; with several, it is the largest.
@@ -158,12 +177,9 @@ func (ix *Index) screenRasters(ctx context.Context, g Geometry, pointHa, plotHa 
 	if len(ix.rasters) == 0 {
 		return nil, nil, nil
 	}
-	p := rasterPlot{g: g, pointHa: pointHa, plotHa: plotHa}
-	if !g.IsPoint() {
-		var ok bool
-		if p.lo, p.hi, ok = bbox(g.Polygons); !ok {
-			return nil, nil, nil
-		}
+	p, ok := newRasterPlot(g, pointHa, plotHa)
+	if !ok {
+		return nil, nil, nil
 	}
 	results := make([]RasterResult, len(ix.rasters))
 	windows := make([][]rasterWindow, len(ix.rasters))
@@ -225,8 +241,8 @@ func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindo
 	}
 	box := geotiff.Bounds{West: p.lo[0], South: p.lo[1], East: p.hi[0], North: p.hi[1]}
 	var rects []geom.Geometry
-	var tilesHa, boxHa float64 // in square degrees, not hectares: only compared
-	boxHa = (p.hi[0] - p.lo[0]) * (p.hi[1] - p.lo[1])
+	var tilesDeg2 float64 // the box's area inside tiles, in square degrees
+	boxDeg2 := (p.hi[0] - p.lo[0]) * (p.hi[1] - p.lo[1])
 	for i := range l.Tiles {
 		t := &l.Tiles[i]
 		b := t.Grid.Bounds()
@@ -234,7 +250,7 @@ func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindo
 		if w > e || s > n {
 			continue
 		}
-		tilesHa += (e - w) * (n - s)
+		tilesDeg2 += (e - w) * (n - s)
 		rects = append(rects, rectGeom(b))
 		win := t.Grid.Window(box)
 		if win.Empty() {
@@ -249,7 +265,7 @@ func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindo
 	// Tiles do not overlap, so their parts of the box add up to the box
 	// when they cover it; otherwise the plot itself may still lie inside
 	// them (a plot in the inner corner of an L of tiles).
-	inside = len(rects) > 0 && tilesHa >= boxHa*(1-1e-12)
+	inside = len(rects) > 0 && tilesDeg2 >= boxDeg2*(1-1e-12)
 	if !inside && len(rects) > 0 {
 		inside = p.insideRects(rects)
 	}
@@ -309,11 +325,8 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 	}
 	if p.g.IsPoint() {
 		for _, pt := range p.g.Points {
-			for i := range ws {
-				if v, ok := ws[i].value(pt[0], pt[1]); ok {
-					count(ws[i].tile, v, p.pointHa)
-					break
-				}
+			if t, v := pixelAt(ws, pt[0], pt[1]); t != nil {
+				count(t, v, p.pointHa)
 			}
 		}
 	} else {
@@ -322,12 +335,9 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 		}
 		if n, _ := r.Stats.Total(); n == 0 {
 			for _, sp := range p.samplePoints() {
-				for i := range ws {
-					if v, ok := ws[i].value(sp.lon, sp.lat); ok {
-						count(ws[i].tile, v, sp.ha)
-						r.Sampled = true
-						break
-					}
+				if t, v := pixelAt(ws, sp.lon, sp.lat); t != nil {
+					count(t, v, sp.ha)
+					r.Sampled = true
 				}
 			}
 		}
@@ -389,11 +399,8 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 	}
 	if seen == 0 { // a plot smaller than a pixel: a point of each part
 		for _, sp := range p.samplePoints() {
-			for i := range fine {
-				if v, ok := fine[i].value(sp.lon, sp.lat); ok {
-					visit(fine[i].tile, v, sp.lon, sp.lat, sp.ha)
-					break
-				}
+			if t, v := pixelAt(fine, sp.lon, sp.lat); t != nil {
+				visit(t, v, sp.lon, sp.lat, sp.ha)
 			}
 		}
 	}

@@ -219,19 +219,11 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 	g := f.Geometry
 	var out Outcome
 	var pointHa float64
-	if g.IsPoint() {
-		if a := f.Properties.Area; a != nil {
-			pointHa = *a
-		}
-		out.AreaHa = pointHa * float64(len(g.Points))
-	} else {
-		for _, p := range g.Polygons {
-			rings := make([][][2]float64, len(p))
-			for i, ring := range p {
-				rings[i] = ring
-			}
-			out.AreaHa += PolygonArea(rings)
-		}
+	if a := f.Properties.Area; a != nil && g.IsPoint() {
+		pointHa = *a
+	}
+	out.AreaHa = plotArea(g, pointHa)
+	if !g.IsPoint() {
 		if a := f.Properties.Area; a != nil {
 			if off := math.Abs(*a - out.AreaHa); !(off <= r.AreaTolerance*out.AreaHa) {
 				o := failed(ReasonAreaMismatch, fmt.Sprintf(
@@ -327,6 +319,23 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 		out.Status = StatusCompliant
 	}
 	return out, nil
+}
+
+// plotArea is a plot's area in hectares: for polygons the geodesic area of
+// each polygon, summed; for points pointHa per point.
+func plotArea(g Geometry, pointHa float64) float64 {
+	if g.IsPoint() {
+		return pointHa * float64(len(g.Points))
+	}
+	var ha float64
+	for _, p := range g.Polygons {
+		rings := make([][][2]float64, len(p))
+		for i, ring := range p {
+			rings[i] = ring
+		}
+		ha += PolygonArea(rings)
+	}
+	return ha
 }
 
 // lossDetail says how much forest the raster layers found lost, and where.

@@ -24,17 +24,6 @@ type PixelStats struct {
 	NoDataHa     float64
 }
 
-// Add adds o's counts to s: a plot over several tiles is the sum of its
-// parts in each.
-func (s *PixelStats) Add(o PixelStats) {
-	for v := range s.Pixels {
-		s.Pixels[v] += o.Pixels[v]
-		s.Ha[v] += o.Ha[v]
-	}
-	s.NoDataPixels += o.NoDataPixels
-	s.NoDataHa += o.NoDataHa
-}
-
 // Total returns the pixels and hectares counted, nodata included.
 func (s PixelStats) Total() (pixels int, ha float64) {
 	pixels, ha = s.NoDataPixels, s.NoDataHa
@@ -51,44 +40,25 @@ type RasterReader interface {
 	ReadWindow(ctx context.Context, w geotiff.Window, dst []uint8) error
 }
 
-// ZonalStats counts the pixels of the raster r (georeferenced by grid, with
-// nodata if hasNoData) that plot g covers, reading only the window of its
-// bounding box. Parts of the plot outside the raster are not counted: the
-// caller adds the stats of each tile the plot touches (PixelStats.Add). A
+// ZonalStats counts the pixels of a raster, given as its tiles, that plot
+// g covers, by value, as screening does for each raster layer (see
+// RasterResult.Stats): only the window of the plot's bounding box is read
+// from each tile, and a plot across tiles is the sum of its parts. A
 // pixel's area is that of its cell on the WGS84 ellipsoid, which depends
 // on the latitude only, so it is computed once per row. pointHa is the
-// area of each point of a Point or MultiPoint plot.
-func ZonalStats(ctx context.Context, g Geometry, pointHa float64, r RasterReader, grid geotiff.Georef, nodata uint8, hasNoData bool) (PixelStats, error) {
-	var s PixelStats
-	count := func(v uint8, ha float64) { s.count(v, ha, hasNoData && v == nodata) }
-	if g.IsPoint() {
-		for _, p := range g.Points {
-			col, row, ok := grid.Pixel(p[0], p[1])
-			if !ok {
-				continue
-			}
-			var px [1]uint8
-			if err := r.ReadWindow(ctx, geotiff.Window{Col: col, Row: row, Width: 1, Height: 1}, px[:]); err != nil {
-				return PixelStats{}, err
-			}
-			count(px[0], pointHa)
-		}
-		return s, nil
-	}
-	lo, hi, ok := bbox(g.Polygons)
+// area of each point of a Point or MultiPoint plot. Parts of the plot
+// outside every tile are not counted.
+func ZonalStats(ctx context.Context, g Geometry, pointHa float64, tiles ...RasterTile) (PixelStats, error) {
+	l := &RasterLayer{Tiles: tiles}
+	p, ok := newRasterPlot(g, pointHa, plotArea(g, pointHa))
 	if !ok {
-		return s, nil
+		return PixelStats{}, nil
 	}
-	w := grid.Window(geotiff.Bounds{West: lo[0], South: lo[1], East: hi[0], North: hi[1]})
-	if w.Empty() {
-		return s, nil
+	ws, _, err := p.read(ctx, l)
+	if err != nil {
+		return PixelStats{}, fmt.Errorf("geo: %w", err)
 	}
-	buf := make([]uint8, w.Width*w.Height)
-	if err := r.ReadWindow(ctx, w, buf); err != nil {
-		return PixelStats{}, fmt.Errorf("geo: read raster window %+v: %w", w, err)
-	}
-	eachPixelIn(g.Polygons, grid, w, buf, func(v uint8, _, _, ha float64) { count(v, ha) })
-	return s, nil
+	return p.measure(l, ws, false).Stats, nil
 }
 
 // count adds a pixel of value v and area ha, apart if it is nodata.
