@@ -342,8 +342,13 @@ func TestTileFiles_Evicts(t *testing.T) {
 		t.Errorf("the tile in use was closed under its reader: %v", err)
 	}
 	tf.release(held)
-	if _, ok := tf.open[held.path]; ok && len(tf.open) > 2 {
-		t.Errorf("released tile kept open beyond the limit: %d open", len(tf.open))
+	// Idle now, and the least recently used: the next tile opened closes it.
+	r := &tileReader{files: tf, path: filepath.Join(dir, want[1].Name), want: want[1]}
+	if err := r.ReadWindow(t.Context(), geotiff.Window{Width: 1, Height: 1}, px); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tf.open[held.path]; ok || len(tf.open) > 2 {
+		t.Errorf("after release and another read: t0 open %v, %d open; want it closed, at most 2", ok, len(tf.open))
 	}
 }
 
