@@ -211,10 +211,9 @@ func parseRasterRequest(lr LayerRequest, featuresPrefix string) (*storage.Layer,
 	if lr.RasterDir == "" {
 		probs.Add(DetailRequired, lr.RasterField, "is required for a raster layer: the folder of its GeoTIFF tiles")
 	} else {
-		tiles, err = readRasterDir(lr.RasterDir, lr.RasterField)
-		if e, ok := err.(*Error); ok {
-			probs = append(probs, e.Details...)
-		}
+		var tp Problems
+		tiles, tp = readRasterDir(lr.RasterDir, lr.RasterField)
+		probs = append(probs, tp...)
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -334,14 +333,10 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 // SHA-256.
 func (a *App) handleLayersDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	id := ps.ByName("layerId")
-	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
-		if err := tx.DeleteLayer(id); errors.Is(err, storage.ErrNotFound) {
-			return notFound("layer " + id)
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
+	err := a.db.Update(r.Context(), func(tx *storage.Tx) error { return tx.DeleteLayer(id) })
+	if errors.Is(err, storage.ErrNotFound) {
+		err = notFound("layer " + id)
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return

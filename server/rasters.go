@@ -26,14 +26,13 @@ const maxOpenTiles = 32
 // describes the tiles, sorted by name. A file it cannot read, two tiles
 // that overlap, or a folder without tiles is a problem at field, naming
 // the file: the layer is imported whole or not at all.
-func readRasterDir(dir, field string) ([]storage.RasterTile, error) {
+func readRasterDir(dir, field string) ([]storage.RasterTile, Problems) {
+	var p Problems
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		var p Problems
 		p.Add(DetailInvalidValue, field, fmt.Sprintf("the folder cannot be read: %v", pathErrorCause(err)))
-		return nil, p.Err()
+		return nil, p
 	}
-	var p Problems
 	var tiles []storage.RasterTile
 	for _, e := range entries {
 		ext := strings.ToLower(filepath.Ext(e.Name()))
@@ -58,8 +57,8 @@ func readRasterDir(dir, field string) ([]storage.RasterTile, error) {
 			}
 		}
 	}
-	if err := p.Err(); err != nil {
-		return nil, err
+	if len(p) > 0 {
+		return nil, p
 	}
 	return tiles, nil
 }
