@@ -25,6 +25,10 @@ const (
 	Alerts LayerKind = "alerts"
 )
 
+// CutoffDate is the EUDR cutoff: forest lost after it makes a product
+// non-compliant.
+const CutoffDate = "2020-12-31"
+
 // LossCutoffValue is the last loss-year value before the EUDR cutoff
 // 2020-12-31: a loss-year pixel above it was lost after the cutoff.
 const LossCutoffValue = 20

@@ -103,7 +103,7 @@ type evidenceRaster struct {
 	NoDataPixels int             `json:"noDataPixels"`
 	Values       []evidenceValue `json:"values"`
 	// Sampled: the plot holds no pixel centre and was measured as the
-	// pixel at its centre.
+	// pixel under a point inside each of its parts.
 	Sampled bool `json:"sampled"`
 	// MeasuredHa is forest (forest-2020), loss after the cutoff wherever
 	// it is (loss-year) or alerts (alerts); MeasuredPct of the plot.
@@ -358,8 +358,9 @@ func (s screening) screenAll(ctx context.Context, jobID string, feats []geo.Feat
 func (s screening) screen(ctx context.Context, jobID string, f geo.Feature, now time.Time) screened {
 	o, err := s.assess(ctx, f)
 	if err != nil {
-		// Only invalid rules give an error, and the config is checked at
-		// start: judge nothing rather than judge wrongly.
+		// Invalid rules (the config is checked at start: judge nothing
+		// rather than judge wrongly), or ctx done, in which case screenAll's
+		// caller drops the chunk and the job resumes later.
 		o = geo.Outcome{Status: geo.StatusFailed, Reason: geo.ReasonScreeningError, Detail: err.Error()}
 	}
 	var feature bytes.Buffer
@@ -407,7 +408,7 @@ func (s screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 strin
 		AreaHa: p.AreaHa, Risk: toRiskBody(p.Risk),
 		Rules: evidenceRules{MaxRiskScore: s.rules.MaxRiskScore, OverlapThresholdPct: s.rules.OverlapThresholdPct,
 			LossThresholdPct: s.rules.LossThresholdPct, LossThresholdHa: s.rules.LossThresholdHa,
-			AreaTolerancePct: 100 * s.rules.AreaTolerance, Cutoff: "2020-12-31"},
+			AreaTolerancePct: 100 * s.rules.AreaTolerance, Cutoff: geo.CutoffDate},
 		Layers: []evidenceLayer{}, Overlaps: []evidenceOverlap{}, Rasters: []evidenceRaster{},
 		EngineVersion: geo.EngineVersion, AppVersion: s.appVersion, ScreenedAt: formatTime(p.ScreenedAt)}
 	// o.Layers is in index order, one entry per layer, when the plot was
