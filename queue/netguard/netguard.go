@@ -1,0 +1,111 @@
+// Package netguard keeps the appliance's outgoing HTTP clients away from
+// addresses that a URL set through the API must not reach: the machine
+// itself (loopback, the unspecified address), its link (link-local, where
+// the cloud metadata services answer) and multicast. The webhook
+// dispatcher and the EU information system client both send where an API
+// key told them to, so both dial through this guard.
+//
+// The check is made at dial time on the address a name resolved to (Dialer),
+// so a name that resolves to 127.0.0.1, or rebinds to it after a check, is
+// refused too. CheckTarget does the same check ahead of time, for a clear
+// answer when the URL is set. Private (RFC 1918, unique local) networks are
+// allowed: that is where an on-premises receiver or an air-gapped site's
+// relay lives. Redirects are a client's own choice; NoRedirects is the
+// policy of both.
+//
+// It imports nothing of the appliance, so that the packages sending
+// requests need not import each other.
+package netguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// ErrTargetNotAllowed is returned (wrapped) when a target resolves to an
+// address the guard refuses.
+var ErrTargetNotAllowed = errors.New("target address not allowed")
+
+// metadataAddrs are cloud metadata services outside the link-local range
+// (169.254.169.254 is link-local already): AWS's IPv6 address, which is in
+// the unique local range the guard otherwise allows.
+var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254")}
+
+// Refused reports whether the guard refuses ip: loopback, link-local,
+// multicast, unspecified, or a cloud metadata address. An IPv4-mapped IPv6
+// address is judged as the IPv4 address it carries.
+func Refused(ip netip.Addr) bool {
+	ip = ip.Unmap().WithZone("")
+	for _, m := range metadataAddrs {
+		if ip == m {
+			return true
+		}
+	}
+	return ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified()
+}
+
+// control is the dialer's check of the address about to be connected to:
+// the resolved IP and port, never a name.
+func control(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || Refused(ip) {
+		return fmt.Errorf("dial %s: %w", address, ErrTargetNotAllowed)
+	}
+	return nil
+}
+
+// Dialer returns the dialer of a guarded client (5 s to connect, 30 s
+// keep-alive). Unless allowPrivate, it refuses to connect to an address
+// Refused; the error wraps ErrTargetNotAllowed.
+func Dialer(allowPrivate bool) *net.Dialer {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	if !allowPrivate {
+		d.Control = control
+	}
+	return d
+}
+
+// NoRedirects is an http.Client CheckRedirect that follows nothing: a 3xx
+// is the answer. A redirect would send the request, with whatever
+// credentials it carries, to a host the Location names.
+func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// CheckTarget resolves the host of target and returns an error wrapping
+// ErrTargetNotAllowed when any address it resolves to is refused. A host
+// that does not resolve now is not refused: the dial-time check decides
+// when a request is sent.
+func CheckTarget(ctx context.Context, target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if Refused(ip) {
+			return fmt.Errorf("%s: %w", host, ErrTargetNotAllowed)
+		}
+		return nil
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil
+	}
+	for _, ip := range addrs {
+		if Refused(ip) {
+			return fmt.Errorf("%s resolves to %s: %w", host, ip, ErrTargetNotAllowed)
+		}
+	}
+	return nil
+}

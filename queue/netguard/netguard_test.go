@@ -1,0 +1,132 @@
+package netguard_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/eudr/eudr/queue/netguard"
+)
+
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		refused bool
+	}{
+		{"127.0.0.1", true},
+		{"127.8.9.10", true},
+		{"::1", true},
+		{"::ffff:127.0.0.1", true},
+		{"0.0.0.0", true},
+		{"::", true},
+		{"169.254.169.254", true}, // the cloud metadata service
+		{"169.254.1.2", true},
+		{"fe80::1", true},
+		{"fe80::1%eth0", true},
+		{"fd00:ec2::254", true}, // AWS's metadata service over IPv6
+		{"224.0.0.1", true},
+		{"239.255.255.250", true},
+		{"ff02::1", true},
+		{"10.1.2.3", false},
+		{"172.16.0.9", false},
+		{"192.168.1.10", false},
+		{"fd12:3456::1", false},
+		{"203.0.113.7", false},
+		{"2001:db8::7", false},
+	} {
+		if got := netguard.Refused(netip.MustParseAddr(tc.addr)); got != tc.refused {
+			t.Errorf("Refused(%s) = %v, want %v", tc.addr, got, tc.refused)
+		}
+	}
+}
+
+// TestDialer: a client on the guarded dialer connects to nothing on
+// loopback, by address or by a name that resolves to it; the request never
+// reaches the server.
+func TestDialer(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	byName := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	client := func(allowPrivate bool) *http.Client {
+		return &http.Client{Timeout: 5 * time.Second, CheckRedirect: netguard.NoRedirects,
+			Transport: &http.Transport{DialContext: netguard.Dialer(allowPrivate).DialContext}}
+	}
+	guarded := client(false)
+	for _, u := range []string{srv.URL, byName} {
+		resp, err := guarded.Get(u)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, netguard.ErrTargetNotAllowed) {
+			t.Errorf("GET %s: got %v, want ErrTargetNotAllowed", u, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the server received %d requests through the guard", n)
+	}
+	resp, err := client(true).Get(srv.URL)
+	if err != nil {
+		t.Fatalf("GET %s with private targets allowed: %v", srv.URL, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || hits.Load() != 1 {
+		t.Errorf("with private targets allowed: status %d, %d requests received", resp.StatusCode, hits.Load())
+	}
+}
+
+func TestNoRedirects(t *testing.T) {
+	var elsewhere atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			elsewhere.Add(1)
+		}
+		http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	c := &http.Client{Timeout: 5 * time.Second, CheckRedirect: netguard.NoRedirects}
+	resp, err := c.Post(srv.URL+"/start", "text/plain", strings.NewReader("token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "/elsewhere" || elsewhere.Load() != 0 {
+		t.Errorf("got %d to %q, %d requests at the Location; want the 307 itself and none", resp.StatusCode, resp.Header.Get("Location"), elsewhere.Load())
+	}
+}
+
+func TestCheckTarget(t *testing.T) {
+	for _, tc := range []struct {
+		url     string
+		refused bool
+	}{
+		{"https://127.0.0.1/x", true},
+		{"https://localhost:8443/x", true},
+		{"https://[::1]/x", true},
+		{"http://169.254.169.254/latest/meta-data/", true},
+		{"https://[fd00:ec2::254]/", true},
+		{"https://0.0.0.0/", true},
+		{"https://[::]:1/", true},
+		{"https://224.0.0.1/", true},
+		{"https://[::ffff:127.0.0.1]/", true},
+		{"https://user:pw@127.0.0.1:1/", true},
+		{"https://10.1.2.3/hook", false},
+		{"https://192.168.1.10/hook", false},
+		{"https://203.0.113.7/hook", false},
+		{"https://no-such-host.invalid/hook", false},
+	} {
+		err := netguard.CheckTarget(context.Background(), tc.url)
+		if got := errors.Is(err, netguard.ErrTargetNotAllowed); got != tc.refused {
+			t.Errorf("CheckTarget(%s): got %v, want refused=%v", tc.url, err, tc.refused)
+		}
+	}
+}
