@@ -78,6 +78,14 @@
 // SOAPClient). It does not retry: the caller's job queue does, with
 // IsTransient.
 //
+// Where an endpoint may point is the caller's policy, enforced by the HTTP
+// client: NewHTTPClient's refuses at dial time to connect to loopback,
+// link-local (the cloud metadata services), multicast and unspecified
+// addresses unless HTTPOptions.AllowPrivate (queue/netguard, shared with
+// the webhook dispatcher). The SOAPClient never follows a redirect,
+// whatever client it is given: that would post the UsernameToken to the
+// host the Location names.
+//
 // # Answers and errors
 //
 // Answers are read by local names, so the prefixes JAX-WS chooses (S, ns3,
@@ -92,7 +100,10 @@
 //     instead), UnauthenticatedException or a WS-Security fault code
 //     (FaultAuthentication), an XSD violation (FaultInvalidRequest), any
 //     other (FaultServer, as InternalSystemException after a withdrawal).
-//   - *HTTPError for an HTTP status without a SOAP fault (proxies, 429).
+//   - *HTTPError for an HTTP status without a SOAP fault (proxies, 429), and
+//     for a redirect, with its Location.
+//   - An error wrapping netguard.ErrTargetNotAllowed for an endpoint the
+//     address guard refuses; nothing was sent.
 //   - *ProtocolError for a 2xx answer that cannot be read.
 //   - Violations for a statement or reference that breaks a rule before
 //     anything is sent; ErrNotConfigured (wrapped) for missing credentials.

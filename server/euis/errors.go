@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/eudr/eudr/queue/netguard"
 )
 
 // Kinds of a Fault.
@@ -95,18 +97,41 @@ func (f *Fault) Error() string {
 func (f *Fault) Rejected() bool { return f.Kind == FaultBusinessRules }
 
 // HTTPError is an HTTP response that is not a SOAP answer: a proxy's 502, a
-// 429, a 404 for a wrong endpoint.
+// 429, a 404 for a wrong endpoint, a redirect (never followed).
 type HTTPError struct {
 	Operation  string
 	StatusCode int
 	// RetryAfter is the Retry-After delay the response asked for, or 0.
 	RetryAfter time.Duration
+	// Location is where a 3xx pointed (cut to 256 bytes), or "".
+	Location string
 	// Body is the beginning of the body, for the log.
 	Body string
 }
 
+// Redirect reports whether the answer was a redirect, which is not
+// followed.
+func (e *HTTPError) Redirect() bool { return e.StatusCode >= 300 && e.StatusCode < 400 }
+
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("eu information system %s: http %d %s", e.Operation, e.StatusCode, http.StatusText(e.StatusCode))
+	msg := fmt.Sprintf("eu information system %s: http %d %s", e.Operation, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Redirect() {
+		msg += ": redirect not followed"
+		if e.Location != "" {
+			msg += " (Location " + e.Location + ")"
+		}
+	}
+	return msg
+}
+
+// capLocation bounds a Location header, which the answering server writes
+// and which ends up in logs and a job's error.
+func capLocation(loc string) string {
+	const limit = 256
+	if len(loc) > limit {
+		loc = strings.ToValidUTF8(loc[:limit], "") + "..."
+	}
+	return loc
 }
 
 // ProtocolError is a 2xx answer that could not be read: not XML, or
@@ -127,8 +152,9 @@ func (e *ProtocolError) Unwrap() error { return e.Err }
 // FaultServer, HTTP 408, 429 and 5xx without a SOAP fault, a 2xx that could
 // not be read, timeouts, cancellation, and connection errors (refused,
 // reset, DNS, an answer cut short). Faults of every other kind, other HTTP
-// statuses, ErrNotConfigured, Violations, and TLS certificate errors are
-// permanent.
+// statuses (a redirect among them), ErrNotConfigured, Violations, TLS
+// certificate errors and an endpoint the address guard refuses
+// (netguard.ErrTargetNotAllowed) are permanent.
 //
 // A transient error of Submit does not say that nothing was filed: the
 // information system may have accepted the statement before the answer was
@@ -151,6 +177,11 @@ func IsTransient(err error) bool {
 	}
 	var vs Violations
 	if errors.As(err, &vs) || errors.Is(err, ErrNotConfigured) {
+		return false
+	}
+	// Before net.Error: the guard's refusal comes as a dial error, and
+	// the address will not change by waiting.
+	if errors.Is(err, netguard.ErrTargetNotAllowed) {
 		return false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {

@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/server/euis"
 )
 
@@ -160,7 +162,8 @@ func TestSOAPClient_ConnectionRefused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	c := euis.NewSOAPClient(nil, euis.SOAPOptions{CallsPerSecond: -1})
+	// A relay on the machine: loopback needs AllowPrivate.
+	c := euis.NewSOAPClient(euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: true}), euis.SOAPOptions{CallsPerSecond: -1})
 	cr := euis.Credentials{Username: testUser, AuthKey: testAuthKey, ClientID: testClientID, Endpoint: "https://" + addr + "/tracesnt"}
 	_, err = c.Echo(context.Background(), cr, "ping")
 	if err == nil || !euis.IsTransient(err) {
@@ -202,6 +205,9 @@ func TestIsTransient(t *testing.T) {
 		{&euis.HTTPError{StatusCode: 504}, true},
 		{&euis.HTTPError{StatusCode: 408}, true},
 		{&euis.HTTPError{StatusCode: 403}, false},
+		{&euis.HTTPError{StatusCode: 307, Location: "https://elsewhere.example/"}, false},
+		{&url.Error{Op: "Post", URL: "https://127.0.0.1/tracesnt", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: fmt.Errorf("dial 127.0.0.1:443: %w", netguard.ErrTargetNotAllowed)}}, false},
 	} {
 		if got := euis.IsTransient(tc.err); got != tc.want {
 			t.Errorf("IsTransient(%#v) = %v, want %v", tc.err, got, tc.want)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/eudr/eudr/queue/netguard"
 )
 
 // SOAPOptions configure a SOAPClient. The zero value is the production
@@ -66,11 +68,17 @@ type SOAPClient struct {
 
 var _ Client = (*SOAPClient)(nil)
 
-// NewSOAPClient returns a client that sends its requests with hc (a client
-// with a 2-minute timeout when nil).
+// NewSOAPClient returns a client that sends its requests with hc
+// (NewHTTPClient's production client when nil). Whatever hc's redirect
+// policy, the SOAPClient follows no redirect: that would post the
+// UsernameToken again to the host a Location names. A 3xx is an HTTPError.
 func NewSOAPClient(hc *http.Client, opts SOAPOptions) *SOAPClient {
 	if hc == nil {
-		hc = &http.Client{Timeout: 2 * time.Minute}
+		hc = NewHTTPClient(HTTPOptions{})
+	} else {
+		own := *hc
+		own.CheckRedirect = netguard.NoRedirects
+		hc = &own
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -265,6 +273,9 @@ func (c *SOAPClient) post(ctx context.Context, op operation, url string, payload
 	}
 	if int64(len(body)) > c.opts.MaxResponseBytes {
 		return &ProtocolError{Operation: op.name, Err: fmt.Errorf("answer over %d bytes", c.opts.MaxResponseBytes)}
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return &HTTPError{Operation: op.name, StatusCode: resp.StatusCode, Location: capLocation(resp.Header.Get("Location")), Body: snippet(body)}
 	}
 	return decodeAnswer(op, resp, body, out)
 }
