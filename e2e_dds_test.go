@@ -723,7 +723,11 @@ func TestDDS_Rejected(t *testing.T) {
 
 func TestDDS_Refusals(t *testing.T) {
 	t.Parallel()
-	p := startServer(t, ddsFast...)
+	// Production's EU system is a relay on loopback, as an air-gapped
+	// site's operator would configure it: named in the config and allowed.
+	eu := newDDSFakeEU(t)
+	p := startServer(t, append([]string{"EUDR_EU_SYSTEM_ENDPOINT=" + eu.srv.URL + "/tracesnt",
+		"EUDR_EU_SYSTEM_ALLOW_PRIVATE_ENDPOINTS=true"}, ddsFast...)...)
 	key, base := p.createKey(t, sandbox), p.SandboxURL
 	ddsMapOperator(t, base, key, "V-OK", ddsOperatorUUID, ddsEORI)
 	noEORI := "5b0f9a2c-1d3e-4f5a-8b6c-7d8e9f0a1b2c"
@@ -872,7 +876,7 @@ func TestDDS_Refusals(t *testing.T) {
 	ddsWaitStatus(t, base, key, d.DDSID, "VALIDATED")
 	wantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
 
-	ddsProduction(t, p)
+	ddsProduction(t, p, eu)
 }
 
 // ddsFakeEU records what the appliance sends to the EU system and answers
@@ -909,8 +913,9 @@ func (f *ddsFakeEU) requests() []string {
 // ddsProduction: production drafts without EU system credentials, but
 // does not submit (422 EU_SYSTEM_NOT_CONFIGURED); credentials are stored
 // and shown without their auth key, which no response, log line or
-// request to the EU system carries.
-func ddsProduction(t *testing.T, p *serverProc) {
+// request to the EU system carries. An endpoint given through the API is
+// https only; eu, on plain http, is the configured production endpoint.
+func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 	const authKey = "AuthKey-e2e-9f3Kq7ZxW2mLp"
 	live, base := p.createKey(t, production), p.ProductionURL
 	var bodies [][]byte
@@ -948,11 +953,18 @@ func ddsProduction(t *testing.T, p *serverProc) {
 	e.detail(t, "clientId")
 	wantError(t, keep(do(t, "PUT", credURL, withKey(live), map[string]any{"username": "op-user", "authKey": authKey,
 		"clientId": "eudr-test", "endpoint": "ftp://relay.example/tracesnt"})), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-
-	eu := newDDSFakeEU(t)
 	endpoint := eu.srv.URL + "/tracesnt"
+	e = wantError(t, keep(do(t, "PUT", credURL, withKey(live), map[string]any{"username": "op-user", "authKey": authKey,
+		"clientId": "eudr-test", "endpoint": endpoint})), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	if d := e.detail(t, "endpoint"); !strings.Contains(d.Issue, "https URL without user name or password") {
+		t.Errorf("plain http endpoint through the API: issue %q", d.Issue)
+	}
+	if n := len(eu.requests()); n != 0 {
+		t.Fatalf("the EU system received %d requests before any submission", n)
+	}
+
 	put := keep(do(t, "PUT", credURL, withKey(live), map[string]any{"username": "op-user", "authKey": authKey,
-		"clientId": "eudr-test", "endpoint": endpoint})).wantStatus(t, http.StatusOK)
+		"clientId": "eudr-test", "endpoint": "production"})).wantStatus(t, http.StatusOK)
 	get := keep(do(t, "GET", credURL, withKey(live), nil)).wantStatus(t, http.StatusOK)
 	for _, r := range []*response{put, get} {
 		var c map[string]any
@@ -960,7 +972,7 @@ func ddsProduction(t *testing.T, p *serverProc) {
 		if got := ledSortedKeys(rawKeys(t, r.Body)); !slices.Equal(got, []string{"authKeySet", "clientId", "effectiveEndpoint", "endpoint", "updatedAt", "username"}) {
 			t.Errorf("%s: members %v", r.Request, got)
 		}
-		if c["username"] != "op-user" || c["clientId"] != "eudr-test" || c["endpoint"] != endpoint || c["effectiveEndpoint"] != endpoint ||
+		if c["username"] != "op-user" || c["clientId"] != "eudr-test" || c["endpoint"] != "production" || c["effectiveEndpoint"] != endpoint ||
 			c["authKeySet"] != true {
 			t.Errorf("%s: %s", r.Request, r.Body)
 		}

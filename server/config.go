@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -237,6 +236,7 @@ var defaults = map[string]any{
 	"reports.retention":               "720h",
 	"trusted_proxies":                 []string{},
 
+	"eu_system.allow_private_endpoints":      false,
 	"webhooks.retry_schedule":                []string{"30s", "2m", "10m", "1h"},
 	"webhooks.sandbox_retry_schedule":        []string{"1s", "2s", "4s", "8s"},
 	"webhooks.allow_private_targets":         false,
@@ -398,8 +398,8 @@ func (c *Config) Validate() error {
 		bad("ledger.key_name", "must be 1-64 printable characters without spaces or '+'")
 	}
 	for key, e := range map[string]string{"eu_system.endpoint": c.EUSystem.Endpoint, "eu_system.acceptance_endpoint": c.EUSystem.AcceptanceEndpoint} {
-		if u, err := url.Parse(e); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			bad(key, "must be an http(s) URL")
+		if issue := c.EUSystem.checkConfigEndpoint(e); issue != "" {
+			bad(key, "%s", issue)
 		}
 	}
 	for key, sched := range map[string][]time.Duration{"eu_system.poll_schedule": c.EUSystem.PollSchedule,

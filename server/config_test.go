@@ -243,6 +243,17 @@ func TestConfig_Validate(t *testing.T) {
 		{"TinyBodyLimit", func(c *Config) { c.Limits.MaxBodyBytes = 1023 }, "limits.max_body_bytes"},
 		{"BodyLimit1024", func(c *Config) { c.Limits.MaxBodyBytes = 1024 }, ""},
 		{"BadProxy", func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/8", "10.0.0.1"} }, "trusted_proxies"},
+		// The operator's EU system endpoints: http is allowed (a relay of
+		// an air-gapped site), a user name or password is not, and a
+		// loopback or link-local address needs allow_private_endpoints.
+		{"EUEndpointHTTPRelay", func(c *Config) { c.EUSystem.Endpoint = "http://10.0.0.5:8080/tracesnt" }, ""},
+		{"EUEndpointFTP", func(c *Config) { c.EUSystem.Endpoint = "ftp://relay.example/tracesnt" }, "eu_system.endpoint"},
+		{"EUEndpointUserinfo", func(c *Config) { c.EUSystem.Endpoint = "https://user:pw@relay.example/tracesnt" }, "eu_system.endpoint"},
+		{"EUEndpointLoopback", func(c *Config) { c.EUSystem.AcceptanceEndpoint = "http://127.0.0.1:9000/tracesnt" }, "eu_system.acceptance_endpoint"},
+		{"EUEndpointMetadata", func(c *Config) { c.EUSystem.Endpoint = "http://169.254.169.254/latest" }, "eu_system.endpoint"},
+		{"EUEndpointLoopbackAllowed", func(c *Config) {
+			c.EUSystem.Endpoint, c.EUSystem.AllowPrivateEndpoints = "http://[::1]:9000/tracesnt", true
+		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := mustLoad(t, "", nil)

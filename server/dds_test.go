@@ -331,12 +331,13 @@ func TestDDS_Domestic(t *testing.T) {
 func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 	eu := httptest.NewServer(http.NotFoundHandler())
 	defer eu.Close()
-	ta := newTestApp(t)
+	// An operator's relay on loopback: the config names it and allows it.
+	ta := newTestApp(t, "EUDR_EU_SYSTEM_ENDPOINT="+eu.URL+"/tracesnt", "EUDR_EU_SYSTEM_ALLOW_PRIVATE_ENDPOINTS=true")
 	_, live := ta.newKey(storage.Production)
 	ta.runQueues()
 	production := storage.Tenant{Org: defaultOrg, Env: storage.Production}
 	w := ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
-		`{"username":"op","authKey":"k","clientId":"eudr-test","endpoint":"`+eu.URL+`/tracesnt"}`, "X-API-Key", live))
+		`{"username":"op","authKey":"k","clientId":"eudr-test","endpoint":"production"}`, "X-API-Key", live))
 	if w.Code != http.StatusOK {
 		t.Fatalf("PUT credentials: %d %s", w.Code, w.Body)
 	}

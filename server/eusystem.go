@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -37,6 +40,10 @@ type EUSystemConfig struct {
 	SandboxDelay time.Duration `mapstructure:"sandbox_delay"`
 	// Timeout bounds one call to the EU system.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// AllowPrivateEndpoints lets calls reach loopback, link-local,
+	// multicast and unspecified addresses: a relay on this machine. Private
+	// networks are allowed either way. See endpointProblem.
+	AllowPrivateEndpoints bool `mapstructure:"allow_private_endpoints"`
 }
 
 // Endpoint names credentials may give instead of a URL.
@@ -56,6 +63,69 @@ func (c EUSystemConfig) endpointOf(e string) string {
 		return c.AcceptanceEndpoint
 	}
 	return e
+}
+
+// Where the EU system client may send depends on who set the endpoint
+// (README, "EU system credentials"). Every request carries a UsernameToken
+// made from the organisation's key, and the answer may end up in a job's
+// error, so an endpoint is a target for the token and for requests into
+// the appliance's network.
+//
+//   - eu_system.endpoint and acceptance_endpoint are the operator's: an http
+//     or https URL. Plain http is for the relay of an air-gapped site, on
+//     this machine or its network, which the operator answers for.
+//   - A URL given with PUT /credentials/eu-system is whoever holds a write
+//     key's: https only, so that the token goes over TLS to a host that
+//     proves its name. A stored one that breaks this (set before the rule)
+//     fails a submission before anything is sent.
+//   - Neither carries a user name or password: it would be sent as Basic
+//     authentication beside the token, and shown as effectiveEndpoint.
+//   - Every request, whoever set its endpoint, dials through the address
+//     guard (euis.NewHTTPClient): loopback, link-local (the cloud metadata
+//     services), multicast and unspecified addresses are refused unless
+//     eu_system.allow_private_endpoints; private networks (RFC 1918) are
+//     allowed, as for webhooks. An address literal the guard would refuse
+//     is refused when the endpoint is set, and for credentials a name that
+//     resolves to one as well; the dial-time check is the one that holds.
+
+// Issues of a refused endpoint.
+const (
+	issueEndpointURL     = `must be "production", "acceptance" or an https URL without user name or password`
+	issueEndpointAddress = "is or resolves to a loopback, link-local, multicast or unspecified address, which the EU system client does not connect to"
+)
+
+// isNamedEndpoint reports whether credentials' endpoint names a configured
+// URL rather than giving one.
+func isNamedEndpoint(e string) bool {
+	return e == "" || e == endpointProduction || e == endpointAcceptance
+}
+
+// endpointProblem says what is wrong with a URL endpoint, or nil: schemes
+// are the ones it may use ("https" for one given through the API), and an
+// address literal the guard refuses is refused unless
+// AllowPrivateEndpoints. Names are not resolved here.
+func (c EUSystemConfig) endpointProblem(field, endpoint string, schemes ...string) *Detail {
+	u, err := url.Parse(endpoint)
+	if err != nil || !slices.Contains(schemes, u.Scheme) || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
+		return &Detail{Code: DetailInvalidValue, Field: field, Issue: issueEndpointURL}
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && netguard.Refused(ip) && !c.AllowPrivateEndpoints {
+		return &Detail{Code: DetailTargetNotAllowed, Field: field, Issue: issueEndpointAddress}
+	}
+	return nil
+}
+
+// checkConfigEndpoint is the problem of eu_system.endpoint or
+// acceptance_endpoint, or "".
+func (c EUSystemConfig) checkConfigEndpoint(endpoint string) string {
+	d := c.endpointProblem("", endpoint, "https", "http")
+	switch {
+	case d == nil:
+		return ""
+	case d.Code == DetailTargetNotAllowed:
+		return "is a loopback, link-local, multicast or unspecified address: set eu_system.allow_private_endpoints to reach a relay there"
+	}
+	return "must be an http(s) URL without user name or password"
 }
 
 func (c EUSystemConfig) keyFile(dataDir string) string {
@@ -80,8 +150,9 @@ func (a *App) openEUSystem() error {
 	}
 	a.sealer = s
 	a.euClients = map[storage.Environment]euis.Client{
-		storage.Production: euis.NewSOAPClient(&http.Client{Timeout: a.cfg.EUSystem.Timeout}, euis.SOAPOptions{Now: a.now}),
-		storage.Sandbox:    euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: a.cfg.EUSystem.SandboxDelay, Now: a.now}),
+		storage.Production: euis.NewSOAPClient(euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: a.cfg.EUSystem.AllowPrivateEndpoints,
+			Timeout: a.cfg.EUSystem.Timeout}), euis.SOAPOptions{Now: a.now}),
+		storage.Sandbox: euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: a.cfg.EUSystem.SandboxDelay, Now: a.now}),
 	}
 	return nil
 }
@@ -90,8 +161,9 @@ func (a *App) openEUSystem() error {
 func (a *App) euClient(env storage.Environment) euis.Client { return a.euClients[env] }
 
 // euCredentials returns the tenant's EU system credentials, unsealed; the
-// sandbox needs none. Production without them is 422
-// EU_SYSTEM_NOT_CONFIGURED.
+// sandbox needs none. Production without them, or with a URL endpoint
+// stored before the rules of endpointProblem that breaks them, is 422
+// EU_SYSTEM_NOT_CONFIGURED: nothing is sent.
 func (a *App) euCredentials(tx *storage.Tx, t storage.Tenant) (euis.Credentials, error) {
 	if t.Env == storage.Sandbox {
 		return sandboxCredentials, nil
@@ -105,6 +177,13 @@ func (a *App) euCredentials(tx *storage.Tx, t storage.Tenant) (euis.Credentials,
 	}
 	if err != nil {
 		return euis.Credentials{}, err
+	}
+	if !isNamedEndpoint(c.Endpoint) {
+		if d := a.cfg.EUSystem.endpointProblem("credentials.endpoint", c.Endpoint, "https"); d != nil {
+			return euis.Credentials{}, &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+				Message: "the EU system endpoint stored with the credentials is refused: it " + d.Issue + "; PUT /credentials/eu-system again",
+				Details: []Detail{{Code: DetailEUSystemNotConfigured, Field: d.Field, Issue: "the stored endpoint " + d.Issue}}}
+		}
 	}
 	key, err := a.sealer.open(c.SealedAuthKey, t.String())
 	if err != nil {
@@ -148,7 +227,9 @@ type credentialsResponse struct {
 	EffectiveEndpoint string `json:"effectiveEndpoint"`
 }
 
-func (req *credentialsRequest) validate(cfg EUSystemConfig) (euis.Credentials, error) {
+// validate checks the request; an endpoint URL by the rules of
+// endpointProblem, its host resolved unless private endpoints are allowed.
+func (req *credentialsRequest) validate(ctx context.Context, cfg EUSystemConfig) (euis.Credentials, error) {
 	var probs Problems
 	var cr euis.Credentials
 	for _, f := range []struct {
@@ -168,9 +249,15 @@ func (req *credentialsRequest) validate(cfg EUSystemConfig) (euis.Credentials, e
 	cr.Endpoint = cfg.endpointOf("")
 	if req.Endpoint != nil {
 		cr.Endpoint = cfg.endpointOf(*req.Endpoint)
-	}
-	if u, err := url.Parse(cr.Endpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		probs.Add(DetailInvalidValue, "endpoint", `must be "production", "acceptance" or an http(s) URL`)
+		if !isNamedEndpoint(*req.Endpoint) {
+			d := cfg.endpointProblem("endpoint", *req.Endpoint, "https")
+			if d == nil && !cfg.AllowPrivateEndpoints && errors.Is(netguard.CheckTarget(ctx, *req.Endpoint), netguard.ErrTargetNotAllowed) {
+				d = &Detail{Code: DetailTargetNotAllowed, Field: "endpoint", Issue: issueEndpointAddress}
+			}
+			if d != nil {
+				probs = append(probs, *d)
+			}
+		}
 	}
 	return cr, probs.Err()
 }
@@ -189,7 +276,7 @@ func (a *App) handleCredentialsPut(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	cr, err := req.validate(a.cfg.EUSystem)
+	cr, err := req.validate(r.Context(), a.cfg.EUSystem)
 	if err := mergeProblems(decoded, err); err != nil {
 		writeError(w, r, err)
 		return

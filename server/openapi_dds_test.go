@@ -72,7 +72,8 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		"EUDR_WEBHOOKS_CA_FILE="+c.a.cfg.Webhooks.CAFile,
 		"EUDR_RATE_LIMIT_PER_SECOND=100000", "EUDR_RATE_LIMIT_BURST=100000",
 		"EUDR_RATE_LIMIT_IP_PER_SECOND=100000", "EUDR_RATE_LIMIT_IP_BURST=100000",
-		"EUDR_LIMITS_MAX_BODY_BYTES=16384")
+		"EUDR_LIMITS_MAX_BODY_BYTES=16384",
+		"EUDR_EU_SYSTEM_ALLOW_PRIVATE_ENDPOINTS=true") // the unreachable EU system below is on loopback
 	d := &oaConformance{t: t, a: ta.App, doc: c.doc, sc: c.sc}
 	rwRec, rwKey := ta.newKey(storage.Sandbox)
 	_, roKey := ta.newKey(storage.Sandbox, ScopeRead)
@@ -662,6 +663,15 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	if an.detail() != DetailEUSystemNotConfigured {
 		t.Errorf("revoking in production without credentials: %s", an.rec.Body)
 	}
+	// Credentials stored before the endpoint rules, with a plain http URL.
+	ta.update(func(tx *storage.Tx) error {
+		return tx.PutEUCredentials(production, &storage.EUCredentials{Username: "op-user", ClientID: "eudr-test",
+			SealedAuthKey: ta.sealer.seal([]byte("s3cret-auth-key"), production.String()), Endpoint: "http://relay.example/tracesnt", UpdatedAt: tx.Now()})
+	})
+	an = d.do(oaCall{env: storage.Production, method: "POST", target: path(submit, pDraft.ID), op: submit, hdr: idem(live, "sub-live-stale"), want: 422})
+	if got := problems(an); !maps.Equal(got, map[string]bool{DetailEUSystemNotConfigured + " at credentials.endpoint": true}) {
+		t.Errorf("submitting with a stored http endpoint: %s", an.rec.Body)
+	}
 	an = d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, want: 400,
 		body: `{"username":"","authKey":"` + strings.Repeat("k", 257) + `","color":1}`})
 	if got := problems(an); !maps.Equal(got, map[string]bool{DetailRequired + " at username": true, DetailInvalidValue + " at authKey": true,
@@ -672,6 +682,11 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		body: `{"username":"op-user","authKey":"s3cret-auth-key","clientId":"eudr-test","endpoint":"ftp://relay.example"}`})
 	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at endpoint": true}) {
 		t.Errorf("credentials with a bad endpoint: %v", slices.Sorted(maps.Keys(got)))
+	}
+	an = d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, want: 400,
+		body: `{"username":"op-user","authKey":"s3cret-auth-key","clientId":"eudr-test","endpoint":"http://relay.example/tracesnt"}`})
+	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at endpoint": true}) {
+		t.Errorf("credentials with a plain http endpoint: %v", slices.Sorted(maps.Keys(got)))
 	}
 	d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, body: `{"username":`, want: 400})
 	d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: with(live, "Content-Type", "text/plain"),
@@ -686,7 +701,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		strings.Contains(an.rec.Body.String(), "s3cret") {
 		t.Errorf("credentials without an endpoint: %s", an.rec.Body)
 	}
-	const unreachable = "http://127.0.0.1:1/tracesnt"
+	const unreachable = "https://127.0.0.1:1/tracesnt"
 	an = d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, want: 200,
 		body: `{"username":"op-user","authKey":"s3cret-auth-key","clientId":"eudr-test","endpoint":"` + unreachable + `"}`})
 	put := an.body

@@ -261,6 +261,9 @@ func (c *SOAPClient) post(ctx context.Context, op operation, url string, payload
 	req.Header.Set("Content-Type", "text/xml; charset=utf-8")
 	req.Header.Set("SOAPAction", `"`+op.action+`"`)
 	resp, err := c.hc.Do(req)
+	if errors.Is(err, netguard.ErrTargetNotAllowed) {
+		return fmt.Errorf("eu information system %s: nothing sent: the endpoint's address is loopback, link-local, multicast or unspecified, which the client does not connect to: %w", op.name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("eu information system %s: %w", op.name, err)
 	}
