@@ -18,7 +18,9 @@ type reply struct {
 	body   any         // nil: no body
 	// replay, when not nil, is what a replay of this request (same
 	// Idempotency-Key) answers instead of body: for answers that show a
-	// secret once, such as a new key value.
+	// secret the store does not keep, such as a new API key's value (only
+	// its hash is stored). A secret the store keeps anyway, such as a
+	// webhook's signing secret, is replayed as first answered.
 	replay any
 	// onCommit, when not nil, runs once the change is committed (to clear
 	// a cache the change makes stale).

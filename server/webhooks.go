@@ -158,8 +158,11 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 		if err := queue.PutSubscription(tx.Tx, sub); err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusOK, body: toWebhookResponse(sub, secret),
-			replay: toWebhookResponse(sub, redactSecret(secret))}, nil
+		// A replay answers the secret too (unlike an API key's, which is
+		// never stored): the store keeps it anyway, in the clear, to sign
+		// deliveries, and a client whose first answer was lost would
+		// otherwise hold a subscription whose secret it never saw.
+		return reply{status: http.StatusOK, body: toWebhookResponse(sub, secret)}, nil
 	})
 }
 
@@ -214,8 +217,9 @@ func (a *App) handleWebhooksRotate(w http.ResponseWriter, r *http.Request, ps ht
 		if err := queue.PutSubscription(tx.Tx, sub); err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusOK, body: secretResponse{WebhookID: sub.ID, SigningSecret: secret},
-			replay: secretResponse{WebhookID: sub.ID, SigningSecret: redactSecret(secret)}}, nil
+		// Like the registration, a replay shows the secret of this rotation
+		// (the current one unless the subscription was rotated again since).
+		return reply{status: http.StatusOK, body: secretResponse{WebhookID: sub.ID, SigningSecret: secret}}, nil
 	})
 }
 
