@@ -272,7 +272,7 @@ func TestBatch_RiskAssessment(t *testing.T) {
 	t.Run("Refused", func(t *testing.T) {
 		before := do(t, "GET", base+batPath, withKey(key), nil).wantStatus(t, http.StatusOK).Array(t)
 		// 400: every problem at once.
-		e := wantError(t, batPost(t, base, key, map[string]any{"batchReference": "", "commodity": "cocoa", "hsCode": "0901",
+		e := wantError(t, batPost(t, base, key, map[string]any{"batchReference": "", "commodity": "cocoa", "hsCode": "3401",
 			"supplierId": "V-100", "polygonIds": []string{ids[0], ids[0]}, "quantity": map[string]any{"netMassKg": 0},
 			"harvestStart": "2026-05-01", "harvestEnd": "2026-04-01", "extra": true}), http.StatusBadRequest, "VALIDATION_FAILED",
 			"UNKNOWN_FIELD", "REQUIRED", "HS_CODE_NOT_IN_ANNEX_I", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE")
@@ -282,7 +282,7 @@ func TestBatch_RiskAssessment(t *testing.T) {
 				t.Errorf("400 at %s: %s, want %s", field, d.Code, code)
 			}
 		}
-		if d := e.detail(t, "hsCode"); !strings.Contains(d.Issue, "0901 is listed for coffee") {
+		if d := e.detail(t, "hsCode"); !strings.Contains(d.Issue, "3401 is not a product of cocoa") {
 			t.Errorf("hsCode issue: %q", d.Issue)
 		}
 		wantError(t, do(t, "POST", base+batPath, withKey(key), batBody("x", "V-100", ids[0])), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
@@ -312,6 +312,14 @@ func TestBatch_RiskAssessment(t *testing.T) {
 		}
 		if d := e.detail(t, "polygonIds[1]"); d.Code != "COMMODITY_MISMATCH" || !strings.Contains(d.Issue, "coffee") {
 			t.Errorf("422 for the coffee plot: %+v", d)
+		}
+		// A product of another commodity (Annex I's coffee on a cocoa batch)
+		// is a rule broken too, not a malformed body.
+		coffeeCode := batBody("x", "V-100", ids[0])
+		coffeeCode["hsCode"] = "0901"
+		e = wantError(t, batPost(t, base, key, coffeeCode), http.StatusUnprocessableEntity, "BUSINESS_RULE", "HS_CODE_NOT_IN_ANNEX_I")
+		if d := e.detail(t, "hsCode"); !strings.Contains(d.Issue, "0901 is listed for coffee") {
+			t.Errorf("422 for a coffee hsCode on a cocoa batch: %+v", d)
 		}
 
 		// None of these registered a batch.

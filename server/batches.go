@@ -121,10 +121,15 @@ func (req *batchRequest) validate() (*storage.Batch, []string, error) {
 		probs.Add(DetailRequired, "hsCode", "is required: the Harmonised System code of the product (Annex I to Regulation (EU) 2023/1115)")
 	case !risk.HSCodePattern.MatchString(req.HSCode):
 		probs.Add(DetailInvalidValue, "hsCode", risk.AnnexI().CheckHSCode(req.Commodity, req.HSCode))
-	case commodityOK:
-		if issue := risk.AnnexI().CheckHSCode(req.Commodity, req.HSCode); issue != "" {
-			probs.Add(DetailHSCodeNotInAnnexI, "hsCode", issue)
+	case len(risk.AnnexI().CommodityOf(req.HSCode)) == 0:
+		// No commodity has it: wrong whatever the batch. A code Annex I
+		// lists for another commodity is a business rule, judged with the
+		// polygons (checkBatchRules).
+		issue := fmt.Sprintf("%s is not a product of any commodity in Annex I to Regulation (EU) 2023/1115", req.HSCode)
+		if commodityOK {
+			issue = risk.AnnexI().CheckHSCode(req.Commodity, req.HSCode)
 		}
+		probs.Add(DetailHSCodeNotInAnnexI, "hsCode", issue)
 	}
 	switch {
 	case req.SupplierID == "":
@@ -231,7 +236,7 @@ func (a *App) handleBatchesCreate(w http.ResponseWriter, r *http.Request, _ http
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
 		batch := *b // a shared commit may run this again
-		if err := checkBatchReferences(tx, t, &batch, polygonIDs); err != nil {
+		if err := checkBatchRules(tx, t, &batch, polygonIDs); err != nil {
 			return reply{}, err
 		}
 		if err := a.registerBatch(tx, t, &batch, polygonIDs); err != nil {
@@ -242,10 +247,12 @@ func (a *App) handleBatchesCreate(w http.ResponseWriter, r *http.Request, _ http
 	})
 }
 
-// checkBatchReferences refuses a batch, writing nothing, whose supplier
-// mapping or polygons do not exist (404, each named), or whose polygons are
-// not COMPLIANT or not of its commodity (422, each named).
-func checkBatchReferences(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygonIDs []string) error {
+// checkBatchRules refuses a well-formed batch, writing nothing, whose
+// supplier mapping or polygons do not exist (404, each named), or that
+// breaks a business rule (422, each case named): an hsCode Annex I lists
+// only for other commodities, polygons not COMPLIANT or not of its
+// commodity.
+func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygonIDs []string) error {
 	var missing Problems
 	if _, err := tx.FindSupplier(t, b.SupplierID); errors.Is(err, storage.ErrNotFound) {
 		missing.Add(DetailSupplierNotFound, "supplierId", fmt.Sprintf("no supplier mapping has erpVendorId %s in this organisation and environment (POST /suppliers)", b.SupplierID))
@@ -253,6 +260,11 @@ func checkBatchReferences(tx *storage.Tx, t storage.Tenant, b *storage.Batch, po
 		return err
 	}
 	var refused Problems
+	otherProduct := 0
+	if _, ok := risk.AnnexI().Match(b.Commodity, b.HSCode); !ok {
+		otherProduct = 1
+		refused.Add(DetailHSCodeNotInAnnexI, "hsCode", risk.AnnexI().CheckHSCode(b.Commodity, b.HSCode))
+	}
 	notCompliant, otherCommodity, unknown := 0, 0, 0
 	for i, id := range polygonIDs {
 		field := fmt.Sprintf("polygonIds[%d]", i)
@@ -294,11 +306,17 @@ func checkBatchReferences(tx *storage.Tx, t storage.Tenant, b *storage.Batch, po
 		}
 		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: msg, Details: missing}
 	}
+	if len(refused) == 1 && otherProduct == 1 {
+		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule, Message: refused[0].Issue, Details: refused}
+	}
 	if len(refused) > 0 {
-		if n := notCompliant + otherCommodity - len(refused); n > 0 {
+		if n := otherProduct + notCompliant + otherCommodity - len(refused); n > 0 {
 			refused.Add(geo.CodeTooManyProblems, "polygonIds", fmt.Sprintf("%d more refusals are not listed", n))
 		}
 		var parts []string
+		if otherProduct > 0 {
+			parts = append(parts, fmt.Sprintf("hsCode %s is not a product of %s", b.HSCode, b.Commodity))
+		}
 		if notCompliant > 0 {
 			parts = append(parts, fmt.Sprintf("%d not COMPLIANT", notCompliant))
 		}
@@ -306,7 +324,7 @@ func checkBatchReferences(tx *storage.Tx, t storage.Tenant, b *storage.Batch, po
 			parts = append(parts, fmt.Sprintf("%d of another commodity", otherCommodity))
 		}
 		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
-			Message: "the batch's polygons must be COMPLIANT plots of its commodity: " + strings.Join(parts, ", "), Details: refused}
+			Message: "a batch must be a product of its commodity from COMPLIANT plots of it: " + strings.Join(parts, ", "), Details: refused}
 	}
 	return nil
 }

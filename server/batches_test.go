@@ -236,7 +236,8 @@ func TestBatches_Refused(t *testing.T) {
 		body          string
 		field, detail string
 	}{
-		{strings.Replace(batchBody("x", ids[0]), `"18010000"`, `"0901"`, 1), "hsCode", DetailHSCodeNotInAnnexI},
+		{strings.Replace(batchBody("x", ids[0]), `"18010000"`, `"3401"`, 1), "hsCode", DetailHSCodeNotInAnnexI},
+		{strings.Replace(batchBody("x", ids[0]), `"18010000"`, `"18O1"`, 1), "hsCode", DetailInvalidValue},
 		{strings.Replace(batchBody("x", ids[0]), `"harvestEnd":"2026-05-31"`, `"harvestEnd":"2026-02-28"`, 1), "harvestEnd", DetailInvalidValue},
 		{strings.Replace(batchBody("x", ids[0]), `,"supplementaryUnitType":"NAR"`, ``, 1), "quantity.supplementaryUnitType", DetailRequired},
 		{strings.Replace(batchBody("x", ids[0]), `"supplementaryUnit":0,`, ``, 1), "quantity.supplementaryUnit", DetailRequired},
@@ -313,6 +314,52 @@ func TestBatches_Refused(t *testing.T) {
 	})
 	for _, path := range []string{"/batches/bat_nope", "/batches/bat_nope/risk-assessment"} {
 		wantError(t, ta.do("GET", eudrPrefix+path, "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	}
+}
+
+// An hsCode that Annex I lists for another commodity is well-formed input
+// that breaks a rule of the Regulation: 422, like a polygon of another
+// commodity, and judged only once the request has no 400 problem.
+func TestBatches_HSCodeOfAnotherCommodity(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	ids := ta.screen(key, countryPlot("coffee", "GH", 5, 6), plot("defo", square(-61.5, -10.5, 0.001)))
+	post := func(body string) *httptest.ResponseRecorder {
+		return ta.do("POST", eudrPrefix+"/batches", body, "X-API-Key", key, "Idempotency-Key", "hs-"+randomHex(4))
+	}
+	coffee := func(hsCode string, ids ...string) string {
+		return strings.NewReplacer(`"cocoa"`, `"coffee"`, `"18010000"`, `"`+hsCode+`"`).Replace(batchBody("x", ids...))
+	}
+
+	e := wantError(t, post(coffee("1801", ids[0])), http.StatusUnprocessableEntity, CodeBusinessRule, DetailHSCodeNotInAnnexI)
+	if len(e.Details) != 1 || e.Details[0].Field != "hsCode" || !strings.Contains(e.Details[0].Issue, "1801 is not a product of coffee") ||
+		!strings.Contains(e.Details[0].Issue, "(1801 is listed for cocoa)") || e.Message != e.Details[0].Issue {
+		t.Errorf("cocoa hsCode on a coffee batch: %+v, want one detail at hsCode naming both commodities, as the message", e)
+	}
+	// With the batch's other refusals, in one answer.
+	e = wantError(t, post(coffee("18010000", ids[0], ids[1])), http.StatusUnprocessableEntity, CodeBusinessRule, DetailHSCodeNotInAnnexI)
+	want := map[string]bool{"HS_CODE_NOT_IN_ANNEX_I hsCode": true, "POLYGON_NOT_COMPLIANT polygonIds[1]": true,
+		"COMMODITY_MISMATCH polygonIds[1]": true}
+	if got := detailSet(e.Details); !reflect.DeepEqual(got, want) {
+		t.Errorf("cocoa hsCode and a HIGH_RISK cocoa plot on a coffee batch: %v, want %v", got, want)
+	}
+	// Malformed input is 400 with its own problems only: business rules
+	// are judged on well-formed input.
+	e = wantError(t, post(strings.Replace(coffee("1801", ids[0]), `"netMassKg":12500.5`, `"netMassKg":0`, 1)),
+		http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+	if got := detailSet(e.Details); !reflect.DeepEqual(got, map[string]bool{"INVALID_VALUE quantity.netMassKg": true}) {
+		t.Errorf("cocoa hsCode on a coffee batch without a mass: %v, want only the mass", got)
+	}
+	for _, hs := range []string{"3401", "0102", "09O1", "090"} {
+		e := wantError(t, post(coffee(hs, ids[0])), http.StatusBadRequest, CodeValidationFailed, "")
+		if len(e.Details) != 1 || e.Details[0].Field != "hsCode" {
+			t.Errorf("hsCode %s on a coffee batch: %+v, want one 400 detail at hsCode", hs, e.Details)
+		}
+	}
+	if _, w := ta.postBatch(key, "hs-ok", coffee("0901", ids[0])); w.Code != http.StatusAccepted {
+		t.Errorf("coffee hsCode on a coffee batch: %d %s, want 202", w.Code, w.Body)
 	}
 }
 

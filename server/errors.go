@@ -42,7 +42,7 @@ const (
 	DetailScopeRequired         = "SCOPE_REQUIRED"
 	DetailAdminRequired         = "ADMIN_REQUIRED"
 	// Batches (API.md section 6).
-	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode is not a product of the commodity
+	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode of no commodity; 422: of another commodity only
 	DetailSupplierNotFound    = "SUPPLIER_NOT_FOUND"     // 404: no supplier mapping with that ERP vendor ID
 	DetailPolygonNotFound     = "POLYGON_NOT_FOUND"      // 404: no such polygon
 	DetailPolygonNotCompliant = "POLYGON_NOT_COMPLIANT"  // 422: a batch polygon is HIGH_RISK or FAILED

@@ -73,7 +73,7 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 		t.Errorf("batch without Idempotency-Key: detail %q", an.detail())
 	}
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-bad"), want: 400,
-		body: `{"batchReference":"","commodity":"cocoa","hsCode":"0901","supplierId":"B-1","polygonIds":["a","a"],` +
+		body: `{"batchReference":"","commodity":"cocoa","hsCode":"3401","supplierId":"B-1","polygonIds":["a","a"],` +
 			`"quantity":{"netMassKg":-1,"supplementaryUnitType":"KGM"},"harvestStart":"2026-02-30","color":"red"}`})
 	want := map[string]bool{
 		DetailUnknownField + " at color": true, DetailRequired + " at batchReference": true, DetailHSCodeNotInAnnexI + " at hsCode": true,
@@ -93,6 +93,22 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-422"), want: 422, body: body("x", gh, coffee, defo)})
 	if got := problems(an); !maps.Equal(got, map[string]bool{DetailCommodityMismatch + " at polygonIds[1]": true, DetailPolygonNotCompliant + " at polygonIds[2]": true}) {
 		t.Errorf("a batch with two refused polygons: %v", slices.Sorted(maps.Keys(got)))
+	}
+	// A coffee code on a cocoa batch is a rule broken, not a malformed body;
+	// with a malformed body only the body's problems are answered.
+	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-422"), want: 422,
+		body: strings.Replace(body("x", gh, coffee), `"1801"`, `"0901"`, 1)})
+	if got := problems(an); !maps.Equal(got, map[string]bool{DetailHSCodeNotInAnnexI + " at hsCode": true, DetailCommodityMismatch + " at polygonIds[1]": true}) {
+		t.Errorf("a batch of a coffee code with a coffee plot: %v", slices.Sorted(maps.Keys(got)))
+	}
+	ex := oaMust(t, c.doc, "/components/responses/BatchBusinessRule/content/application~1json/example/details/0/issue")
+	if got, want := oaList(an.body["details"])[0].(map[string]any)["issue"], ex; got != want {
+		t.Errorf("hsCode 0901 on a cocoa batch: issue %q, want the example's %q", got, want)
+	}
+	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-422"), want: 400,
+		body: strings.NewReplacer(`"1801"`, `"0901"`, `"netMassKg":1000`, `"netMassKg":-1`).Replace(body("x", gh))})
+	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at quantity.netMassKg": true}) {
+		t.Errorf("a batch of a coffee code without a mass: %v, want the mass only", slices.Sorted(maps.Keys(got)))
 	}
 	c.do(oaCall{method: "POST", target: batches, op: batches, hdr: with(idem(rw, "bat-xml"), "Content-Type", "application/xml"), body: body("x", gh), want: 415})
 	c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(ro, "bat-ro"), body: body("x", gh), want: 403})
