@@ -1805,6 +1805,8 @@ func TestLog_RequestLinesAndShutdown(t *testing.T) {
 func TestCLI_ResetPassword(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
+	keys := enterpriseAPI + "/api-keys"
+	before := login(t, p.SandboxURL, "admin", p.AdminPassword)
 	res := runCLI(t, p.DataDir, nil, "admin", "reset-password")
 	if res.Code == 0 || !strings.Contains(res.Stderr, "in use") {
 		t.Errorf("reset-password on a running appliance: exit %d, stderr %q; want non-zero and \"in use\"", res.Code, res.Stderr)
@@ -1821,7 +1823,10 @@ func TestCLI_ResetPassword(t *testing.T) {
 	}
 
 	q := p.Restart(t)
-	login(t, q.SandboxURL, "admin", password)
+	after := login(t, q.SandboxURL, "admin", password)
 	r := do(t, "POST", q.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": p.AdminPassword})
 	wantUnauthorized(t, r)
+	// The token of the old password ended with it; the new one works.
+	wantUnauthorized(t, do(t, "GET", q.SandboxURL+keys, bearer(before), nil))
+	do(t, "GET", q.SandboxURL+keys, bearer(after), nil).wantStatus(t, http.StatusOK)
 }

@@ -95,7 +95,8 @@ func (a *App) bootstrap(ctx context.Context) error {
 
 // ResetPassword gives a user a new random password and returns it: the way
 // back in when the admin password is lost. `eudr admin reset-password` runs
-// it on a stopped appliance's data dir.
+// it on a stopped appliance's data dir. The user's login tokens issued
+// before it are refused from then on (storage.User.PasswordVersion).
 func (a *App) ResetPassword(ctx context.Context, username string) (string, error) {
 	password := randomPassword()
 	hash, err := hashPassword(password)
@@ -248,11 +249,14 @@ func (a *App) login(ctx context.Context, username, password string) (*loginRespo
 	}
 	now := a.now()
 	exp := now.Add(a.cfg.Auth.TokenTTL)
-	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
-		Issuer:    jwtIssuer,
-		Subject:   user.Username,
-		IssuedAt:  jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(exp),
+	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, tokenClaims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    jwtIssuer,
+			Subject:   user.Username,
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(exp),
+		},
+		PasswordVersion: user.PasswordVersion,
 	}).SignedString(a.jwtKey)
 	if err != nil {
 		return nil, fmt.Errorf("sign token: %w", err)
@@ -260,10 +264,20 @@ func (a *App) login(ctx context.Context, username, password string) (*loginRespo
 	return &loginResponse{Token: token, ExpiresAt: formatTime(exp)}, nil
 }
 
-// userPrincipal verifies a login token and loads its user.
+// tokenClaims are a login token's claims. PasswordVersion is the user's
+// when the token was issued: a token ends when the password changes (a
+// reset after a leak must shut out whoever logged in with the old one),
+// not only when it expires.
+type tokenClaims struct {
+	jwt.RegisteredClaims
+	PasswordVersion int `json:"pwv,omitempty"`
+}
+
+// userPrincipal verifies a login token and loads its user. A token issued
+// under another password version than the user's is refused (401).
 func (a *App) userPrincipal(r *http.Request, token string, env storage.Environment) principal {
 	p := principal{field: "headers.Authorization", err: unauthorized()}
-	var claims jwt.RegisteredClaims
+	var claims tokenClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return a.jwtKey, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(jwtIssuer),
@@ -279,7 +293,7 @@ func (a *App) userPrincipal(r *http.Request, token string, env storage.Environme
 		var err error
 		user, err = tx.FindUser(claims.Subject)
 		return err
-	}); err != nil {
+	}); err != nil || user.PasswordVersion != claims.PasswordVersion {
 		return p
 	}
 	return principal{user: user, tenant: storage.Tenant{Org: user.Org, Env: env}, field: p.field}

@@ -370,6 +370,11 @@ func TestApp_BootstrapStaleFile(t *testing.T) {
 
 func TestApp_ResetPassword(t *testing.T) {
 	ta := newTestApp(t)
+	keys := enterprisePrefix + "/api-keys"
+	before := ta.adminToken()
+	if w := ta.do("GET", keys, "", "Authorization", "Bearer "+before); w.Code != http.StatusOK {
+		t.Fatalf("GET /api-keys with a token: got %d %s, want 200", w.Code, w.Body)
+	}
 	password, err := ta.ResetPassword(context.Background(), adminUsername)
 	if err != nil {
 		t.Fatal(err)
@@ -380,6 +385,18 @@ func TestApp_ResetPassword(t *testing.T) {
 	if _, err := ta.App.login(context.Background(), adminUsername, password); err != nil {
 		t.Errorf("new password: %v", err)
 	}
+	// A token issued before the change ends with it (whoever lost the old
+	// password may have logged in with it), well before its expiry; one
+	// issued after works.
+	wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+before), http.StatusUnauthorized, CodeUnauthorized, "")
+	after := ta.login(adminUsername, password)
+	if w := ta.do("GET", keys, "", "Authorization", "Bearer "+after); w.Code != http.StatusOK {
+		t.Errorf("GET /api-keys with a token issued after the reset: got %d %s, want 200", w.Code, w.Body)
+	}
+	if _, err := ta.ResetPassword(context.Background(), adminUsername); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+after), http.StatusUnauthorized, CodeUnauthorized, "")
 	if _, err := ta.ResetPassword(context.Background(), "nobody"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("unknown user: got %v, want an error saying it does not exist", err)
 	}

@@ -17,11 +17,15 @@ type Org struct {
 
 // User is a person who logs in for a JWT (key management, admin work).
 type User struct {
-	Username     string    `json:"username"`
-	Org          string    `json:"org"`
-	Role         string    `json:"role"`         // "admin"
-	PasswordHash string    `json:"passwordHash"` // PHC string ($argon2id$... or $2a$...)
-	CreatedAt    time.Time `json:"createdAt"`
+	Username     string `json:"username"`
+	Org          string `json:"org"`
+	Role         string `json:"role"`         // "admin"
+	PasswordHash string `json:"passwordHash"` // PHC string ($argon2id$... or $2a$...)
+	// PasswordVersion counts the changes of PasswordHash; PutUser keeps it.
+	// A login token carries the version it was issued under and ends when
+	// the password changes.
+	PasswordVersion int       `json:"passwordVersion,omitempty"`
+	CreatedAt       time.Time `json:"createdAt"`
 }
 
 // APIKey is a key's record. The value itself is never stored: only the
@@ -56,8 +60,21 @@ func (tx *Tx) FindOrg(id string) (*Org, error) {
 	return &o, nil
 }
 
-// PutUser writes a user.
+// PutUser writes a user. It sets u.PasswordVersion: the stored user's, one
+// more when u.PasswordHash differs from the stored one. Every path that
+// changes a password goes through here, so none can leave the tokens
+// issued before the change valid.
 func (tx *Tx) PutUser(u *User) error {
+	old, err := tx.FindUser(u.Username)
+	switch {
+	case err == nil:
+		u.PasswordVersion = old.PasswordVersion
+		if u.PasswordHash != old.PasswordHash {
+			u.PasswordVersion++
+		}
+	case !errors.Is(err, ErrNotFound):
+		return fmt.Errorf("read user %s: %w", u.Username, err)
+	}
 	return putJSON(tx.Bucket(bucketUsers), []byte(u.Username), u)
 }
 

@@ -420,6 +420,42 @@ func TestTx_FindUser(t *testing.T) {
 	})
 }
 
+// PutUser counts password changes itself, whatever the caller sets: a
+// login token issued under one version ends at the next.
+func TestTx_PutUser_PasswordVersion(t *testing.T) {
+	db := MustOpenDB(t)
+	version := func() int {
+		var v int
+		mustView(t, db, func(tx *storage.Tx) error {
+			u, err := tx.FindUser("admin")
+			v = u.PasswordVersion
+			return err
+		})
+		return v
+	}
+	put := func(hash string, version int) {
+		u := &storage.User{Username: "admin", Org: "org_a", Role: "admin", PasswordHash: hash, PasswordVersion: version, CreatedAt: testNow}
+		mustUpdate(t, db, func(tx *storage.Tx) error { return tx.PutUser(u) })
+	}
+	for _, step := range []struct {
+		name    string
+		hash    string
+		version int // what the caller sets
+		want    int
+	}{
+		{"New", "$argon2id$a", 0, 0},
+		{"SameHash", "$argon2id$a", 0, 0},
+		{"NewHash", "$argon2id$b", 0, 1},
+		{"CallerCannotRollBack", "$argon2id$b", 0, 1},
+		{"CallerCannotSkip", "$argon2id$c", 7, 2},
+	} {
+		put(step.hash, step.version)
+		if got := version(); got != step.want {
+			t.Errorf("%s: PasswordVersion %d, want %d", step.name, got, step.want)
+		}
+	}
+}
+
 func TestTx_FindOrg(t *testing.T) {
 	db := MustOpenDB(t)
 	o := &storage.Org{ID: "org_a", CreatedAt: testNow}
