@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -159,11 +160,48 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Status >= 500 {
 		zerolog.Ctx(r.Context()).Error().Err(e.Err).Str("code", e.Code).Msg("request failed")
 	}
-	if e.Details == nil {
-		e.Details = []Detail{}
-	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(e.RetryAfter))
 	}
-	writeJSON(w, r, e.Status, e)
+	writeJSON(w, r, e.Status, e.bounded())
+}
+
+// What an error answer repeats of the request is bounded: a field path
+// names the client's members (an unknown one by its name), and messages
+// and issues quote its values and IDs, any of which can be megabytes long.
+// The text bound is above the longest message the API writes itself
+// (about 320 characters), so only echoes are ever cut.
+const (
+	maxEchoedField = 200  // characters of a detail's field
+	maxEchoedText  = 1000 // characters of a message or a detail's issue
+)
+
+// bounded is a copy of e to send: each text cut to its bound (cutEcho),
+// and details [] rather than null. e itself is left alone (it may be
+// shared).
+func (e *Error) bounded() *Error {
+	out := *e
+	out.Message = cutEcho(e.Message, maxEchoedText)
+	out.Details = make([]Detail, len(e.Details))
+	for i, d := range e.Details {
+		out.Details[i] = Detail{Code: d.Code, Field: cutEcho(d.Field, maxEchoedField), Issue: cutEcho(d.Issue, maxEchoedText)}
+	}
+	return &out
+}
+
+// cutEcho returns s if it has at most max characters, else its first
+// max-1 characters and "…". It cuts between characters, so valid UTF-8
+// stays valid.
+func cutEcho(s string, max int) string {
+	if len(s) <= max || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/geo"
 )
 
 // timeFormat is RFC 3339 UTC with milliseconds, the one time format on the wire.
@@ -235,13 +237,24 @@ func unknownFields(body []byte, v any) Problems {
 		known[name] = true
 	}
 	var probs Problems
+	unknown := 0
 	for _, name := range slices.Sorted(maps.Keys(members)) {
-		if !known[name] {
+		if known[name] {
+			continue
+		}
+		if unknown++; unknown <= maxUnknownFields {
 			probs.Add(DetailUnknownField, name, "unknown field")
 		}
 	}
+	if unknown > maxUnknownFields {
+		probs.Add(geo.CodeTooManyProblems, "body", fmt.Sprintf("%d more unknown fields are not listed", unknown-maxUnknownFields))
+	}
 	return probs
 }
+
+// maxUnknownFields is the most unknown members an answer names: a body of
+// a million small members is not echoed back name by name.
+const maxUnknownFields = 1000
 
 func jsonKind(k reflect.Kind) string {
 	switch k {
