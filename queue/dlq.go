@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -32,9 +33,55 @@ type DeadLetter struct {
 // DLQFilter selects dead letters of a scope. The zero value selects all.
 type DLQFilter struct {
 	EventType  string
-	Start, End time.Time // on FailedAt, inclusive; zero = unbounded
-	EventIDs   []string  // when not nil: only these events
-	Limit      int       // 0 = no limit
+	Start, End time.Time  // on FailedAt, inclusive; zero = unbounded
+	EventIDs   []string   // when not nil: only these events
+	After      *DLQCursor // when not nil: only the entries listed after it
+	Limit      int        // 0 = no limit
+}
+
+// DLQCursor is a position in the order DLQ entries are listed (newest
+// FailedAt first, then event ID descending, then subscription ID): that of
+// the last entry of a page, from which the next page goes on. It is the
+// entry's key in webhook_dlq_failed, so the next page starts with a seek.
+// It stays valid when entries come and go: it names a place in the order,
+// not an entry.
+type DLQCursor struct {
+	ref dlqRef
+}
+
+// ErrBadCursor is returned by ParseDLQCursor for a string that is not the
+// encoding of a cursor.
+var ErrBadCursor = errors.New("queue: malformed DLQ cursor")
+
+// Cursor returns the position of dl in the DLQ list order.
+func (dl *DeadLetter) Cursor() DLQCursor {
+	return DLQCursor{dlqRef{EventID: dl.EventID, SubscriptionID: dl.SubscriptionID, FailedAt: dl.FailedAt.UnixNano()}}
+}
+
+// String encodes c for a URL: unpadded base64url of BE(FailedAt unix nanos)
+// | event ID | 0 | subscription ID, the key suffix of its index entry.
+func (c DLQCursor) String() string {
+	return base64.RawURLEncoding.EncodeToString(dlqIndexKey("", &c.ref)[1:])
+}
+
+// ParseDLQCursor reads what String wrote, or returns ErrBadCursor.
+func ParseDLQCursor(s string) (DLQCursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return DLQCursor{}, ErrBadCursor
+	}
+	r, ok := parseDLQIndex(b, nil)
+	if !ok || strings.IndexByte(r.SubscriptionID, 0) >= 0 {
+		return DLQCursor{}, ErrBadCursor
+	}
+	return DLQCursor{r}, nil
+}
+
+// upper is the first index key of scope after c's event at c's time: a
+// walk backwards from it starts with c's event group.
+func (c *DLQCursor) upper(scope string) []byte {
+	k := dlqIndexKey(scope, &c.ref)
+	return append(k[:len(k)-len(c.ref.SubscriptionID)-1], 1)
 }
 
 // dlqRef is a DLQ entry as webhook_dlq_failed shows it: enough to select,
@@ -131,6 +178,17 @@ func refOf(k, v []byte) (scope string, r dlqRef, err error) {
 	return parts[0], dlqRef{EventID: parts[1], SubscriptionID: parts[2], EventType: h.EventType, FailedAt: h.FailedAt.UnixNano()}, nil
 }
 
+// PutDeadLetter writes dl as the DLQ entry of its event and subscription
+// in scope, replacing one there, and indexes it: what the dispatcher does
+// when a delivery gives up, for tools and tests that fill a DLQ. It returns
+// an error when the scope or an ID is empty or holds a 0 byte.
+func PutDeadLetter(tx *bolt.Tx, scope string, dl *DeadLetter) error {
+	if !validKeyPart(scope) || !validKeyPart(dl.EventID) || !validKeyPart(dl.SubscriptionID) {
+		return fmt.Errorf("queue: DLQ entry %q/%q: invalid scope or id", dl.EventID, dl.SubscriptionID)
+	}
+	return putDeadLetter(tx, scope, dl)
+}
+
 // putDeadLetter writes (or replaces) the DLQ entry of dl's event and
 // subscription in scope, and its index entry.
 func putDeadLetter(tx *bolt.Tx, scope string, dl *DeadLetter) error {
@@ -194,19 +252,22 @@ func dlqBefore(a, b *dlqRef) bool {
 	return a.SubscriptionID < b.SubscriptionID
 }
 
-// matches reports whether r passes f's type and time bounds.
+// matches reports whether r passes f's type and time bounds and comes
+// after its cursor.
 func (f *DLQFilter) matches(r *dlqRef) bool {
 	return (f.EventType == "" || r.EventType == f.EventType) &&
 		(f.Start.IsZero() || r.FailedAt >= f.Start.UnixNano()) &&
-		(f.End.IsZero() || r.FailedAt <= f.End.UnixNano())
+		(f.End.IsZero() || r.FailedAt <= f.End.UnixNano()) &&
+		(f.After == nil || dlqBefore(&f.After.ref, r))
 }
 
 // findDLQ returns the entries of scope matching f, in list order (see
 // dlqBefore), cut to f.Limit. It decodes no entry: without f.EventIDs it
-// walks webhook_dlq_failed from f.End (or the newest) backwards and stops
-// at f.Start or at f.Limit matches, so its cost is what it returns plus the
-// entries of other types it passes; with f.EventIDs it reads the head of
-// those events' entries only.
+// walks webhook_dlq_failed backwards from f.End or f.After, whichever
+// comes first in the list (or from the newest), and stops at f.Start or at
+// f.Limit matches, so its cost is what it returns plus the entries of
+// other types it passes; with f.EventIDs it reads the head of those
+// events' entries only.
 func findDLQ(tx *bolt.Tx, scope string, f DLQFilter) ([]dlqRef, error) {
 	if !validKeyPart(scope) {
 		return nil, nil
@@ -221,6 +282,13 @@ func findDLQ(tx *bolt.Tx, scope string, f DLQFilter) ([]dlqRef, error) {
 	upper := append([]byte(scope), 1)
 	if end := f.End.UnixNano(); !f.End.IsZero() && end >= 0 && end < math.MaxInt64 {
 		upper = binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(end+1))
+	}
+	if f.After != nil {
+		// The cursor's event group is walked from its end too: the entries
+		// of it with a greater subscription ID follow the cursor.
+		if after := f.After.upper(scope); bytes.Compare(after, upper) < 0 {
+			upper = after
+		}
 	}
 	k, v := c.Seek(upper)
 	if k == nil {
@@ -308,19 +376,36 @@ func findDLQByEvents(tx *bolt.Tx, scope string, f DLQFilter) ([]dlqRef, error) {
 // f.Limit of them, or an error if one cannot be read. Only the entries
 // returned are decoded.
 func FindDeadLetters(tx *bolt.Tx, scope string, f DLQFilter) ([]DeadLetter, error) {
+	dls, _, err := FindDeadLetterPage(tx, scope, f)
+	return dls, err
+}
+
+// FindDeadLetterPage is FindDeadLetters that also reports whether more
+// entries match past f.Limit: the next page is then the one after the
+// Cursor of the last entry returned (DLQFilter.After). Only the entries
+// returned are decoded.
+func FindDeadLetterPage(tx *bolt.Tx, scope string, f DLQFilter) ([]DeadLetter, bool, error) {
+	limit := f.Limit
+	if limit > 0 {
+		f.Limit++ // one more, to know whether there is a next page
+	}
 	refs, err := findDLQ(tx, scope, f)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	more := limit > 0 && len(refs) > limit
+	if more {
+		refs = refs[:limit]
 	}
 	out := make([]DeadLetter, len(refs))
 	for i := range refs {
 		dl, err := getDeadLetter(tx, scope, &refs[i])
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out[i] = *dl
 	}
-	return out, nil
+	return out, more, nil
 }
 
 // ReplayDeadLetters turns the matching entries of scope (every entry of

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,12 +100,16 @@ func TestFindDeadLetters_CostDoesNotGrowWithDLQ(t *testing.T) {
 			}
 		}
 		newest := fmt.Sprintf("evt_%05d", n-1)
+		// A page after an old entry starts there: it does not walk past
+		// the newer ones.
+		after := (&DeadLetter{EventID: "evt_00005", SubscriptionID: "wh_1", FailedAt: itT0.Add(5 * time.Second)}).Cursor()
 		out := map[string]cost{}
 		for name, fn := range map[string]func(){
 			"Find":       view("Find", DLQFilter{Limit: 1}, newest),
 			"FindByType": view("FindByType", DLQFilter{EventType: "a", Limit: 1}, newest),
 			"FindByTime": view("FindByTime", DLQFilter{Start: itT0.Add(time.Second), End: itT0.Add(time.Second)}, "evt_00001"),
 			"FindByID":   view("FindByID", DLQFilter{EventIDs: []string{"evt_00003"}}, "evt_00003"),
+			"FindAfter":  view("FindAfter", DLQFilter{After: &after, Limit: 1}, "evt_00004"),
 			"Replay": update("Replay", func(tx *bolt.Tx) (int, error) {
 				return ReplayDeadLetters(tx, "s", DLQFilter{Limit: 1}, itT0)
 			}),
@@ -355,5 +360,108 @@ func TestDLQIndex_FollowsEveryOperation(t *testing.T) {
 	itCheck(t, db, "Init on a store without the index")
 	if got := dlq("s"); len(got) != 151 || got[0] != "evt_00149/wh_1" || got[150] != "evt_00000/wh_1" {
 		t.Errorf("DLQ of s after Init: got %d entries, from %v to %v", len(got), got[0], got[len(got)-1])
+	}
+}
+
+// Pages walked cursor to cursor list every matching entry once, in order,
+// for random entries (many at one FailedAt, several subscriptions per event,
+// IDs that prefix each other), filters and page sizes, with or without
+// EventIDs.
+func TestFindDeadLetterPage_WalksEveryEntryOnce(t *testing.T) {
+	db := itDB(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	events := []string{"evt_1", "evt_10", "evt_2", "evt_20", "evt_3", "evt_a", "evt_b", "evt_b0"}
+	subs := []string{"wh_1", "wh_10", "wh_2", "wh_3"}
+	types := []string{"a", "b"}
+	at := func(i int) time.Time { return itT0.Add(time.Duration(i) * time.Second) }
+	itUpdate(t, db, func(tx *bolt.Tx) error {
+		for _, scope := range []string{"s", "t"} {
+			for _, ev := range events {
+				typ := types[rng.IntN(len(types))]
+				for _, sub := range subs {
+					if rng.IntN(4) == 0 {
+						continue
+					}
+					dl := &DeadLetter{EventID: ev, EventType: typ, SubscriptionID: sub, FailedAt: at(rng.IntN(3)), Timestamp: itT0}
+					if err := PutDeadLetter(tx, scope, dl); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	key := func(dls []DeadLetter) []string {
+		var ks []string
+		for _, dl := range dls {
+			ks = append(ks, fmt.Sprintf("%s/%s@%s", dl.EventID, dl.SubscriptionID, dl.FailedAt.Sub(itT0)))
+		}
+		return ks
+	}
+	for i := range 500 {
+		var f DLQFilter
+		if rng.IntN(3) == 0 {
+			f.EventType = types[rng.IntN(len(types))]
+		}
+		if rng.IntN(3) == 0 {
+			f.Start = at(rng.IntN(3))
+		}
+		if rng.IntN(3) == 0 {
+			f.End = at(rng.IntN(3))
+		}
+		if rng.IntN(4) == 0 {
+			f.EventIDs = []string{events[rng.IntN(len(events))], events[rng.IntN(len(events))]}
+		}
+		scope := []string{"s", "t"}[rng.IntN(2)]
+		limit := 1 + rng.IntN(5)
+		if err := db.View(func(tx *bolt.Tx) error {
+			want := key(itReferenceFind(t, tx, scope, f))
+			var got []string
+			page := f
+			page.Limit = limit
+			for n := 0; ; n++ {
+				dls, more, err := FindDeadLetterPage(tx, scope, page)
+				if err != nil {
+					return err
+				}
+				if more && len(dls) != limit || len(dls) > limit {
+					t.Fatalf("case %d page %d: %d entries, more %v; want %d when more follow", i, n, len(dls), more, limit)
+				}
+				got = append(got, key(dls)...)
+				if !more {
+					break
+				}
+				c, err := ParseDLQCursor(dls[len(dls)-1].Cursor().String())
+				if err != nil {
+					return err
+				}
+				page.After = &c
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("case %d: scope %s, filter %+v, pages of %d:\n got %v\nwant %v", i, scope, f, limit, got, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestParseDLQCursor(t *testing.T) {
+	dl := &DeadLetter{EventID: "evt_01JD3T0A1B2C3D4E5F6G7H8J9K", SubscriptionID: "wh_01JD3S4T5V6W7X8Y9Z0A1B2C3D", FailedAt: itT0}
+	s := dl.Cursor().String()
+	c, err := ParseDLQCursor(s)
+	if err != nil || c != dl.Cursor() {
+		t.Errorf("ParseDLQCursor(%q): got %+v, %v, want %+v", s, c, err, dl.Cursor())
+	}
+	if strings.ContainsAny(s, "+/=%&?#") {
+		t.Errorf("cursor %q: want only URL-safe characters", s)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	for _, bad := range []string{"", "!!!", enc([]byte("short")), enc([]byte("12345678evt_1")), enc([]byte("12345678\x00wh_1")),
+		enc([]byte("12345678evt_1\x00")), enc([]byte("12345678evt_1\x00wh\x001")), s + "="} {
+		if _, err := ParseDLQCursor(bad); !errors.Is(err, ErrBadCursor) {
+			t.Errorf("ParseDLQCursor(%q): got %v, want ErrBadCursor", bad, err)
+		}
 	}
 }

@@ -54,8 +54,11 @@
 // scope's DLQ walks it backwards from the end of the time range, filters
 // on its keys and values, and decodes only the entries it returns, so
 // FindDeadLetters with a Limit costs what it returns, not the DLQ's size.
-// With EventIDs the entries are looked up by their webhook_dlq keys
-// instead. Init builds the index for a store that has none.
+// A page's cursor (DLQCursor) is the suffix of its last entry's key in
+// the index, so the next page starts with a seek there and costs what it
+// returns too, however deep into the DLQ it is. With EventIDs the entries
+// are looked up by their webhook_dlq keys instead. Init builds the index
+// for a store that has none.
 //
 // # Delivery state machine
 //

@@ -2380,6 +2380,10 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 		t.Errorf("DLQ with three bad filters: details %v, want 3", oaShort(ds))
 	}
 	c.do(oaCall{method: "GET", target: dlq + "?startDate=2026-11-21&endDate=2026-11-20", op: dlq, hdr: ro, want: 400})
+	an = c.do(oaCall{method: "GET", target: dlq + "?cursor=%21", op: dlq, hdr: ro, want: 400})
+	if an.detail() != DetailInvalidValue || oaList(an.body["details"])[0].(map[string]any)["field"] != "query.cursor" {
+		t.Errorf("DLQ with a malformed cursor: %v, want INVALID_VALUE at query.cursor", an.body)
+	}
 
 	// Replay and acknowledgement.
 	c.do(oaCall{method: "POST", target: dlq + "/evt_nope/replay", op: replay, hdr: rw, want: 404})

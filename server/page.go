@@ -30,13 +30,14 @@ func parsePage(r *http.Request) (storage.Page, error) {
 }
 
 // setNextPage adds the Link and X-Next-Cursor headers that point at the
-// page after the one being sent.
-func setNextPage(w http.ResponseWriter, r *http.Request, p storage.Page, lastID string) {
+// page after the one being sent: the request again, filters included, with
+// cursor (the last ID of this page for most lists) and the page's limit.
+func setNextPage(w http.ResponseWriter, r *http.Request, p storage.Page, cursor string) {
 	q := r.URL.Query()
-	q.Set("cursor", lastID)
+	q.Set("cursor", cursor)
 	q.Set("limit", strconv.Itoa(p.Limit))
 	w.Header().Set("Link", fmt.Sprintf(`<%s?%s>; rel="next"`, r.URL.Path, q.Encode()))
-	w.Header().Set("X-Next-Cursor", lastID)
+	w.Header().Set("X-Next-Cursor", cursor)
 }
 
 // writePage sends one page of an in-memory list that is already newest

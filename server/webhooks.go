@@ -317,8 +317,9 @@ type dlqEventIDs struct {
 }
 
 // parseDLQFilter reads eventType, startDate and endDate (RFC 3339, or a
-// date: startDate from its first instant, endDate to its last) and limit.
-func parseDLQFilter(r *http.Request) (queue.DLQFilter, error) {
+// date: startDate from its first instant, endDate to its last) and limit,
+// and for a list (paged) its cursor.
+func parseDLQFilter(r *http.Request, paged bool) (queue.DLQFilter, error) {
 	q := r.URL.Query()
 	f := queue.DLQFilter{EventType: q.Get("eventType")}
 	var probs Problems
@@ -351,6 +352,13 @@ func parseDLQFilter(r *http.Request) (queue.DLQFilter, error) {
 		}
 		f.Limit = n
 	}
+	if s := q.Get("cursor"); paged && s != "" {
+		c, err := queue.ParseDLQCursor(s)
+		if err != nil {
+			probs.Add(DetailInvalidValue, "query.cursor", "must be the X-Next-Cursor of a page of this list")
+		}
+		f.After = &c
+	}
 	return f, probs.Err()
 }
 
@@ -375,8 +383,11 @@ func parseDate(s string, end bool) (time.Time, error) {
 	return t, nil
 }
 
+// handleDLQList answers one page of the DLQ. Its cursor is a position in
+// the list order (queue.DLQCursor), so the next page starts where this one
+// ended, with the same filters (setNextPage keeps the query).
 func (a *App) handleDLQList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	f, err := parseDLQFilter(r)
+	f, err := parseDLQFilter(r, true)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -385,14 +396,18 @@ func (a *App) handleDLQList(w http.ResponseWriter, r *http.Request, _ httprouter
 		f.Limit = defaultPageLimit
 	}
 	var dls []queue.DeadLetter
+	var more bool
 	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
 		var err error
-		dls, err = queue.FindDeadLetters(tx.Tx, scopeOf(tenantFrom(r.Context())), f)
+		dls, more, err = queue.FindDeadLetterPage(tx.Tx, scopeOf(tenantFrom(r.Context())), f)
 		return err
 	})
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if more {
+		setNextPage(w, r, storage.Page{Limit: f.Limit}, dls[len(dls)-1].Cursor().String())
 	}
 	out := dlqListResponse{RetrievedCount: len(dls), Messages: make([]dlqMessage, 0, len(dls))}
 	for _, d := range dls {
@@ -444,7 +459,7 @@ func (a *App) handleDLQReplay(w http.ResponseWriter, r *http.Request, ps httprou
 // handleDLQReplayBulk replays by the query's filters, or by the body's
 // eventIds when given; with neither, everything.
 func (a *App) handleDLQReplayBulk(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	f, err := parseDLQFilter(r)
+	f, err := parseDLQFilter(r, false)
 	if err != nil {
 		writeError(w, r, err)
 		return
