@@ -420,7 +420,8 @@ func TestBatch_BenchmarkFile(t *testing.T) {
 
 // TestBatch_SurvivesKill: a batch registered just before kill -9 is
 // assessed after the restart, once: one event, one assessment. A job the
-// killed process held is taken over when its lease (10 s here) runs out.
+// killed process held is taken over when its lease (10 s here) runs out,
+// a delivery when its own (deliveryLease).
 func TestBatch_SurvivesKill(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
@@ -441,7 +442,10 @@ func TestBatch_SurvivesKill(t *testing.T) {
 			t.Errorf("batch %s after kill -9: %+v", id, b)
 		}
 	}
-	waitUntil(t, 15*time.Second, "an event per batch", func() bool {
+	// A delivery the killed process had claimed (on a busy machine the
+	// first jobs finish before the kill) goes out again only when its
+	// claim's lease runs out: a minute, the dispatcher's default.
+	waitUntil(t, deliveryLease+30*time.Second, "an event per batch", func() bool {
 		seen := map[string]bool{}
 		for _, r := range rc.requests("/batches", "") {
 			if rc.isDelivered("/batches", r.Env.EventID) {

@@ -29,6 +29,9 @@ const (
 	jobsLeaseEnv = "EUDR_JOBS_LEASE=10s"
 	// jobsLease is what jobsLeaseEnv sets.
 	jobsLease = 10 * time.Second
+	// deliveryLease is how long a webhook delivery claimed by a process
+	// that died waits before it is sent again (not configurable).
+	deliveryLease = time.Minute
 )
 
 // Rate limits out of the way of tests that poll.
