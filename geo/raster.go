@@ -67,7 +67,10 @@ type RasterResult struct {
 	// Covered reports whether the layer has data for the whole plot: the
 	// plot lies inside its tiles and none of its pixels is nodata.
 	Covered bool
-	// Tiles are the names of the tiles the plot touches, sorted.
+	// Tiles are the names of the tiles read for the plot, sorted: those
+	// holding a point of its bounding box, edges included (a tile whose
+	// west or north edge the plot only touches holds the pixels a finer
+	// layer's centres on that side take their value from).
 	Tiles []string
 	// Stats counts the plot's pixels by value on the layer's own grid. A
 	// polygon that holds no pixel centre at all (a plot smaller than a
@@ -85,7 +88,8 @@ type RasterResult struct {
 // pixels of a loss-year layer above LossCutoffValue that a forest-2020
 // layer marks as forest. The two grids are combined on the finer one: each
 // of its pixels whose centre is in the plot takes the other layer's value
-// at that centre.
+// at that centre; a centre on an edge between two of the other layer's
+// pixels takes the one east or south of it, inside the plot or not.
 type LossInForest struct {
 	LossLayerID string
 	// ForestLayerID is the forest-2020 layer used, or "" when none covers
@@ -120,57 +124,86 @@ type rasterWindow struct {
 	tile *RasterTile
 	win  geotiff.Window
 	px   []uint8
+	// The window's column edges (longitudes, west to east) and row edges
+	// (latitudes negated, north to south, so that both ascend) in half
+	// nano-degrees, made by the first value: a finer grid looks up a
+	// pixel here for each of its own.
+	colEdges, rowEdges []int64
 }
 
-// value returns the pixel of the window that holds (lon, lat), and false
-// if none does.
-func (w *rasterWindow) value(lon, lat float64) (uint8, bool) {
-	col, row, ok := w.tile.Grid.Pixel(lon, lat)
-	col, row = col-w.win.Col, row-w.win.Row
-	if !ok || col < 0 || row < 0 || col >= w.win.Width || row >= w.win.Height {
+// value returns the pixel of the window that holds q, and false if none
+// does. A point on a pixel edge is in the pixel east or south of it, as
+// fixedGrid.pixel has it.
+func (w *rasterWindow) value(q pt) (uint8, bool) {
+	g := w.tile.Grid
+	if w.colEdges == nil {
+		fg := fixedGrid{g}
+		w.colEdges = make([]int64, w.win.Width+1)
+		for i := range w.colEdges {
+			w.colEdges[i] = fg.lon(2 * (w.win.Col + i))
+		}
+		w.rowEdges = make([]int64, w.win.Height+1)
+		for i := range w.rowEdges {
+			w.rowEdges[i] = -fg.lat(2 * (w.win.Row + i))
+		}
+	}
+	col := lastTrue((float64(q.x)/2e9-g.West)/g.DX-float64(w.win.Col), w.win.Width,
+		func(i int) bool { return w.colEdges[i] <= q.x })
+	row := lastTrue((g.North-float64(q.y)/2e9)/g.DY-float64(w.win.Row), w.win.Height,
+		func(i int) bool { return w.rowEdges[i] <= -q.y })
+	if col < 0 || row < 0 || col >= w.win.Width || row >= w.win.Height {
 		return 0, false
 	}
 	return w.px[row*w.win.Width+col], true
 }
 
-// pixelAt returns the pixel holding (lon, lat) among ws and its tile; t
-// is nil when no window holds it.
-func pixelAt(ws []rasterWindow, lon, lat float64) (t *RasterTile, v uint8) {
+// pixelAt returns the pixel holding q among ws and its tile; t is nil
+// when no window holds it.
+func pixelAt(ws []rasterWindow, q pt) (t *RasterTile, v uint8) {
 	for i := range ws {
-		if v, in := ws[i].value(lon, lat); in {
+		if v, in := ws[i].value(q); in {
 			return ws[i].tile, v
 		}
 	}
 	return nil, 0
 }
 
-// valueAt returns the pixel holding (lon, lat) among ws; ok is false when
-// no window holds it or the pixel is nodata.
-func valueAt(ws []rasterWindow, lon, lat float64) (v uint8, ok bool) {
-	t, v := pixelAt(ws, lon, lat)
+// valueAt returns the pixel holding q among ws; ok is false when no
+// window holds it or the pixel is nodata.
+func valueAt(ws []rasterWindow, q pt) (v uint8, ok bool) {
+	t, v := pixelAt(ws, q)
 	return v, t != nil && !(t.HasNoData && v == t.NoData)
 }
 
 // rasterPlot is a plot being measured against raster layers.
 type rasterPlot struct {
-	g       Geometry
-	pointHa float64
-	plotHa  float64
-	lo, hi  [2]float64 // bounding box of a polygon plot
-	shape   geom.Geometry
-	samples []samplePoint // of a plot smaller than a pixel, when needed
+	g        Geometry
+	pointHa  float64
+	plotHa   float64
+	lo, hi   [2]float64     // bounding box of a polygon plot
+	flo, fhi pt             // the same in half nano-degrees
+	fixed    []fixedPolygon // the polygons in half nano-degrees
+	points   []pt           // the points of a point plot in half nano-degrees
+	shape    geom.Geometry
+	samples  []samplePoint // of a plot smaller than a pixel, when needed
 }
 
 // newRasterPlot prepares plot g for measuring; false for a polygon plot
 // without a ring.
 func newRasterPlot(g Geometry, pointHa, plotHa float64) (*rasterPlot, bool) {
 	p := &rasterPlot{g: g, pointHa: pointHa, plotHa: plotHa}
-	if !g.IsPoint() {
-		var ok bool
-		if p.lo, p.hi, ok = bbox(g.Polygons); !ok {
-			return nil, false
+	if g.IsPoint() {
+		for _, q := range g.Points {
+			p.points = append(p.points, fixedPoint(q[0], q[1]))
 		}
+		return p, true
 	}
+	var ok bool
+	if p.lo, p.hi, ok = bbox(g.Polygons); !ok {
+		return nil, false
+	}
+	p.flo, p.fhi = fixedPoint(p.lo[0], p.lo[1]), fixedPoint(p.hi[0], p.hi[1])
+	p.fixed = fixPolygons(g.Polygons)
 	return p, true
 }
 
@@ -228,13 +261,12 @@ func (ix *Index) screenRasters(ctx context.Context, g Geometry, pointHa, plotHa 
 func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindow, inside bool, err error) {
 	if p.g.IsPoint() {
 		inside = true
-		for _, pt := range p.g.Points {
-			t := tileAt(l, pt[0], pt[1])
+		for _, q := range p.points {
+			t, col, row := tileAt(l, q)
 			if t == nil {
 				inside = false
 				continue
 			}
-			col, row, _ := t.Grid.Pixel(pt[0], pt[1])
 			w, err := readWindow(ctx, t, geotiff.Window{Col: col, Row: row, Width: 1, Height: 1})
 			if err != nil {
 				return nil, false, err
@@ -251,12 +283,20 @@ func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindo
 		t := &l.Tiles[i]
 		b := t.Grid.Bounds()
 		w, s, e, n := max(b.West, box.West), max(b.South, box.South), min(b.East, box.East), min(b.North, box.North)
-		if w > e || s > n {
+		if w > e+t.Grid.DX || s > n+t.Grid.DY {
+			// Clear of the box. Within a pixel of it, the exact window
+			// below decides: in float64 a tile the box touches may seem
+			// a hair away.
 			continue
 		}
-		tilesDeg2 += (e - w) * (n - s)
-		rects = append(rects, rectGeom(b))
-		win := t.Grid.Window(box)
+		if w <= e && s <= n {
+			tilesDeg2 += (e - w) * (n - s)
+			rects = append(rects, rectGeom(b))
+		}
+		// The pixels holding a point of the box, edges included: a tile
+		// that the box's east or south side only touches still has the
+		// pixels a finer grid's centres on that side fall in.
+		win := fixedGrid{t.Grid}.window(p.flo, p.fhi)
 		if win.Empty() {
 			continue
 		}
@@ -299,14 +339,14 @@ func rectGeom(b geotiff.Bounds) geom.Geometry {
 		ExpandToIncludeXY(geom.XY{X: b.East, Y: b.North}).AsGeometry()
 }
 
-// tileAt returns the tile of l holding (lon, lat), or nil.
-func tileAt(l *RasterLayer, lon, lat float64) *RasterTile {
+// tileAt returns the tile of l holding q and the pixel there, or nil.
+func tileAt(l *RasterLayer, q pt) (t *RasterTile, col, row int) {
 	for i := range l.Tiles {
-		if _, _, ok := l.Tiles[i].Grid.Pixel(lon, lat); ok {
-			return &l.Tiles[i]
+		if col, row, ok := (fixedGrid{l.Tiles[i].Grid}).pixel(q); ok {
+			return &l.Tiles[i], col, row
 		}
 	}
-	return nil
+	return nil, 0, 0
 }
 
 func readWindow(ctx context.Context, t *RasterTile, w geotiff.Window) (rasterWindow, error) {
@@ -328,18 +368,18 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 		r.Stats.count(v, ha, t.HasNoData && v == t.NoData)
 	}
 	if p.g.IsPoint() {
-		for _, pt := range p.g.Points {
-			if t, v := pixelAt(ws, pt[0], pt[1]); t != nil {
+		for _, q := range p.points {
+			if t, v := pixelAt(ws, q); t != nil {
 				count(t, v, p.pointHa)
 			}
 		}
 	} else {
 		for _, w := range ws {
-			eachPixelIn(p.g.Polygons, w.tile.Grid, w.win, w.px, func(v uint8, _, _, ha float64) { count(w.tile, v, ha) })
+			eachPixelIn(p.fixed, w.tile.Grid, w.win, w.px, func(v uint8, _ pt, ha float64) { count(w.tile, v, ha) })
 		}
 		if n, _ := r.Stats.Total(); n == 0 {
 			for _, sp := range p.samplePoints() {
-				if t, v := pixelAt(ws, sp.lon, sp.lat); t != nil {
+				if t, v := pixelAt(ws, sp.at); t != nil {
 					count(t, v, sp.ha)
 					r.Sampled = true
 				}
@@ -363,9 +403,9 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha float64) {
 	lost := func(lv, fv uint8) bool { return lv > LossCutoffValue && fv != 0 }
 	if p.g.IsPoint() {
-		for _, pt := range p.g.Points {
-			lv, lok := valueAt(loss, pt[0], pt[1])
-			fv, fok := valueAt(forest, pt[0], pt[1])
+		for _, q := range p.points {
+			lv, lok := valueAt(loss, q)
+			fv, fok := valueAt(forest, q)
 			if lok && fok && lost(lv, fv) {
 				pixels++
 				ha += p.pointHa
@@ -377,11 +417,11 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 	if len(loss) > 0 && len(forest) > 0 && cellDeg2(forest[0].tile.Grid) < cellDeg2(loss[0].tile.Grid) {
 		fine, other, fineIsLoss = forest, loss, false
 	}
-	visit := func(t *RasterTile, v uint8, lon, lat, cellHa float64) {
+	visit := func(t *RasterTile, v uint8, at pt, cellHa float64) {
 		if t.HasNoData && v == t.NoData {
 			return
 		}
-		ov, ok := valueAt(other, lon, lat)
+		ov, ok := valueAt(other, at)
 		if !ok {
 			return
 		}
@@ -396,23 +436,27 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 	}
 	seen := 0
 	for _, w := range fine {
-		eachPixelIn(p.g.Polygons, w.tile.Grid, w.win, w.px, func(v uint8, lon, lat, cellHa float64) {
+		eachPixelIn(p.fixed, w.tile.Grid, w.win, w.px, func(v uint8, at pt, cellHa float64) {
 			seen++
-			visit(w.tile, v, lon, lat, cellHa)
+			visit(w.tile, v, at, cellHa)
 		})
 	}
 	if seen == 0 { // a plot smaller than a pixel: a point of each part
 		for _, sp := range p.samplePoints() {
-			if t, v := pixelAt(fine, sp.lon, sp.lat); t != nil {
-				visit(t, v, sp.lon, sp.lat, sp.ha)
+			if t, v := pixelAt(fine, sp.at); t != nil {
+				visit(t, v, sp.at, sp.ha)
 			}
 		}
 	}
 	return pixels, ha
 }
 
-// samplePoint stands for a part of a plot that holds no pixel centre.
-type samplePoint struct{ lon, lat, ha float64 }
+// samplePoint stands for a part of a plot that holds no pixel centre: a
+// point inside it, in half nano-degrees, and the part's area.
+type samplePoint struct {
+	at pt
+	ha float64
+}
 
 // samplePoints returns, for a polygon plot that holds no pixel centre, a
 // point inside each part (not the centre of its bounding box, which an L
@@ -432,7 +476,7 @@ func (p *rasterPlot) samplePoints() []samplePoint {
 		if !ok {
 			continue
 		}
-		p.samples = append(p.samples, samplePoint{lon: pt.X, lat: pt.Y, ha: areaOf(g)})
+		p.samples = append(p.samples, samplePoint{at: fixedPoint(pt.X, pt.Y), ha: areaOf(g)})
 	}
 	return p.samples
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/eudr/eudr/geo/geotiff"
 )
@@ -12,9 +13,10 @@ import (
 // PixelStats are the zonal statistics of a plot over a single-band uint8
 // raster: for each pixel value, how many pixels of the plot have it and
 // their area. A pixel belongs to a polygon plot when its centre lies inside
-// the plot (the pixel-centre rule: on the boundary counts as inside); a
-// point plot is the one pixel it falls in, counted with the point's
-// declared area. Nodata pixels are counted apart, not by value.
+// the plot (the pixel-centre rule: on a side or corner counts as inside,
+// decided exactly as fixedGrid describes); a point plot is the one pixel
+// it falls in, counted with the point's declared area. Nodata pixels are
+// counted apart, not by value.
 type PixelStats struct {
 	Pixels [256]int
 	Ha     [256]float64
@@ -74,21 +76,23 @@ func (s *PixelStats) count(v uint8, ha float64, nodata bool) {
 
 // eachPixelIn calls fn with the value, centre and area of each pixel of
 // the window w of grid (pixels px, row by row) whose centre lies inside or
-// on the polygons: coversPoint's answer, found a row at a time. The
-// polygons' edges are crossed with the row's centre line once; pixels
-// between two crossings are inside, the two pixels nearest each crossing
-// are decided by coversPoint itself, and a row through a vertex is
-// decided pixel by pixel. So the cost is rows x edges + pixels, not
-// pixels x edges, and the answer is coversPoint's exactly.
-func eachPixelIn(ps []Polygon, grid geotiff.Georef, w geotiff.Window, px []uint8, fn func(v uint8, lon, lat, ha float64)) {
+// on the polygons, a row at a time, in exact arithmetic on fixed
+// positions (fixedGrid). The polygons' sides are crossed with the row's
+// centre line once: the cost is rows x sides + pixels, not pixels x sides.
+func eachPixelIn(ps []fixedPolygon, grid geotiff.Georef, w geotiff.Window, px []uint8, fn func(v uint8, at pt, ha float64)) {
+	fg := fixedGrid{grid}
+	xs := make([]int64, w.Width) // the columns' centre longitudes
+	for x := range xs {
+		xs[x] = fg.lon(2*(w.Col+x) + 1)
+	}
 	in := make([]bool, w.Width)
-	var xs []float64
+	var starts []int
 	for y := range w.Height {
 		row := w.Row + y
-		_, lat := grid.Center(0, row)
+		lat := fg.lat(2*row + 1)
 		clear(in)
-		for i := range ps {
-			xs = markRow(ps[i:i+1], grid, w, lat, in, xs[:0])
+		for _, p := range ps {
+			starts = markRow(p, xs, lat, in, starts[:0])
 		}
 		ha := 0.0
 		for x, ok := range in {
@@ -96,52 +100,74 @@ func eachPixelIn(ps []Polygon, grid geotiff.Georef, w geotiff.Window, px []uint8
 				continue
 			}
 			if ha == 0 {
-				ha = cellHa(lat, grid.DX, grid.DY)
+				_, latDeg := grid.Center(0, row)
+				ha = cellHa(latDeg, grid.DX, grid.DY)
 			}
-			lon, _ := grid.Center(w.Col+x, row)
-			fn(px[y*w.Width+x], lon, lat, ha)
+			fn(px[y*w.Width+x], pt{xs[x], lat}, ha)
 		}
 	}
 }
 
-// markRow sets in[x] for the pixels of the row at latitude lat whose
-// centre is inside or on polygon p (a one-element slice), using xs as
-// scratch space for the crossings, which it returns.
-func markRow(p []Polygon, grid geotiff.Georef, w geotiff.Window, lat float64, in []bool, xs []float64) []float64 {
-	col := func(x int) (lon float64) { lon, _ = grid.Center(w.Col+x, 0); return lon }
-	check := func(x int) {
-		if x >= 0 && x < len(in) && !in[x] && coversPoint(p, Position{col(x), lat}) {
-			in[x] = true
-		}
-	}
-	for _, r := range p[0] {
-		for i := 1; i < len(r); i++ {
-			a, b := r[i-1], r[i]
-			if a[1] == lat || b[1] == lat {
-				// The line runs through a vertex: decide each pixel.
-				for x := range in {
-					check(x)
+// markRow sets in[x] for the centres (xs[x], y) of a row that lie inside
+// or on polygon p: inside its rings by the even-odd rule (the exterior
+// ring minus its holes), or on one of them. xs must be ascending; starts is scratch
+// space, returned for reuse.
+//
+// A centre on a side is found where the side crosses the row. Any other
+// centre is inside when an odd number of sides cross the row west of it,
+// counting a side that crosses from its south end up to, but not
+// including, its north end (half-open, so a row through a vertex counts
+// the two sides meeting there once or not at all, as it should). Each
+// such crossing turns the parity for the centres east of it: sorted, the
+// crossings' first centres east of them pair up into runs of centres
+// inside.
+func markRow(p fixedPolygon, xs []int64, y int64, in []bool, starts []int) []int {
+	n := len(xs)
+	for _, r := range p {
+		for i, j := 0, len(r)-1; i < len(r); j, i = i, i+1 {
+			a, b := r[j], r[i]
+			if a.y > b.y {
+				a, b = b, a
+			}
+			if y < a.y || y > b.y {
+				continue
+			}
+			if a.y == b.y { // a side along the row: its centres are on it
+				lo, hi := min(a.x, b.x), max(a.x, b.x)
+				for x := firstCentre(xs, lo); x < n && xs[x] <= hi; x++ {
+					in[x] = true
 				}
-				return xs
+				continue
 			}
-			if (a[1] > lat) != (b[1] > lat) {
-				xs = append(xs, a[0]+(lat-a[1])*(b[0]-a[0])/(b[1]-a[1]))
+			// The first centre at or east of the crossing.
+			x := sort.Search(n, func(x int) bool { return crossing(a, b, xs[x], y) >= 0 })
+			if x < n && crossing(a, b, xs[x], y) == 0 {
+				in[x] = true // on the side
+				x++
+			}
+			if y < b.y {
+				starts = append(starts, x)
 			}
 		}
 	}
-	slices.Sort(xs)
-	for i := 0; i+1 < len(xs); i += 2 {
-		// Pixels whose centre lies between the crossings, by position.
-		first := int(math.Ceil((xs[i]-grid.West)/grid.DX - 0.5 - float64(w.Col)))
-		last := int(math.Floor((xs[i+1]-grid.West)/grid.DX - 0.5 - float64(w.Col)))
-		for x := max(first+1, 0); x <= min(last-1, len(in)-1); x++ {
+	slices.Sort(starts)
+	for i := 0; i+1 < len(starts); i += 2 {
+		for x := starts[i]; x < starts[i+1]; x++ {
 			in[x] = true
 		}
-		for _, x := range [...]int{first - 1, first, last, last + 1} {
-			check(x)
-		}
 	}
-	return xs
+	return starts
+}
+
+// crossing is the sign of x minus the longitude where side a-b (a south
+// of b) crosses latitude y: 0 when (x, y) lies on the side's line.
+func crossing(a, b pt, x, y int64) int {
+	return cmpMul(x-a.x, b.y-a.y, y-a.y, b.x-a.x)
+}
+
+// firstCentre returns the first x with xs[x] >= lon, len(xs) if none.
+func firstCentre(xs []int64, lon int64) int {
+	return sort.Search(len(xs), func(x int) bool { return xs[x] >= lon })
 }
 
 // bbox returns the bounding box of the polygons' exterior rings.
@@ -166,58 +192,4 @@ func bbox(ps []Polygon) (lo, hi [2]float64, ok bool) {
 func cellHa(lat, dx, dy float64) float64 {
 	n, s := lat+dy/2, lat-dy/2
 	return RingArea([][2]float64{{0, s}, {dx, s}, {dx, n}, {0, n}, {0, s}})
-}
-
-// coversPoint reports whether q is inside or on the boundary of one of the
-// polygons (exterior ring minus holes).
-func coversPoint(ps []Polygon, q Position) bool {
-	for _, p := range ps {
-		if len(p) == 0 {
-			continue
-		}
-		switch ringSide(p[0], q) {
-		case sideOn:
-			return true
-		case sideOut:
-			continue
-		}
-		inHole := false
-		for _, h := range p[1:] {
-			if ringSide(h, q) == sideIn {
-				inHole = true
-				break
-			}
-		}
-		if !inHole {
-			return true
-		}
-	}
-	return false
-}
-
-const (
-	sideOut = iota
-	sideIn
-	sideOn
-)
-
-// ringSide tells whether q is inside, outside or on the closed ring r
-// (even-odd rule in the lon/lat plane).
-func ringSide(r Ring, q Position) int {
-	in := false
-	for i, j := 0, len(r)-1; i < len(r); j, i = i, i+1 {
-		a, b := r[i], r[j]
-		// On the side a-b?
-		if cross := (b[0]-a[0])*(q[1]-a[1]) - (b[1]-a[1])*(q[0]-a[0]); cross == 0 &&
-			min(a[0], b[0]) <= q[0] && q[0] <= max(a[0], b[0]) && min(a[1], b[1]) <= q[1] && q[1] <= max(a[1], b[1]) {
-			return sideOn
-		}
-		if (a[1] > q[1]) != (b[1] > q[1]) && q[0] < (b[0]-a[0])*(q[1]-a[1])/(b[1]-a[1])+a[0] {
-			in = !in
-		}
-	}
-	if in {
-		return sideIn
-	}
-	return sideOut
 }
