@@ -127,17 +127,22 @@ func TestSOAPClient_FaultDetail(t *testing.T) {
 	}
 }
 
+// TestSOAPClient_Timeout: a call the information system does not answer
+// in time is a transient error. The server holds each request until the
+// test has its client's error: had it answered when the client hung up (an
+// empty 200), that answer could reach the client before its own timeout
+// did, as an unreadable answer.
 func TestSOAPClient_Timeout(t *testing.T) {
-	stop := make(chan struct{})
+	release := make(chan struct{})
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		select { // never answers
-		case <-r.Context().Done():
-		case <-stop:
-		}
+		<-release
+		panic(http.ErrAbortHandler) // no answer, not even when released
 	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	defer srv.Close()
-	defer close(stop)
+	defer close(release)
+
 	c := euis.NewSOAPClient(srv.Client(), euis.SOAPOptions{CallsPerSecond: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -150,8 +155,9 @@ func TestSOAPClient_Timeout(t *testing.T) {
 	hc.Timeout = 100 * time.Millisecond
 	c = euis.NewSOAPClient(hc, euis.SOAPOptions{CallsPerSecond: -1})
 	_, err = c.Get(context.Background(), creds(srv), []string{"071874bd-8c62-4cac-8eb6-b2fbe003410c"})
-	if err == nil || !euis.IsTransient(err) {
-		t.Errorf("Get past the client's timeout: %v, want transient", err)
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || !euis.IsTransient(err) {
+		t.Errorf("Get past the client's timeout: %v, want a transient timeout", err)
 	}
 }
 
