@@ -84,7 +84,26 @@ type ddsView struct {
 	History              []ddsChange       `json:"history"`
 	CreatedAt            string            `json:"createdAt"`
 	SubmittedAt          *string           `json:"submittedAt"`
+	Submission           *ddsSubmission    `json:"submission"`
 	Statement            json.RawMessage   `json:"statement"`
+}
+
+// ddsSubmission is a DDS's submission job while it is under way or after
+// it failed.
+type ddsSubmission struct {
+	JobID         string          `json:"jobId"`
+	Status        string          `json:"status"`
+	Attempts      int             `json:"attempts"`
+	LastAttempt   *jobAttemptView `json:"lastAttempt"`
+	NextAttemptAt *string         `json:"nextAttemptAt"`
+	Error         json.RawMessage `json:"error"`
+}
+
+// jobAttemptView is the last failed attempt of a job that is trying again.
+type jobAttemptView struct {
+	At      string `json:"at"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 type ddsChange struct {
@@ -994,8 +1013,34 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 				strings.Contains(req, "op-user"), strings.Contains(req, authKey), req)
 		}
 	}
-	keep(do(t, "GET", jobURL(base, jobID), withKey(live), nil))
-	keep(do(t, "GET", base+ddsPath+"/"+d.DDSID, withKey(live), nil))
+	// The job stays RUNNING and says why: the outcome of its last attempt
+	// and when it tries again (production's first poll delay, 30 min), on
+	// the job and on the statement, which stays a DRAFT.
+	var j jobView
+	waitUntil(t, ddsWait, "the job to show its failed attempt", func() bool {
+		r := keep(do(t, "GET", jobURL(base, jobID), withKey(live), nil)).wantStatus(t, http.StatusOK)
+		j = jobView{}
+		dec := json.NewDecoder(bytes.NewReader(r.Body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&j); err != nil {
+			t.Fatalf("%s: %v: %s", r.Request, err, r.Body)
+		}
+		return j.Attempts > 0
+	})
+	var last jobAttemptView
+	if err := json.Unmarshal(j.LastAttempt, &last); err != nil || j.Status != "RUNNING" || j.Error != nil || j.NextAttemptAt == nil ||
+		last.Code != "EU_SYSTEM_UNAVAILABLE" || last.Message != "the EU information system answered HTTP 503 (Service Unavailable) to submitDds; trying again" {
+		t.Fatalf("a submission job while the EU system answers 503: %+v (lastAttempt %s)", j, j.LastAttempt)
+	}
+	if wait := parseAPITime(t, *j.NextAttemptAt).Sub(parseAPITime(t, last.At)); wait != 30*time.Minute {
+		t.Errorf("next attempt %s after the last, want 30m", wait)
+	}
+	dr := keep(do(t, "GET", base+ddsPath+"/"+d.DDSID, withKey(live), nil)).wantStatus(t, http.StatusOK)
+	v := ddsDecode(t, dr, dr.Body)
+	if sub := v.Submission; v.Status != "DRAFT" || sub == nil || sub.JobID != jobID || sub.Status != "RUNNING" ||
+		sub.Attempts != j.Attempts || sub.LastAttempt == nil || *sub.LastAttempt != last || sub.NextAttemptAt == nil || *sub.NextAttemptAt != *j.NextAttemptAt {
+		t.Errorf("the statement while its submission is retried: %s, submission %+v", v.Status, sub)
+	}
 	for _, b := range bodies {
 		if bytes.Contains(b, []byte(authKey)) {
 			t.Errorf("a response carries the auth key: %s", b)

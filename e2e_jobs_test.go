@@ -55,9 +55,12 @@ type jobView struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
-	CreatedAt   string  `json:"createdAt"`
-	StartedAt   *string `json:"startedAt"`
-	CompletedAt *string `json:"completedAt"`
+	CreatedAt     string          `json:"createdAt"`
+	StartedAt     *string         `json:"startedAt"`
+	CompletedAt   *string         `json:"completedAt"`
+	Attempts      int             `json:"attempts"`
+	LastAttempt   json.RawMessage `json:"lastAttempt"`
+	NextAttemptAt *string         `json:"nextAttemptAt"`
 }
 
 func (j jobView) finished() bool { return j.Status == "COMPLETED" || j.Status == "FAILED" }

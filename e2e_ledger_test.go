@@ -86,9 +86,12 @@ type ledJob struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
-	CreatedAt   string  `json:"createdAt"`
-	StartedAt   *string `json:"startedAt"`
-	CompletedAt *string `json:"completedAt"`
+	CreatedAt     string          `json:"createdAt"`
+	StartedAt     *string         `json:"startedAt"`
+	CompletedAt   *string         `json:"completedAt"`
+	Attempts      int             `json:"attempts"`
+	LastAttempt   json.RawMessage `json:"lastAttempt"`
+	NextAttemptAt *string         `json:"nextAttemptAt"`
 }
 
 // ledBatch is GET /batches/{batchId} (the members these tests read).

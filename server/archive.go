@@ -504,7 +504,11 @@ func (a *App) ddsPage(ctx context.Context, s *archiveSnapshot, after string) ([]
 				more = true
 				return errPageFull
 			}
-			record, err := marshalJSON(toDDSResponse(d, true))
+			view, err := ddsView(tx, s.t, d, true)
+			if err != nil {
+				return err
+			}
+			record, err := marshalJSON(view)
 			if err != nil {
 				return fmt.Errorf("encode dds %s: %w", d.ID, err)
 			}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -46,7 +45,10 @@ type ddsResponse struct {
 	History              []ddsChangeBody    `json:"history"`
 	CreatedAt            string             `json:"createdAt"`
 	SubmittedAt          *string            `json:"submittedAt"`
-	Statement            json.RawMessage    `json:"statement,omitempty"`
+	// Submission is the submission job while it is under way or after it
+	// failed; set by ddsView.
+	Submission *ddsSubmissionBody `json:"submission"`
+	Statement  json.RawMessage    `json:"statement,omitempty"`
 }
 
 type ddsChangeBody struct {
@@ -227,10 +229,14 @@ func (a *App) newDDS(tx *storage.Tx, t storage.Tenant, req *ddsRequest, s euis.S
 
 func (a *App) handleDDSGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	id := ps.ByName("ddsId")
-	var d *storage.DDS
+	t := tenantFrom(r.Context())
+	var out ddsResponse
 	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
-		var err error
-		d, err = tx.FindDDS(tenantFrom(r.Context()), id)
+		d, err := tx.FindDDS(t, id)
+		if err != nil {
+			return err
+		}
+		out, err = ddsView(tx, t, d, true)
 		return err
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -240,7 +246,7 @@ func (a *App) handleDDSGet(w http.ResponseWriter, r *http.Request, ps httprouter
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, toDDSResponse(d, true))
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 func (a *App) handleDDSList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -256,23 +262,28 @@ func (a *App) handleDDSList(w http.ResponseWriter, r *http.Request, _ httprouter
 		writeError(w, r, err)
 		return
 	}
-	var list []*storage.DDS
+	t := tenantFrom(r.Context())
+	var out []ddsResponse
 	var more bool
 	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
-		var err error
-		list, more, err = tx.FindDDSs(tenantFrom(r.Context()), storage.DDSFilter{Status: status}, page)
-		return err
+		list, m, err := tx.FindDDSs(t, storage.DDSFilter{Status: status}, page)
+		if err != nil {
+			return err
+		}
+		more, out = m, make([]ddsResponse, len(list))
+		for i, d := range list {
+			if out[i], err = ddsView(tx, t, d, false); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]ddsResponse, len(list))
-	for i, d := range list {
-		out[i] = toDDSResponse(d, false)
-	}
 	if more {
-		setNextPage(w, r, page, list[len(list)-1].ID)
+		setNextPage(w, r, page, out[len(out)-1].DDSID)
 	}
 	writeJSON(w, r, http.StatusOK, out)
 }
@@ -333,8 +344,9 @@ func (a *App) handleDDSSubmit(w http.ResponseWriter, r *http.Request, ps httprou
 // system and records what it learnt in one transaction, with the events
 // and ledger entries of any state change; while the statement is still
 // being processed the job reschedules itself on the poll schedule, and a
-// transient failure (EU system down, rate limited) is retried the same
-// way. The EU system is never called inside a transaction.
+// transient failure (EU system down, too slow, rate limited) is retried
+// the same way, recorded on the job as its last attempt (retryDDS). The EU
+// system is never called inside a transaction.
 func (a *App) runDDSJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
 	var d *storage.DDS
 	var creds euis.Credentials
@@ -535,39 +547,6 @@ func (a *App) rejectDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *s
 	return finishDDSJob(tx, t, job, false)
 }
 
-// schedulePoll records a poll and runs the job again after the next delay
-// of the environment's poll schedule.
-func (a *App) schedulePoll(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS) error {
-	if d.Poll == nil {
-		d.Poll = &storage.DDSPollState{}
-	}
-	sched := a.pollSchedule(t.Env)
-	delay := sched[min(d.Poll.Polls, len(sched)-1)]
-	d.Poll.Polls++
-	d.Poll.LastPoll = tx.Now()
-	if err := tx.PutDDS(t, d); err != nil {
-		return err
-	}
-	if err := tx.PutJob(t, job); err != nil {
-		return err
-	}
-	return queue.Reschedule(tx.Tx, job.ID, tx.Now().Add(delay))
-}
-
-// retryDDS reschedules after a transient failure, and logs it.
-func (a *App) retryDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, cause error) error {
-	a.log.Warn().Err(cause).Str("dds_id", d.ID).Msg("EU system unavailable; trying again later")
-	return a.schedulePoll(tx, t, job, d)
-}
-
-// pollSchedule is the delays between polls of the EU system.
-func (a *App) pollSchedule(env storage.Environment) []time.Duration {
-	if env == storage.Sandbox {
-		return a.cfg.EUSystem.SandboxPollSchedule
-	}
-	return a.cfg.EUSystem.PollSchedule
-}
-
 type ddsSubmittedData struct {
 	DDSID           string  `json:"ddsId"`
 	EUUUID          string  `json:"euUuid"`
@@ -648,7 +627,11 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 				return reply{}, err
 			}
 		}
-		return reply{status: http.StatusOK, body: toDDSResponse(cur, false)}, nil
+		view, err := ddsView(tx, t, cur, false)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusOK, body: view}, nil
 	})
 }
 

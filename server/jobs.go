@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 	bolt "go.etcd.io/bbolt"
@@ -82,6 +83,7 @@ func (a *App) markJobFailed(tx *storage.Tx, t storage.Tenant, job *storage.Job, 
 	job.Status = storage.JobFailed
 	job.Error = &jerr
 	job.CompletedAt = &now
+	job.Retry = nil // the fatal error is the last attempt's outcome
 	if err := tx.PutJob(t, job); err != nil {
 		return err
 	}
@@ -109,6 +111,7 @@ type jobResponse struct {
 	CreatedAt    string          `json:"createdAt"`
 	StartedAt    *string         `json:"startedAt"`
 	CompletedAt  *string         `json:"completedAt"`
+	retryBody
 }
 
 type progressBody struct {
@@ -131,7 +134,7 @@ func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []ledgerPro
 		Progress: progressBody{Total: j.Progress.Total, Processed: j.Progress.Processed,
 			Succeeded: j.Progress.Succeeded, Failed: j.Progress.Failed},
 		Results: joinJSON(results), LedgerProofs: proofs, CreatedAt: formatTime(j.CreatedAt),
-		StartedAt: formatTimePtr(j.StartedAt), CompletedAt: formatTimePtr(j.CompletedAt)}
+		StartedAt: formatTimePtr(j.StartedAt), CompletedAt: formatTimePtr(j.CompletedAt), retryBody: toRetryBody(j.Retry)}
 	switch {
 	case j.Status == storage.JobCompleted || j.Status == storage.JobFailed:
 		resp.Progress.Percent = 100
@@ -148,7 +151,8 @@ func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []ledgerPro
 }
 
 // handleJobsGet answers a job's record, with Retry-After while it is not
-// finished (API.md section 5).
+// finished (API.md section 5): the time until its next attempt when it is
+// waiting to try again.
 func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	var job *storage.Job
 	var results []json.RawMessage
@@ -173,7 +177,7 @@ func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httproute
 		return
 	}
 	if job.Status == storage.JobQueued || job.Status == storage.JobRunning {
-		w.Header().Set("Retry-After", "2")
+		w.Header().Set("Retry-After", strconv.Itoa(jobRetryAfter(job, a.now())))
 	}
 	writeJSON(w, r, http.StatusOK, toJobResponse(job, results, proofs))
 }
@@ -217,6 +221,7 @@ func completeJob(tx *storage.Tx, t storage.Tenant, job *storage.Job) error {
 	now := tx.Now()
 	job.Status = storage.JobCompleted
 	job.CompletedAt = &now
+	job.Retry = nil
 	if err := tx.PutJob(t, job); err != nil {
 		return err
 	}

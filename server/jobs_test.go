@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,6 +141,76 @@ func TestApp_Jobs(t *testing.T) {
 		if typ != EventJobFailed || data.JobID != job.ID || data.Type != "doomed" || data.Error.Code != JobErrorFailed {
 			t.Errorf("job.failed delivery: got %s %s", typ, raw)
 		}
+	})
+
+	// Any job type can try again after a transient failure: the job shows
+	// its failed attempts until one gets through or the job fails.
+	t.Run("TransientFailureRetriesVisibly", func(t *testing.T) {
+		ta := newTestApp(t)
+		_, key := ta.newKey(storage.Sandbox, "read")
+		var mu sync.Mutex
+		runs := map[string]int{}
+		delays := []time.Duration{10*time.Second + 500*time.Millisecond, 90 * time.Second}
+		ta.handleJob("flaky", func(ctx context.Context, tn storage.Tenant, job *storage.Job, input json.RawMessage) error {
+			mu.Lock()
+			runs[job.ID]++
+			n := runs[job.ID]
+			mu.Unlock()
+			doomed := string(input) == `"doomed"`
+			switch {
+			case n <= len(delays) && !(doomed && n == 2):
+				return ta.db.Update(ctx, func(tx *storage.Tx) error {
+					return retryJob(tx, tn, job, storage.JobAttempt{Code: "TEST_DOWN", Message: fmt.Sprintf("down on run %d", n)}, tx.Now().Add(delays[n-1]))
+				})
+			case doomed:
+				return errors.New("gave up")
+			}
+			return ta.db.Update(ctx, func(tx *storage.Tx) error { return completeJob(tx, tn, job) })
+		})
+		var job, doomed *storage.Job
+		ta.update(func(tx *storage.Tx) error {
+			var err error
+			if job, err = ta.enqueueJob(tx, sandbox, "flaky", 1, nil); err != nil {
+				return err
+			}
+			doomed, err = ta.enqueueJob(tx, sandbox, "flaky", 1, "doomed")
+			return err
+		})
+		ta.runQueues()
+		retrying := func(id string, n int) jobResponse {
+			t.Helper()
+			j, w := ta.waitJobView(storage.Sandbox, key, id, fmt.Sprintf("failed attempt %d", n), func(j jobResponse) bool { return j.Attempts == n })
+			next := ta.clock.Now().Add(delays[n-1])
+			want := jobAttemptBody{At: formatTime(ta.clock.Now()), Code: "TEST_DOWN", Message: fmt.Sprintf("down on run %d", n)}
+			wantAfter := map[int]string{1: "11", 2: "60"}[n]
+			if j.Status != storage.JobRunning || j.LastAttempt == nil || *j.LastAttempt != want || j.NextAttemptAt == nil ||
+				*j.NextAttemptAt != formatTime(next) || j.Error != nil || w.Header().Get("Retry-After") != wantAfter {
+				t.Errorf("after failed attempt %d: %s (Retry-After %q), want lastAttempt %+v, next %s, Retry-After %s",
+					n, w.Body, w.Header().Get("Retry-After"), want, formatTime(next), wantAfter)
+			}
+			return j
+		}
+		retrying(job.ID, 1)
+		retrying(doomed.ID, 1)
+		ta.clock.Advance(delays[0])
+		ta.runner.Wake()
+		retrying(job.ID, 2)
+		failed, w := ta.waitJob(key, doomed.ID, storage.JobFailed)
+		if failed.Error == nil || failed.Error.Message != "gave up" || failed.Attempts != 0 || failed.LastAttempt != nil || failed.NextAttemptAt != nil {
+			t.Errorf("job that failed after retrying: %s", w.Body)
+		}
+		ta.clock.Advance(delays[1])
+		ta.runner.Wake()
+		done, w := ta.waitJob(key, job.ID, storage.JobCompleted)
+		if done.Attempts != 0 || done.LastAttempt != nil || done.NextAttemptAt != nil || w.Header().Get("Retry-After") != "" {
+			t.Errorf("job that completed after retrying: %s (Retry-After %q)", w.Body, w.Header().Get("Retry-After"))
+		}
+		ta.view(func(tx *storage.Tx) error {
+			if n := queue.Pending(tx.Tx); n != 0 {
+				t.Errorf("queued jobs at the end: %d, want 0", n)
+			}
+			return nil
+		})
 	})
 }
 

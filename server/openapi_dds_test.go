@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/eudr/eudr/queue/webhooksig"
@@ -46,7 +47,7 @@ type oaDDSEntry struct {
 // reference number (200, then 409), a statement grouped by a later one (409
 // from the EU system), one rejected before filing, the lists; in
 // production: credentials, 422 without them, 503 when the EU system cannot
-// be reached; archive reports; and last, as the clock jumps, the 72-hour
+// be reached, a submission retrying meanwhile; archive reports; and last, as the clock jumps, the 72-hour
 // window of revocations and the expiry of a report.
 func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	t := c.t
@@ -634,7 +635,9 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 
 	// Production: no credentials, so no submission or revocation (422);
 	// credentials set, the auth key never shown; an EU system that cannot
-	// be reached is 503 and changes nothing. Its statements are made in
+	// be reached is 503 for a revocation and changes nothing, and keeps a
+	// submission job RUNNING with its failed attempt shown on the job and
+	// the statement. Its statements are made in
 	// the store (production screens against imported layers only).
 	var pDraft, pSub *storage.DDS
 	ta.update(func(tx *storage.Tx) error {
@@ -717,6 +720,28 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	}
 	if s := ddsStatus(production, pSub.ID); s != storage.DDSSubmitted {
 		t.Errorf("a statement the EU system could not be told to withdraw: %s, want SUBMITTED", s)
+	}
+	// A submission the EU system cannot be reached for: the job stays
+	// RUNNING with its failed attempt, which the statement shows too.
+	an = d.do(oaCall{env: storage.Production, method: "POST", target: path(submit, pDraft.ID), op: submit, hdr: idem(live, "sub-live-2"), want: 202})
+	liveJob, _ := an.body["jobId"].(string)
+	run("the production submission to fail an attempt", func() bool {
+		var j *storage.Job
+		ta.view(func(tx *storage.Tx) error {
+			j, _ = tx.FindJob(production, liveJob)
+			return nil
+		})
+		return j != nil && j.Retry != nil
+	})
+	an = d.do(oaCall{env: storage.Production, method: "GET", target: jobPath(liveJob), op: job, hdr: live, want: 200})
+	if la, _ := an.body["lastAttempt"].(map[string]any); an.body["status"] != storage.JobRunning || an.body["attempts"] != 1.0 ||
+		la["code"] != AttemptEUSystemUnreachable || an.body["nextAttemptAt"] == nil || an.rec.Header().Get("Retry-After") != "60" {
+		t.Errorf("a submission job that could not reach the EU system: %s (Retry-After %q)", an.rec.Body, an.rec.Header().Get("Retry-After"))
+	}
+	an = d.do(oaCall{env: storage.Production, method: "GET", target: path(ddsOne, pDraft.ID), op: ddsOne, hdr: live, want: 200})
+	if sub, _ := an.body["submission"].(map[string]any); an.body["status"] != storage.DDSDraft || sub["jobId"] != liveJob ||
+		sub["attempts"] != 1.0 || sub["lastAttempt"] == nil {
+		t.Errorf("a statement whose submission could not reach the EU system: %s", an.rec.Body)
 	}
 	an = d.do(oaCall{env: storage.Production, method: "GET", target: ddsList, op: ddsList, hdr: live, want: 200})
 	if got := ddsIDs(an.list); !slices.Equal(got, []string{pSub.ID, pDraft.ID}) {
@@ -951,4 +976,28 @@ func rawMember(t interface{ Fatalf(string, ...any) }, body []byte, name string) 
 		t.Fatalf("%s: %v", body, err)
 	}
 	return m[name]
+}
+
+// TestOpenAPI_JobAttemptCodes: the codes a job's lastAttempt can carry are
+// the Attempt* constants, each documented.
+func TestOpenAPI_JobAttemptCodes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	var codes []string
+	for name, v := range oaStringConstants(t, "*.go") {
+		if strings.HasPrefix(name, "Attempt") {
+			codes = append(codes, v)
+		}
+	}
+	slices.Sort(codes)
+	enum := oaStrings(oaMust(t, doc, "/components/schemas/JobAttempt/properties/code/enum"))
+	slices.Sort(enum)
+	if len(codes) == 0 || !slices.Equal(enum, codes) {
+		t.Errorf("JobAttempt.code enum %v, want the Attempt* constants %v", enum, codes)
+	}
+	desc := oaMust(t, doc, "/components/schemas/JobAttempt/properties/code/description").(string)
+	for _, c := range codes {
+		if !strings.Contains(desc, "`"+c+"`") {
+			t.Errorf("JobAttempt.code's description does not explain %s", c)
+		}
+	}
 }

@@ -33,6 +33,26 @@ type Job struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	StartedAt     *time.Time  `json:"startedAt,omitempty"`
 	CompletedAt   *time.Time  `json:"completedAt,omitempty"`
+	// Retry is set while the job waits to try again after a failure that
+	// may go away by itself (the EU system down or too slow); nil
+	// otherwise. It is written in the transaction that puts the job back
+	// in the queue, and cleared by the next attempt that gets through and
+	// when the job ends.
+	Retry *JobRetry `json:"retry,omitempty"`
+}
+
+// JobRetry is where a job that is trying again stands.
+type JobRetry struct {
+	Attempts      int        `json:"attempts"` // failed attempts in a row, the last one included
+	LastAttempt   JobAttempt `json:"lastAttempt"`
+	NextAttemptAt time.Time  `json:"nextAttemptAt"` // when the job runs again
+}
+
+// JobAttempt is the outcome of one failed attempt of a job.
+type JobAttempt struct {
+	At      time.Time `json:"at"`
+	Code    string    `json:"code"`    // machine-readable cause, such as EU_SYSTEM_UNAVAILABLE
+	Message string    `json:"message"` // what happened, for humans
 }
 
 // JobProgress counts the items of a job.

@@ -1,0 +1,367 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/storage"
+)
+
+// soapReply is one answer of fakeEUSystem.
+type soapReply struct {
+	status int
+	body   []byte
+}
+
+// fakeEUSystem stands in for the EU information system behind the real
+// SOAP client: each call is answered with the next reply queued for its
+// operation (the SOAPAction's last part: submitDds, getDds, ...), the last
+// one repeating.
+type fakeEUSystem struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	replies map[string][]soapReply
+	calls   map[string]int
+}
+
+func newFakeEUSystem(tb testing.TB, replies map[string][]soapReply) *fakeEUSystem {
+	f := &fakeEUSystem{replies: replies, calls: map[string]int{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		action := strings.Trim(r.Header.Get("SOAPAction"), `"`)
+		op := action[strings.LastIndexByte(action, '/')+1:]
+		f.mu.Lock()
+		queue := f.replies[op]
+		f.calls[op]++
+		n := f.calls[op]
+		f.mu.Unlock()
+		if len(queue) == 0 {
+			tb.Errorf("fake EU system: unexpected call %s", op)
+			w.WriteHeader(http.StatusNotImplemented)
+			return
+		}
+		reply := queue[min(n, len(queue))-1]
+		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+		w.WriteHeader(reply.status)
+		w.Write(reply.body)
+	}))
+	tb.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeEUSystem) callsOf(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
+}
+
+// euTestdata reads a recorded answer of the EU system (server/euis/testdata).
+func euTestdata(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("euis", "testdata", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// retryStatement is a statement the EU rules accept: cocoa beans of one
+// plot, imported into the Netherlands.
+func retryStatement(tb testing.TB) euis.Statement {
+	tb.Helper()
+	s := euis.Statement{
+		OperatorRole:       euis.RoleOperator,
+		InternalReference:  "PO-RETRY-1",
+		ActivityType:       euis.ActivityImport,
+		Operator:           euis.Operator{Name: "Importer BV", Country: "NL", EORI: "NL123456789"},
+		CountryOfActivity:  "NL",
+		BorderCrossCountry: "NL",
+		Commodities: []euis.Commodity{{HSHeading: "1801", DescriptionOfGoods: "cocoa, batch R-1", NetWeightKg: 1200,
+			Producers: []euis.Producer{{Country: "GH", Name: "Kofi Mensah", GeometryGeoJSON: []byte(`{"type":"FeatureCollection","features":[` +
+				`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[-1.600000,6.700000],[-1.590000,6.700000],[-1.590000,6.710000],[-1.600000,6.700000]]]},` +
+				`"properties":{"ProducerCountry":"GH","ProducerName":"Kofi Mensah"}}]}`)}}}},
+		OperatorUUID:          supplierOperator,
+		SupplierOperatorUUIDs: []string{supplierOperator},
+	}
+	if err := euis.Validate(s); err != nil {
+		tb.Fatalf("the test statement breaks an EU rule: %v", err)
+	}
+	return s
+}
+
+// getJobOn answers GET /jobs/{id} on env.
+func (ta *testApp) getJobOn(env storage.Environment, key, id string) (jobResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	w := ta.serve(env, newRequest("GET", eudrPrefix+"/jobs/"+id, "", "X-API-Key", key))
+	if w.Code != http.StatusOK {
+		ta.tb.Fatalf("GET /jobs/%s: %d %s", id, w.Code, w.Body)
+	}
+	var j jobResponse
+	mustDecode(ta.tb, w, &j)
+	return j, w
+}
+
+// waitJobView polls GET /jobs/{id} on env until done holds for the job.
+// The runner works in the background: the wait is generous and ends as
+// soon as it holds.
+func (ta *testApp) waitJobView(env storage.Environment, key, id, what string, done func(jobResponse) bool) (jobResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j, w := ta.getJobOn(env, key, id)
+		if done(j) {
+			return j, w
+		}
+		if time.Now().After(deadline) {
+			ta.tb.Fatalf("job %s: %s never happened: %s", id, what, w.Body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestDDS_SubmissionRetryVisible: while the EU system answers HTTP 500,
+// the submission job stays RUNNING and both the job and the statement
+// show the last attempt's outcome and when the next one is due; once the
+// EU system takes the statement the retry state is gone, the statement is
+// SUBMITTED, and then VALIDATED with the job COMPLETED.
+func TestDDS_SubmissionRetryVisible(t *testing.T) {
+	eu := newFakeEUSystem(t, map[string][]soapReply{
+		"submitDds": {
+			{500, []byte("<html><body>Internal Server Error</body></html>")},
+			{500, euTestdata(t, "fault_internal.xml")},
+			{200, euTestdata(t, "submit_response.xml")},
+		},
+		// The second attempt first looks for a filing whose answer was lost.
+		"getDdsByInternalReference": {{500, euTestdata(t, "fault_not_found.xml")}},
+		"getDds":                    {{200, euTestdata(t, "get_dds_response.xml")}},
+	})
+	// An operator's relay on loopback: the config names it and allows it.
+	ta := newTestApp(t, "EUDR_EU_SYSTEM_ENDPOINT="+eu.srv.URL+"/tracesnt", "EUDR_EU_SYSTEM_ALLOW_PRIVATE_ENDPOINTS=true")
+	_, live := ta.newKey(storage.Production)
+	ta.runQueues()
+	production := storage.Tenant{Org: defaultOrg, Env: storage.Production}
+	w := ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
+		`{"username":"op","authKey":"k","clientId":"eudr-test","endpoint":"production"}`, "X-API-Key", live))
+	if w.Code != http.StatusOK {
+		t.Fatalf("PUT credentials: %d %s", w.Code, w.Body)
+	}
+	s := retryStatement(t)
+	var id string
+	ta.update(func(tx *storage.Tx) error {
+		statement, err := marshalJSON(toPayload(s))
+		if err != nil {
+			return err
+		}
+		d := &storage.DDS{ID: newID("dds", tx.Now()), ActivityType: s.ActivityType, OperatorUUID: s.OperatorUUID,
+			InternalReference: s.InternalReference, Statement: statement, CreatedAt: tx.Now()}
+		id = d.ID
+		return ta.changeDDS(tx, production, d, storage.DDSDraft, "test", "")
+	})
+	w = ta.serve(storage.Production, newRequest("POST", eudrPrefix+"/declarations/dds/"+id+"/submit", "", "X-API-Key", live, "Idempotency-Key", "sub"))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", w.Code, w.Body)
+	}
+	var acc ddsSubmitAccepted
+	mustDecode(t, w, &acc)
+	getDDS := func() ddsResponse {
+		t.Helper()
+		var d ddsResponse
+		mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", live)), &d)
+		return d
+	}
+	attempts := func(n int) func(jobResponse) bool {
+		return func(j jobResponse) bool { return j.Attempts == n }
+	}
+	// wantRetrying checks a job that failed n attempts, the last at at with
+	// code and a message saying what, due again at next; and that the
+	// statement, still a DRAFT, shows the same.
+	wantRetrying := func(j jobResponse, w *httptest.ResponseRecorder, n int, at, next time.Time, code, what string) {
+		t.Helper()
+		la := j.LastAttempt
+		if j.Status != storage.JobRunning || j.Error != nil || la == nil || j.NextAttemptAt == nil {
+			t.Fatalf("after %d failed attempts: %s", n, w.Body)
+		}
+		if la.Code != code || !strings.Contains(la.Message, what) || !strings.HasSuffix(la.Message, "; trying again") ||
+			la.At != formatTime(at) || *j.NextAttemptAt != formatTime(next) {
+			t.Errorf("after %d failed attempts: lastAttempt %+v, nextAttemptAt %s; want %s %q at %s, next at %s",
+				n, *la, *j.NextAttemptAt, code, what, formatTime(at), formatTime(next))
+		}
+		if ra := w.Header().Get("Retry-After"); ra != "60" { // the next attempt is more than a minute away
+			t.Errorf("Retry-After %q, want 60", ra)
+		}
+		d := getDDS()
+		want := ddsSubmissionBody{JobID: acc.JobID, Status: storage.JobRunning, retryBody: j.retryBody}
+		if d.Status != storage.DDSDraft || d.Submission == nil || !jsonEqual(t, *d.Submission, want) {
+			t.Errorf("the statement after %d failed attempts: %s %+v, want DRAFT with submission %+v", n, d.Status, d.Submission, want)
+		}
+	}
+	sched := ta.cfg.EUSystem.PollSchedule // production's: the first delays are minutes or more
+	start := ta.clock.Now()
+
+	// HTTP 500 with an HTML page.
+	j, w := ta.waitJobView(storage.Production, live, acc.JobID, "a first failed attempt", attempts(1))
+	wantRetrying(j, w, 1, start, start.Add(sched[0]), AttemptEUSystemUnavailable, "answered HTTP 500 (Internal Server Error) to submitDds")
+
+	// HTTP 500 with a SOAP server fault.
+	ta.clock.Advance(sched[0])
+	second := ta.clock.Now()
+	ta.runner.Wake()
+	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "a second failed attempt", attempts(2))
+	wantRetrying(j, w, 2, second, second.Add(sched[1]), AttemptEUSystemUnavailable,
+		"answered submitDds with a server fault (An internal error occurred. Please try again later.)")
+
+	// Taken: the statement is SUBMITTED, the job follows it with no retry
+	// state left.
+	ta.clock.Advance(sched[1])
+	ta.runner.Wake()
+	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "the statement to be filed", func(j jobResponse) bool { return j.Attempts == 0 })
+	if j.Status != storage.JobRunning || j.LastAttempt != nil || j.NextAttemptAt != nil || j.Error != nil {
+		t.Errorf("job after the statement was filed: %s", w.Body)
+	}
+	if ra := w.Header().Get("Retry-After"); ra != "2" {
+		t.Errorf("Retry-After of a job that is not retrying: %q, want 2", ra)
+	}
+	d := getDDS()
+	if d.Status != storage.DDSSubmitted || d.EUUUID == nil || *d.EUUUID != "071874bd-8c62-4cac-8eb6-b2fbe003410c" ||
+		d.Submission == nil || !jsonEqual(t, *d.Submission, ddsSubmissionBody{JobID: acc.JobID, Status: storage.JobRunning}) {
+		t.Errorf("the statement once filed: %+v, submission %+v", d, d.Submission)
+	}
+	if n := eu.callsOf("submitDds"); n != 3 {
+		t.Errorf("submitDds called %d times, want 3", n)
+	}
+
+	// Validated: the job is COMPLETED and the statement shows no submission.
+	ta.clock.Advance(sched[min(2, len(sched)-1)])
+	ta.runner.Wake()
+	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "the job to complete", func(j jobResponse) bool { return j.Status != storage.JobRunning })
+	if j.Status != storage.JobCompleted || j.Attempts != 0 || j.LastAttempt != nil || j.NextAttemptAt != nil || w.Header().Get("Retry-After") != "" {
+		t.Errorf("job after validation: %s (Retry-After %q)", w.Body, w.Header().Get("Retry-After"))
+	}
+	if d := getDDS(); d.Status != storage.DDSValidated || d.Submission != nil {
+		t.Errorf("the statement once validated: %s, submission %+v", d.Status, d.Submission)
+	}
+}
+
+// jsonEqual compares the JSON encodings of a and b.
+func jsonEqual(tb testing.TB, a, b any) bool {
+	tb.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(ja) == string(jb)
+}
+
+// TestEUAttempt_SOAPClient: the transient failures of the real SOAP client
+// become the code and message a job shows as its last attempt.
+func TestEUAttempt_SOAPClient(t *testing.T) {
+	answer := func(status int, body []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(status)
+			w.Write(body)
+		}
+	}
+	hangUp := func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		panic(http.ErrAbortHandler) // closes the connection without an answer
+	}
+	closedPort := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return "http://" + l.Addr().String()
+	}()
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc // nil: nothing listens
+		silent  bool             // no answer: the request is held until the client gave up
+		timeout time.Duration    // of the HTTP client; 0: none
+		ctx     time.Duration    // deadline of the call; 0: none
+		code    string
+		message string
+	}{
+		{name: "HTTP500", handler: answer(500, []byte("<html>Internal Server Error</html>")), code: AttemptEUSystemUnavailable,
+			message: "the EU information system answered HTTP 500 (Internal Server Error) to submitDds; trying again"},
+		{name: "ServerFault", handler: answer(500, euTestdata(t, "fault_internal.xml")), code: AttemptEUSystemUnavailable,
+			message: "the EU information system answered submitDds with a server fault (An internal error occurred. Please try again later.); trying again"},
+		{name: "HTTP503", handler: answer(503, nil), code: AttemptEUSystemUnavailable,
+			message: "the EU information system answered HTTP 503 (Service Unavailable) to submitDds; trying again"},
+		{name: "HTTP504", handler: answer(504, []byte("Gateway Timeout")), code: AttemptEUSystemTimeout,
+			message: "the EU information system answered HTTP 504 (Gateway Timeout) to submitDds; trying again"},
+		{name: "HTTP429", handler: answer(429, nil), code: AttemptEUSystemRateLimited,
+			message: "the EU information system answered HTTP 429 (Too Many Requests) to submitDds; trying again"},
+		{name: "Maintenance200", handler: answer(200, []byte("<html><body>Down for maintenance</body></html>")), code: AttemptEUSystemUnreadableAnswer,
+			message: "the EU information system's answer to submitDds could not be read (no soap body element); trying again"},
+		{name: "ClientTimeout", silent: true, timeout: 100 * time.Millisecond, code: AttemptEUSystemTimeout,
+			message: "the EU information system did not answer in time; trying again"},
+		{name: "Deadline", silent: true, ctx: 100 * time.Millisecond, code: AttemptEUSystemTimeout,
+			message: "the EU information system did not answer in time; trying again"},
+		{name: "HungUp", handler: hangUp, code: AttemptEUSystemUnreachable,
+			message: "the EU information system could not be reached (the connection closed before the answer); trying again"},
+		{name: "Refused", code: AttemptEUSystemUnreachable,
+			message: "the EU information system could not be reached (connection refused); trying again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			endpoint := closedPort
+			if tc.handler != nil || tc.silent {
+				release := make(chan struct{})
+				srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if !tc.silent {
+						tc.handler(w, r)
+						return
+					}
+					io.Copy(io.Discard, r.Body)
+					<-release // answering when the client hangs up could race its timeout
+					panic(http.ErrAbortHandler)
+				}))
+				srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+				srv.Start()
+				defer srv.Close()
+				defer close(release) // before Close, which waits for the handler
+				endpoint = srv.URL
+			}
+			c := euis.NewSOAPClient(&http.Client{Timeout: tc.timeout}, euis.SOAPOptions{CallsPerSecond: -1})
+			ctx := context.Background()
+			if tc.ctx > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.ctx)
+				defer cancel()
+			}
+			cr := euis.Credentials{Username: "op", AuthKey: "k", ClientID: "eudr-test", Endpoint: endpoint + "/tracesnt"}
+			_, err := c.Submit(ctx, cr, retryStatement(t))
+			if !euis.IsTransient(err) {
+				t.Fatalf("Submit: %v, want a transient error", err)
+			}
+			if got := euAttempt(err); got.Code != tc.code || got.Message != tc.message {
+				t.Errorf("euAttempt(%v) = %s %q, want %s %q", err, got.Code, got.Message, tc.code, tc.message)
+			}
+		})
+	}
+	if got := euAttempt(&net.DNSError{Err: "no such host", Name: "eu.invalid", IsNotFound: true}); got.Code != AttemptEUSystemUnreachable ||
+		!strings.Contains(got.Message, "host name could not be resolved") {
+		t.Errorf("euAttempt of a DNS error: %+v", got)
+	}
+	if got := euAttempt(errors.New("eu information system getDds: something")); got.Code != AttemptEUSystemUnreachable {
+		t.Errorf("euAttempt of another error: %+v", got)
+	}
+}
