@@ -365,3 +365,65 @@ func TestEUAttempt_SOAPClient(t *testing.T) {
 		t.Errorf("euAttempt of another error: %+v", got)
 	}
 }
+
+// revokeOnPoll is the sandbox's EU system, except that its first status
+// poll revokes the statement through the API and then fails as a 503
+// would: a revocation that comes in while the submission job is waiting
+// for the EU system.
+type revokeOnPoll struct {
+	euis.Client
+	once   sync.Once
+	revoke func()
+}
+
+func (c *revokeOnPoll) Get(ctx context.Context, cr euis.Credentials, uuids []string) ([]euis.Status, error) {
+	failed := false
+	c.once.Do(func() {
+		c.revoke()
+		failed = true
+	})
+	if failed {
+		return nil, &euis.HTTPError{Operation: "getDds", StatusCode: http.StatusServiceUnavailable}
+	}
+	return c.Client.Get(ctx, cr, uuids)
+}
+
+// TestDDS_RetryKeepsRevocation: a transient failure recorded after the
+// statement was revoked does not write back the job's older copy of it.
+func TestDDS_RetryKeepsRevocation(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	var id string
+	revoked := make(chan struct{})
+	ta.euClients[storage.Sandbox] = &revokeOnPoll{Client: ta.euClients[storage.Sandbox], revoke: func() {
+		defer close(revoked)
+		if w := ta.do("POST", eudrPrefix+"/declarations/dds/"+id+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev"); w.Code != http.StatusOK {
+			t.Errorf("revoke: %d %s", w.Code, w.Body)
+		}
+	}}
+	ta.runQueues()
+	ta.mapSupplier(key, "V-1")
+	batch := ta.linkedBatch(key, 5)
+	ta.mapEUOperator(key)
+	id = ta.draft(key, ddsBody(supplierOperator, batch)).DDSID
+	w := ta.do("POST", eudrPrefix+"/declarations/dds/"+id+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub")
+	var acc ddsSubmitAccepted
+	mustDecode(t, w, &acc)
+	ta.waitDDS(key, id, storage.DDSSubmitted)
+	ta.clock.Advance(ta.cfg.EUSystem.SandboxPollSchedule[0])
+	ta.runner.Wake()
+	select {
+	case <-revoked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the job never polled the EU system")
+	}
+	j, _ := ta.waitJobView(storage.Sandbox, key, acc.JobID, "the failed poll", func(j jobResponse) bool { return j.Attempts == 1 })
+	if j.LastAttempt.Code != AttemptEUSystemUnavailable {
+		t.Errorf("last attempt %+v", j.LastAttempt)
+	}
+	var d ddsResponse
+	mustDecode(t, ta.do("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", key), &d)
+	if d.Status != storage.DDSRevoked || historyStatuses(d) != "DRAFT SUBMITTED REVOKED" {
+		t.Errorf("after a failed poll that followed a revocation: %s, history %s", d.Status, historyStatuses(d))
+	}
+}
