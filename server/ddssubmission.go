@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,250 @@ import (
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
+
+// runDDSJob files a DDS and follows it. Each run does one call to the EU
+// system and records what it learnt in one transaction, with the events
+// and ledger entries of any state change; while the statement is still
+// being processed the job reschedules itself on the poll schedule, and a
+// transient failure (EU system down, too slow, rate limited) is retried
+// the same way, recorded on the job as its last attempt (retryDDS). The EU
+// system is never called inside a transaction.
+func (a *App) runDDSJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
+	var d *storage.DDS
+	var creds euis.Credentials
+	err := a.db.View(ctx, func(tx *storage.Tx) error {
+		id, err := tx.FindJobInput(t, job.ID)
+		if err != nil {
+			return fmt.Errorf("dds of job %s: %w", job.ID, err)
+		}
+		if d, err = tx.FindDDS(t, string(id)); err != nil {
+			return fmt.Errorf("dds of job %s: %w", job.ID, err)
+		}
+		creds, err = a.euCredentials(tx, t)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	client := a.euClient(t.Env)
+	switch {
+	case d.Status == storage.DDSRevoked || d.Status == storage.DDSValidated || d.Status == storage.DDSRejected:
+		return a.db.Update(ctx, func(tx *storage.Tx) error { return finishDDSJob(tx, t, job, d.Status != storage.DDSRejected) })
+	case d.EUUUID == "":
+		return a.submitDDS(ctx, t, job, d, client, creds)
+	default:
+		return a.pollDDS(ctx, t, job, d, client, creds)
+	}
+}
+
+// finder is the lookup by internal reference both EU clients have.
+type finder interface {
+	FindByInternalReference(ctx context.Context, cr euis.Credentials, ref string) ([]euis.Status, error)
+}
+
+// submitDDS files a statement. Its referenced statements are checked first
+// (verifyDeclaration): one that is not EXISTING_USABLE rejects the DDS
+// without filing it. A submission whose answer was lost (a crash right
+// after sending) is found again by its internal reference rather than sent
+// twice.
+func (a *App) submitDDS(ctx context.Context, t storage.Tenant, job *storage.Job, d *storage.DDS, client euis.Client, creds euis.Credentials) error {
+	s, err := fromPayload(d.Statement)
+	if err != nil {
+		return fmt.Errorf("dds %s statement: %w", d.ID, err)
+	}
+	var unusable []string
+	for _, ref := range s.ReferencedStatements {
+		res, err := client.VerifyDeclaration(ctx, creds, ref)
+		if euis.IsTransient(err) {
+			return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+		}
+		if err != nil {
+			return fmt.Errorf("verify referenced statement %s: %w", ref.ReferenceNumber, err)
+		}
+		if res != euis.VerifyExistingUsable {
+			unusable = append(unusable, fmt.Sprintf("REFERENCED_STATEMENT_%s: %s", res, ref.ReferenceNumber))
+		}
+	}
+	if len(unusable) > 0 {
+		return a.db.Update(ctx, func(tx *storage.Tx) error {
+			return a.rejectDDS(tx, t, job, d, unusable, "not filed: a referenced statement cannot be used")
+		})
+	}
+	uuid := ""
+	if d.Poll != nil && d.Poll.SubmitAttemptAt != nil {
+		if f, ok := client.(finder); ok && s.InternalReference != "" {
+			found, err := f.FindByInternalReference(ctx, creds, s.InternalReference)
+			if euis.IsTransient(err) {
+				return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+			}
+			var candidates []string
+			for _, st := range found {
+				if st.InternalReference == s.InternalReference && (st.Date.IsZero() || !st.Date.Before(d.Poll.SubmitAttemptAt.Add(-time.Minute))) {
+					candidates = append(candidates, st.UUID)
+				}
+			}
+			// Adopt a filing only when it is unambiguous: one candidate
+			// that no other DDS of the tenant holds (an internal reference
+			// a client chose may repeat). Otherwise file again.
+			if len(candidates) == 1 {
+				err := a.db.View(ctx, func(tx *storage.Tx) error {
+					other, err := tx.FindDDSByEUUUID(t, candidates[0])
+					if errors.Is(err, storage.ErrNotFound) || (err == nil && other.ID == d.ID) {
+						uuid = candidates[0]
+						return nil
+					}
+					return err
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if uuid == "" {
+		err = a.db.Update(ctx, func(tx *storage.Tx) error {
+			now := tx.Now()
+			if d.Poll == nil {
+				d.Poll = &storage.DDSPollState{}
+			}
+			d.Poll.SubmitAttemptAt = &now
+			return tx.PutDDS(t, d)
+		})
+		if err != nil {
+			return err
+		}
+		uuid, err = client.Submit(ctx, creds, s)
+	}
+	var fault *euis.Fault
+	switch {
+	case errors.As(err, &fault) && fault.Rejected():
+		return a.db.Update(ctx, func(tx *storage.Tx) error {
+			return a.rejectDDS(tx, t, job, d, fault.Reasons, "refused on submission: "+fault.Message)
+		})
+	case euis.IsTransient(err):
+		return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+	case err != nil:
+		return fmt.Errorf("submit dds %s: %w", d.ID, err)
+	}
+	return a.db.Update(ctx, func(tx *storage.Tx) error {
+		now := tx.Now()
+		d.EUUUID, d.SubmittedAt = uuid, &now
+		if err := a.changeDDSByJob(tx, t, job, d, storage.DDSSubmitted, "accepted by the EU system, uuid "+uuid); err != nil {
+			return err
+		}
+		if _, _, err := a.publish(tx, t, EventDDSSubmitted, ddsSubmittedData{DDSID: d.ID, EUUUID: uuid,
+			ReferenceNumber: optional(d.ReferenceNumber)}); err != nil {
+			return err
+		}
+		return a.schedulePoll(tx, t, job, d)
+	})
+}
+
+func (a *App) pollDDS(ctx context.Context, t storage.Tenant, job *storage.Job, d *storage.DDS, client euis.Client, creds euis.Credentials) error {
+	statuses, err := client.Get(ctx, creds, []string{d.EUUUID})
+	switch {
+	case euis.IsTransient(err):
+		return a.db.Update(ctx, func(tx *storage.Tx) error { return a.retryDDS(tx, t, job, d, err) })
+	case err != nil:
+		return fmt.Errorf("status of dds %s: %w", d.ID, err)
+	}
+	return a.db.Update(ctx, func(tx *storage.Tx) error {
+		// Read again: a revocation may have come in since.
+		cur, err := tx.FindDDS(t, d.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status == storage.DDSRevoked {
+			return finishDDSJob(tx, t, job, true)
+		}
+		d = cur
+		var st *euis.Status
+		for i := range statuses {
+			if statuses[i].UUID == d.EUUUID {
+				st = &statuses[i]
+			}
+		}
+		if st == nil { // not visible yet: eventually consistent
+			return a.schedulePoll(tx, t, job, d)
+		}
+		d.Poll.EUStatus = st.Status
+		if st.ReferenceNumber != "" {
+			d.ReferenceNumber = st.ReferenceNumber
+		}
+		switch st.Status {
+		case euis.StatusAvailable:
+			d.VerificationNumber = st.VerificationNumber
+			if err := a.changeDDSByJob(tx, t, job, d, storage.DDSValidated, "available: validated by the EU system"); err != nil {
+				return err
+			}
+			if _, _, err := a.publish(tx, t, EventDDSValidated, ddsValidatedData{DDSID: d.ID, ReferenceNumber: d.ReferenceNumber,
+				VerificationNumber: d.VerificationNumber}); err != nil {
+				return err
+			}
+			return finishDDSJob(tx, t, job, true)
+		case euis.StatusRejected:
+			return a.rejectDDS(tx, t, job, d, st.Reasons, "rejected by the EU system")
+		case euis.StatusWithdrawn:
+			if err := a.changeDDSByJob(tx, t, job, d, storage.DDSRevoked, "withdrawn in the EU system"); err != nil {
+				return err
+			}
+			return finishDDSJob(tx, t, job, true)
+		}
+		return a.schedulePoll(tx, t, job, d)
+	})
+}
+
+// rejectDDS records a rejection and fires dds.rejected, completing the job.
+func (a *App) rejectDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, reasons []string, note string) error {
+	d.Reasons = reasons
+	if len(d.Reasons) == 0 {
+		d.Reasons = []string{"REJECTED"}
+	}
+	if err := a.changeDDSByJob(tx, t, job, d, storage.DDSRejected, note); err != nil {
+		return err
+	}
+	if _, _, err := a.publish(tx, t, EventDDSRejected, ddsRejectedData{DDSID: d.ID, Reasons: d.Reasons}); err != nil {
+		return err
+	}
+	return finishDDSJob(tx, t, job, false)
+}
+
+type ddsSubmittedData struct {
+	DDSID           string  `json:"ddsId"`
+	EUUUID          string  `json:"euUuid"`
+	ReferenceNumber *string `json:"referenceNumber"`
+}
+
+type ddsValidatedData struct {
+	DDSID              string `json:"ddsId"`
+	ReferenceNumber    string `json:"referenceNumber"`
+	VerificationNumber string `json:"verificationNumber"`
+}
+
+type ddsRejectedData struct {
+	DDSID   string   `json:"ddsId"`
+	Reasons []string `json:"reasons"`
+}
+
+// changeDDSByJob is changeDDS for a change the EU system made, seen by the
+// submission job: the job lists the ledger entry among those it anchored.
+func (a *App) changeDDSByJob(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, status, note string) error {
+	if err := a.changeDDS(tx, t, d, status, actorEUSystem, note); err != nil {
+		return err
+	}
+	job.LedgerIndexes = append(job.LedgerIndexes, *d.History[len(d.History)-1].LedgerIndex)
+	return nil
+}
+
+// finishDDSJob completes the submission job: its one item succeeded when
+// the statement was validated (or withdrawn), failed when rejected.
+func finishDDSJob(tx *storage.Tx, t storage.Tenant, job *storage.Job, ok bool) error {
+	job.Progress = storage.JobProgress{Total: 1, Processed: 1, Succeeded: 1}
+	if !ok {
+		job.Progress.Succeeded, job.Progress.Failed = 0, 1
+	}
+	return completeJob(tx, t, job)
+}
 
 // Codes of a failed attempt of the submission job to reach the EU
 // information system (lastAttempt.code of the job and of the statement's
