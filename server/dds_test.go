@@ -344,7 +344,11 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 	// A DRAFT made directly: production screening needs imported layers.
 	var id string
 	ta.update(func(tx *storage.Tx) error {
-		d := &storage.DDS{ID: newID("dds", tx.Now()), ActivityType: "DOMESTIC", Statement: json.RawMessage(`{"commodities":[]}`), CreatedAt: tx.Now()}
+		statement, err := marshalJSON(toPayload(euValidStatement(t)))
+		if err != nil {
+			return err
+		}
+		d := &storage.DDS{ID: newID("dds", tx.Now()), ActivityType: "IMPORT", Statement: statement, CreatedAt: tx.Now()}
 		id = d.ID
 		return ta.changeDDS(tx, production, d, storage.DDSDraft, "test", "")
 	})
@@ -361,8 +365,22 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if w := submit("two"); w.Code != http.StatusAccepted {
-		t.Errorf("submit after the job failed: %d %s", w.Code, w.Body)
+	// The statement shows why its submission failed.
+	var d ddsResponse
+	mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", live)), &d)
+	if sub := d.Submission; d.Status != storage.DDSDraft || sub == nil || sub.JobID != acc.JobID || sub.Status != storage.JobFailed ||
+		sub.Error == nil || sub.Error.Code != JobErrorFailed || !strings.Contains(sub.Error.Message, "http 404 Not Found") || sub.LastAttempt != nil {
+		t.Errorf("the statement after its submission failed: %s, submission %+v", d.Status, d.Submission)
+	}
+	w = submit("two")
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("submit after the job failed: %d %s", w.Code, w.Body)
+	}
+	var again ddsSubmitAccepted
+	mustDecode(t, w, &again)
+	mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", live)), &d)
+	if d.Submission == nil || d.Submission.JobID != again.JobID {
+		t.Errorf("the statement submitted again: submission %+v, want job %s", d.Submission, again.JobID)
 	}
 }
 

@@ -78,9 +78,9 @@ func euTestdata(tb testing.TB, name string) []byte {
 	return b
 }
 
-// retryStatement is a statement the EU rules accept: cocoa beans of one
+// euValidStatement is a statement the EU rules accept: cocoa beans of one
 // plot, imported into the Netherlands.
-func retryStatement(tb testing.TB) euis.Statement {
+func euValidStatement(tb testing.TB) euis.Statement {
 	tb.Helper()
 	s := euis.Statement{
 		OperatorRole:       euis.RoleOperator,
@@ -158,7 +158,7 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 	if w.Code != http.StatusOK {
 		t.Fatalf("PUT credentials: %d %s", w.Code, w.Body)
 	}
-	s := retryStatement(t)
+	s := euValidStatement(t)
 	var id string
 	ta.update(func(tx *storage.Tx) error {
 		statement, err := marshalJSON(toPayload(s))
@@ -348,7 +348,7 @@ func TestEUAttempt_SOAPClient(t *testing.T) {
 				defer cancel()
 			}
 			cr := euis.Credentials{Username: "op", AuthKey: "k", ClientID: "eudr-test", Endpoint: endpoint + "/tracesnt"}
-			_, err := c.Submit(ctx, cr, retryStatement(t))
+			_, err := c.Submit(ctx, cr, euValidStatement(t))
 			if !euis.IsTransient(err) {
 				t.Fatalf("Submit: %v, want a transient error", err)
 			}
