@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -293,7 +294,7 @@ func euAttempt(err error) storage.JobAttempt {
 	const again = "; trying again"
 	switch {
 	case errors.As(err, &fault):
-		what := fault.Message
+		what := oneLine(fault.Message, maxFaultText)
 		if what == "" {
 			what = "fault code " + fault.Code
 		}
@@ -317,6 +318,20 @@ func euAttempt(err error) storage.JobAttempt {
 	}
 	return storage.JobAttempt{Code: AttemptEUSystemUnreachable,
 		Message: fmt.Sprintf("the EU information system could not be reached (%s)%s", unreachableCause(err), again)}
+}
+
+// maxFaultText bounds the EU system's fault text in a message (a fault
+// can carry a stack trace).
+const maxFaultText = 200
+
+// oneLine is s with its runs of white space made one space, cut to limit
+// runes.
+func oneLine(s string, limit int) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) > limit {
+		return string(r[:limit-1]) + "…"
+	}
+	return string(r)
 }
 
 // unreachableCause names why a connection failed, in a few words.

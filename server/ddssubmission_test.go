@@ -427,3 +427,14 @@ func TestDDS_RetryKeepsRevocation(t *testing.T) {
 		t.Errorf("after a failed poll that followed a revocation: %s, history %s", d.Status, historyStatuses(d))
 	}
 }
+
+// TestEUAttempt_LongFault: a fault's text is shown on one line, cut short.
+func TestEUAttempt_LongFault(t *testing.T) {
+	text := "java.lang.IllegalStateException: boom\n\tat eu.europa.Foo.bar(Foo.java:1)\n" + strings.Repeat("\tat x.y.Z.z(Z.java:2)\n", 50)
+	got := euAttempt(&euis.Fault{Operation: "submitDds", Kind: euis.FaultServer, Code: "Server", Message: text})
+	want := "the EU information system answered submitDds with a server fault (java.lang.IllegalStateException: boom at eu.europa.Foo.bar(Foo.java:1) at "
+	if got.Code != AttemptEUSystemUnavailable || !strings.HasPrefix(got.Message, want) || strings.Contains(got.Message, "\n") ||
+		len([]rune(got.Message)) > len(want)+maxFaultText || !strings.HasSuffix(got.Message, "…); trying again") {
+		t.Errorf("euAttempt of a long fault: %s %q", got.Code, got.Message)
+	}
+}
