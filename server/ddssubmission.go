@@ -143,6 +143,9 @@ func (a *App) submitDDS(ctx context.Context, t storage.Tenant, job *storage.Job,
 	return a.db.Update(ctx, func(tx *storage.Tx) error {
 		now := tx.Now()
 		d.EUUUID, d.SubmittedAt = uuid, &now
+		// Status polls start at the schedule's first delay, however many
+		// attempts the filing itself took.
+		d.Poll.Polls = 0
 		if err := a.changeDDSByJob(tx, t, job, d, storage.DDSSubmitted, "accepted by the EU system, uuid "+uuid); err != nil {
 			return err
 		}

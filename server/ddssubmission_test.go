@@ -243,8 +243,10 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 		t.Errorf("submitDds called %d times, want 3", n)
 	}
 
-	// Validated: the job is COMPLETED and the statement shows no submission.
-	ta.clock.Advance(sched[min(2, len(sched)-1)])
+	// Validated at the first status poll, the schedule's first delay after
+	// the filing (the failed attempts do not lengthen it): the job is
+	// COMPLETED and the statement shows no submission.
+	ta.clock.Advance(sched[0])
 	ta.runner.Wake()
 	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "the job to complete", func(j jobResponse) bool { return j.Status != storage.JobRunning })
 	if j.Status != storage.JobCompleted || j.Attempts != 0 || j.LastAttempt != nil || j.NextAttemptAt != nil || w.Header().Get("Retry-After") != "" {
