@@ -10,6 +10,11 @@ import (
 // Reasons Check gives for a feature that cannot be screened: its polygon
 // is FAILED with the reason as failureReason (API.md section 4).
 const (
+	// ReasonCrossesAntimeridian: a ring has a side joining longitudes more
+	// than 180° apart (CodeCrossesAntimeridian). ParseFeatureCollection
+	// refuses such rings unless told to leave them here
+	// (ParseOptions.DeferAntimeridian).
+	ReasonCrossesAntimeridian = "CROSSES_ANTIMERIDIAN"
 	// ReasonHolesNotSupported: a polygon has interior rings. The EU
 	// information system ignores holes, so the plot would be declared
 	// bigger than it is.
@@ -22,6 +27,11 @@ const (
 	// (a corner on another side, a corner visited twice) or overlap (a spike
 	// or fold going back along the boundary).
 	ReasonSelfIntersection = "SELF_INTERSECTION"
+	// ReasonOverlappingParts: two polygons of a MultiPolygon overlap (one
+	// may lie inside the other) or share a stretch of side. Their common
+	// area would be declared twice; OGC simple features (and GEOS) let
+	// the parts of a MultiPolygon touch only at points.
+	ReasonOverlappingParts = "OVERLAPPING_PARTS"
 	// ReasonInsufficientPrecision: no longitude or latitude of the feature
 	// is written with MinDecimals or more decimals.
 	ReasonInsufficientPrecision = "INSUFFICIENT_PRECISION"
@@ -30,9 +40,10 @@ const (
 	// same point, or the ring stops being valid (its sides cross, touch or
 	// overlap, or it collapses onto a line).
 	ReasonDuplicateVerticesAfterRounding = "DUPLICATE_VERTICES_AFTER_ROUNDING"
-	// ReasonGeometryTooComplex: a ring so large and convoluted (very many
-	// sides spanning each other's extent) that checking it would take
-	// unreasonably long. Plot boundaries never come near.
+	// ReasonGeometryTooComplex: a ring, or the parts of a MultiPolygon, so
+	// large and convoluted (very many sides, or parts, spanning each
+	// other's extent) that checking would take unreasonably long. Plot
+	// boundaries never come near.
 	ReasonGeometryTooComplex = "GEOMETRY_TOO_COMPLEX"
 )
 
@@ -42,17 +53,27 @@ const MinDecimals = 6
 
 // checkBudget is how many pairs of sides Check may compare in a ring of n
 // corners: every pair up to about 5,800 corners, then 64 per corner more.
+// The parts of a MultiPolygon of n corners in all get the same.
 func checkBudget(n int) int { return 1<<24 + 64*n }
 
 // Check returns why a feature from ParseFeatureCollection or ParseFeature
 // cannot be screened, decided from its geometry alone: a reason code and a
 // sentence for the client, or "", "" if nothing is wrong. Of several
-// reasons it gives the first of: holes, a degenerate ring, a
-// self-intersection (these judged on the coordinates as written),
-// insufficient precision, then duplicates or damage at 6 decimals. Winding
-// order does not matter. Check is safe for concurrent use.
+// reasons it gives the first of: a ring crossing the antimeridian, holes,
+// a degenerate ring, a self-intersection, overlapping parts of a
+// MultiPolygon (these judged on the coordinates as written), insufficient
+// precision, then duplicates or damage of a ring at 6 decimals, then parts
+// that come to overlap at 6 decimals (OVERLAPPING_PARTS, saying so).
+// Winding order does not matter. Check is safe for concurrent use.
 func Check(f Feature) (reason, detail string) {
 	g := f.Geometry
+	for i, poly := range g.Polygons {
+		for j, r := range poly {
+			if k := antimeridianSide(r); k >= 0 {
+				return ReasonCrossesAntimeridian, fmt.Sprintf("ring %s %s", ringPath(g, i, j), antimeridianIssue(k, r[k], r[k+1]))
+			}
+		}
+	}
 	for i, poly := range g.Polygons {
 		if len(poly) > 1 {
 			return ReasonHolesNotSupported, fmt.Sprintf(
@@ -69,6 +90,10 @@ func Check(f Feature) (reason, detail string) {
 		if reason, detail := w.shape(ringName(g, i)); reason != "" {
 			return reason, detail
 		}
+	}
+	var ps parts
+	if reason, detail := ps.check(&w, g, asWritten); reason != "" {
+		return reason, detail
 	}
 	if f.MaxDecimals < MinDecimals {
 		return ReasonInsufficientPrecision, fmt.Sprintf(
@@ -94,11 +119,23 @@ func Check(f Feature) (reason, detail string) {
 				continue // the same grid as written: already checked
 			}
 			if _, detail := w.shape(ringName(g, i)); detail != "" {
-				return ReasonDuplicateVerticesAfterRounding, fmt.Sprintf("with coordinates %s to 6 decimals (as the EU information system keeps them), %s", gr, detail)
+				return ReasonDuplicateVerticesAfterRounding, atSixDecimals(gr, detail)
 			}
 		}
 	}
+	for _, gr := range grids {
+		if gr == truncated && f.MaxDecimals <= MinDecimals {
+			continue
+		}
+		if reason, detail := ps.check(&w, g, gr); reason != "" {
+			return reason, atSixDecimals(gr, detail)
+		}
+	}
 	return "", ""
+}
+
+func atSixDecimals(g grid, detail string) string {
+	return fmt.Sprintf("with coordinates %s to 6 decimals (as the EU information system keeps them), %s", g, detail)
 }
 
 // grid is where Check puts a ring's corners.
@@ -237,11 +274,14 @@ func formatMicro(v int64) string {
 }
 
 // ringName is the JSON path of polygon i's exterior ring inside the feature.
-func ringName(g Geometry, i int) string {
+func ringName(g Geometry, i int) string { return ringPath(g, i, 0) }
+
+// ringPath is the JSON path of polygon i's ring j inside the feature.
+func ringPath(g Geometry, i, j int) string {
 	if g.Type == TypeMultiPolygon {
-		return fmt.Sprintf("geometry.coordinates[%d][0]", i)
+		return fmt.Sprintf("geometry.coordinates[%d][%d]", i, j)
 	}
-	return "geometry.coordinates[0]"
+	return fmt.Sprintf("geometry.coordinates[%d]", j)
 }
 
 func polygonName(g Geometry, i int) string {

@@ -83,6 +83,54 @@ func TestCheck(t *testing.T) {
 		{"FoldAcrossFirstCorner", geo.TypePolygon, "[" + ring(2, 0, 4, 0, 4, 4, 0, 4, 0, 0, 3, 0, 2, 0) + "]",
 			geo.ReasonSelfIntersection, "overlaps"},
 
+		// OVERLAPPING_PARTS. Valid: parts apart, or touching at points.
+		{"PartsTouchAtCorner", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(4, 4, 8, 4, 8, 8, 4, 8, 4, 4) + "]]", "", ""},
+		{"PartCornerOnSide", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(4, 2, 8, 0, 8, 4, 4, 2) + "]]", "", ""},
+		{"PartInNotchTouchingAtItsFoot", geo.TypeMultiPolygon, "[[" + ring(0, 0, 4, 0, 4, 4, 3, 4, 2, 1, 1, 4, 0, 4, 0, 0) + "],[" + ring(1, 5, 2, 1, 3, 5, 1, 5) + "]]", "", ""},
+		{"PartInNotchReachingIn", geo.TypeMultiPolygon, "[[" + ring(0, 0, 4, 0, 4, 4, 3, 4, 2, 1, 1, 4, 0, 4, 0, 0) + "],[" + ring(0, 3, 2, 1, 4, 3, 2, 5, 0, 3) + "]]",
+			geo.ReasonOverlappingParts, "overlap next to [-5.4999, 6.5004], where their boundaries meet"},
+		{"PartUnderNotchTouchingItsFoot", geo.TypeMultiPolygon, "[[" + ring(0, 0, 4, 0, 4, 4, 3, 4, 2, 1, 1, 4, 0, 4, 0, 0) + "],[" + ring(2, 1, 1.5, 0.5, 2.5, 0.5, 2, 1) + "]]",
+			geo.ReasonOverlappingParts, "overlap next to [-5.4998, 6.5001], where their boundaries meet"},
+		{"PartFillingNotch", geo.TypeMultiPolygon, "[[" + ring(0, 0, 4, 0, 4, 4, 3, 4, 2, 1, 1, 4, 0, 4, 0, 0) + "],[" + ring(1, 4, 2, 1, 3, 4, 1, 4) + "]]",
+			geo.ReasonOverlappingParts, "share a side"},
+		{"PartsInNotch", geo.TypeMultiPolygon, "[[" + ring(0, 0, 4, 0, 4, 4, 3, 4, 3, 1, 1, 1, 1, 4, 0, 4, 0, 0) + "],[" + ring(1.5, 2, 2.5, 2, 2.5, 4, 1.5, 4, 1.5, 2) + "]]", "", ""},
+		{"PartsAroundEachOther", geo.TypeMultiPolygon, "[[" + ring(0, 0, 4, 0, 4, 4, 3, 4, 3, 1, 1, 1, 1, 4, 0, 4, 0, 0) + "],[" + ring(1, 1, 3, 1, 2, 3, 1, 1) + "]]",
+			geo.ReasonOverlappingParts, "share a side from [-5.4999, 6.5001] to [-5.4997, 6.5001]"},
+		// The example of two 0.01° squares overlapping by half.
+		{"PartsOverlap", geo.TypeMultiPolygon, "[[[[30.000000,7.000000],[30.010000,7.000000],[30.010000,7.010000],[30.000000,7.010000],[30.000000,7.000000]]],[[[30.005000,7.000000],[30.015000,7.000000],[30.015000,7.010000],[30.005000,7.010000],[30.005000,7.000000]]]]",
+			geo.ReasonOverlappingParts, "polygons 0 and 1 of the MultiPolygon overlap next to [30.005, 7], where their boundaries meet; their common area would be declared twice"},
+		{"PartsCross", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(2, 2, 6, 2, 6, 6, 2, 6, 2, 2) + "]]",
+			geo.ReasonOverlappingParts, "polygons 0 and 1 of the MultiPolygon overlap: the side from position 2 to 3 of ring geometry.coordinates[0][0] crosses the side from position 3 to 4 of ring geometry.coordinates[1][0]"},
+		{"PartsShareSide", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(4, 0, 8, 0, 8, 4, 4, 4, 4, 0) + "]]",
+			geo.ReasonOverlappingParts, "polygons 0 and 1 of the MultiPolygon share a side from [-5.4996, 6.5] to [-5.4996, 6.5004]: parts of a MultiPolygon may touch only at points"},
+		{"PartsSharePartOfSide", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(4, 1, 8, 1, 8, 3, 4, 3, 4, 1) + "]]",
+			geo.ReasonOverlappingParts, "share a side from [-5.4996, 6.5001] to [-5.4996, 6.5003]"},
+		{"PartsShareSideClockwise", geo.TypeMultiPolygon, "[[" + ring(0, 0, 0, 4, 4, 4, 4, 0, 0, 0) + "],[" + ring(4, 1, 4, 3, 8, 3, 8, 1, 4, 1) + "]]",
+			geo.ReasonOverlappingParts, "share a side from [-5.4996, 6.5001] to [-5.4996, 6.5003]"},
+		{"PartInside", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(1, 1, 2, 1, 2, 2, 1, 2, 1, 1) + "]]",
+			geo.ReasonOverlappingParts, "polygons 0 and 1 of the MultiPolygon overlap: polygon 1 lies inside polygon 0"},
+		{"PartAroundEarlierOne", geo.TypeMultiPolygon, "[[" + ring(5, 0, 7, 0, 6, 1, 5, 0) + "],[" + ring(1, 1, 2, 1, 2, 2, 1, 2, 1, 1) + "],[" + square + "]]",
+			geo.ReasonOverlappingParts, "polygons 1 and 2 of the MultiPolygon overlap: polygon 1 lies inside polygon 2"},
+		{"PartInsideTouchingSide", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(0, 1, 2, 1, 2, 2, 0, 2, 0, 1) + "]]",
+			geo.ReasonOverlappingParts, "overlap next to [-5.5, 6.5001], where their boundaries meet"},
+		{"PartInsideTouchingCorner", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(0, 0, 2, 1, 1, 2, 0, 0) + "]]",
+			geo.ReasonOverlappingParts, "overlap next to [-5.5, 6.5], where their boundaries meet"},
+		// A corner inside the other part, with sides leaving through its corners.
+		{"PartPokingThroughCorners", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(2, 2, 6, 6, -2, 6, 2, 2) + "]]",
+			geo.ReasonOverlappingParts, "overlap next to [-5.5, 6.5004], where their boundaries meet"},
+		{"SameSquareTwice", geo.TypeMultiPolygon, "[[" + square + "],[" + square + "]]",
+			geo.ReasonOverlappingParts, "polygons 0 and 1 of the MultiPolygon share a side"},
+		{"PartsApartButThird", geo.TypeMultiPolygon, "[[" + square + "],[" + ring(5, 0, 9, 0, 9, 4, 5, 0) + "],[" + ring(8, 1, 12, 1, 12, 3, 8, 1) + "]]",
+			geo.ReasonOverlappingParts, "polygons 1 and 2 of the MultiPolygon overlap"},
+		// Apart as written; at 6 decimals (truncated, or only rounded) they share a side.
+		{"PartsShareSideWhenTruncated", geo.TypeMultiPolygon, "[[[[1.0,0.0],[1.001,0.0],[1.001,0.001],[1.0,0.0]]],[[[1.0010004,0.0],[1.002,0.0],[1.0010004,0.001000],[1.0010004,0.0]]]]",
+			geo.ReasonOverlappingParts, "with coordinates truncated to 6 decimals (as the EU information system keeps them), polygons 0 and 1 of the MultiPolygon share a side from [1.001000, 0.000000] to [1.001000, 0.001000]"},
+		{"PartsOverlapWhenRounded", geo.TypeMultiPolygon, "[[[[1.0,0.0],[1.0010009,0.0],[1.0010009,0.001],[1.0,0.0]]],[[[1.0010011,0.0],[1.002,0.0],[1.0010011,0.001],[1.0010011,0.0]]]]",
+			geo.ReasonOverlappingParts, "with coordinates rounded to 6 decimals (as the EU information system keeps them), polygons 0 and 1 of the MultiPolygon share a side from [1.001001, 0.000000] to [1.001001, 0.001000]"},
+		// A ring's own damage at 6 decimals is reported before the parts'.
+		{"RingDamageBeforeParts", geo.TypeMultiPolygon, "[[" + square + "],[" + square + "],[[[0,0],[0.00001,0],[0.00001,0.00001],[0.000005,0.0000004],[0,0]]]]",
+			geo.ReasonOverlappingParts, "polygons 0 and 1"},
+
 		// INSUFFICIENT_PRECISION: judged after the shape.
 		{"FiveDecimals", geo.TypePolygon, "[[[1.00001,1.00001],[1.00101,1.00001],[1.00101,1.00101],[1.00001,1.00001]]]",
 			geo.ReasonInsufficientPrecision, "no coordinate is written with 6 or more decimals (the most is 5)"},
@@ -159,5 +207,30 @@ func TestCheck_LargeRings(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("sawtooth took %v", d)
+	}
+}
+
+// TestCheck_DeferredAntimeridian: a ring across the antimeridian, left to
+// Check by the parser (a request accepted before such rings were
+// refused), fails its feature rather than being screened as a band round
+// the globe.
+func TestCheck_DeferredAntimeridian(t *testing.T) {
+	across := "[[179.995000,0.000000],[-179.995000,0.000000],[-179.995000,0.010000],[179.995000,0.010000],[179.995000,0.000000]]"
+	tests := []struct{ typ, coords, detail string }{
+		{geo.TypePolygon, "[" + across + "]", "ring geometry.coordinates[0] crosses the antimeridian (180°) on its side from position 0 to 1, [179.995, 0] to [-179.995, 0]: "},
+		{geo.TypeMultiPolygon, "[[" + ring(0, 0, 4, 0, 4, 4, 0, 0) + "],[" + across + "]]", "ring geometry.coordinates[1][0] crosses the antimeridian"},
+	}
+	for _, tt := range tests {
+		body := feature(tt.typ, tt.coords)
+		if _, err := geo.ParseFeatureCollection([]byte(body), geo.ParseOptions{}); err == nil || !strings.Contains(err.Error(), geo.CodeCrossesAntimeridian) {
+			t.Errorf("%s: parsed with %v, want %s", tt.coords, err, geo.CodeCrossesAntimeridian)
+		}
+		feats, err := geo.ParseFeatureCollection([]byte(body), geo.ParseOptions{DeferAntimeridian: true})
+		if err != nil {
+			t.Fatalf("%s deferred: %v", tt.coords, err)
+		}
+		if reason, detail := geo.Check(feats[0]); reason != geo.ReasonCrossesAntimeridian || !strings.Contains(detail, tt.detail) {
+			t.Errorf("%s: %s: %s, want %s: ...%s...", tt.coords, reason, detail, geo.ReasonCrossesAntimeridian, tt.detail)
+		}
 	}
 }

@@ -157,12 +157,20 @@ func (p *parser) ring(cp cpath) (Ring, error) {
 		allOK                   = true
 		first, last             Position
 		firstShaped, lastShaped bool
+		prev                    Position // the previous position, when usable
+		prevOK                  bool
+		cross                   = -1 // the first side across the antimeridian starts here
+		crossFrom, crossTo      Position
 	)
 	err := s.array(func(i int) error {
 		pos, shape, ok, err := p.position(cp.child(i))
 		if err != nil {
 			return err
 		}
+		if ok && prevOK && cross < 0 && crossesAntimeridian(prev, pos) {
+			cross, crossFrom, crossTo = i-1, prev, pos
+		}
+		prev, prevOK = pos, ok
 		n++
 		if shape != "" {
 			if nBad == 0 {
@@ -195,10 +203,42 @@ func (p *parser) ring(cp cpath) (Ring, error) {
 			"the ring is not closed: its last position %s must repeat its first %s", formatPos(last), formatPos(first)))
 		valid = false
 	}
+	if cross >= 0 && !p.opts.DeferAntimeridian {
+		p.add(CodeCrossesAntimeridian, cp.String(), "the ring "+antimeridianIssue(cross, crossFrom, crossTo))
+		valid = false
+	}
 	if !valid || !p.keep() {
 		return nil, nil
 	}
 	return slices.Clone(p.scratch), nil
+}
+
+// crossesAntimeridian reports whether the side from a to b joins
+// longitudes more than 180° apart: read the short way, as RFC 7946 and the
+// geodesic area read it, it crosses 180°. A side along 180° from 180 to
+// -180 counts too: in plain longitude it spans the globe.
+func crossesAntimeridian(a, b Position) bool {
+	d := nano(a[0]) - nano(b[0])
+	return d > 180e9 || d < -180e9
+}
+
+// antimeridianSide returns the first position of the first side of r that
+// crosses the antimeridian, or -1.
+func antimeridianSide(r Ring) int {
+	for k := 1; k < len(r); k++ {
+		if crossesAntimeridian(r[k-1], r[k]) {
+			return k - 1
+		}
+	}
+	return -1
+}
+
+// antimeridianIssue words a ring's side from position k, a to b, crossing
+// the antimeridian, after "the ring" or a ring's name.
+func antimeridianIssue(k int, a, b Position) string {
+	return fmt.Sprintf("crosses the antimeridian (180°) on its side from position %d to %d, %s to %s: "+
+		"the EU information system reads coordinates as plain longitude and latitude, in which that side runs the long way round the globe; "+
+		"split the plot into two polygons, one on each side of 180°, in a MultiPolygon", k, k+1, formatPos(a), formatPos(b))
 }
 
 // positions reads a MultiPoint's array of positions.

@@ -40,14 +40,24 @@
 //	features[i], .type            INVALID_VALUE / REQUIRED: not an object, not "Feature"
 //	features[i].geometry          REQUIRED (missing or null) / INVALID_VALUE (not an object)
 //	features[i].geometry.type     INVALID_GEOMETRY_TYPE: anything but Polygon, MultiPolygon, Point, MultiPoint
-//	...coordinates[j]             INVALID_RING (< 4 positions), INVALID_COORDINATE_CLOSURE (last != first);
+//	...coordinates[j]             INVALID_RING (< 4 positions), INVALID_COORDINATE_CLOSURE (last != first),
+//	                              CROSSES_ANTIMERIDIAN (a side joins longitudes more than 180° apart);
 //	                              for a MultiPolygon ...coordinates[p][j]
 //	...coordinates[j][k]          INVALID_COORDINATE_RANGE (longitude outside ±180, latitude outside ±90);
 //	                              INVALID_VALUE: not an array of 2 or 3 numbers
 //	features[i].properties.x      REQUIRED, INVALID_VALUE; POINT_AREA_TOO_LARGE at .area
 //
 // A ring is closed when its last longitude and latitude equal its first
-// (an altitude is ignored). A position must be 2 numbers, or 3 with an
+// (an altitude is ignored). A side from 179.995 to -179.995 is 0.01° long
+// the short way across the antimeridian, as RFC 7946 and PolygonArea read
+// it, and 359.99° long in plain longitude, as the EU information system,
+// bounding boxes and the screening read it: area and screening would
+// disagree, so such a ring is refused (CROSSES_ANTIMERIDIAN, once per
+// ring, naming the first such side) and the client asked to split the
+// plot at 180°. A ring touching 180 or -180 without crossing is accepted,
+// as is a MultiPolygon split there (one part ending at 180, the other
+// starting at -180). ParseOptions.DeferAntimeridian leaves these rings to
+// Check instead, for requests accepted before the rule. A position must be 2 numbers, or 3 with an
 // altitude, which is dropped. Coordinates nested too deep or too shallow
 // for their type (a Polygon sent as a MultiPolygon, a Point as [[lon, lat]]
 // as in the EU's own example) are one INVALID_VALUE at .coordinates, not
@@ -100,19 +110,39 @@
 // # Check
 //
 // Check decides the FAILED reasons that need only the geometry, in this
-// order: HOLES_NOT_SUPPORTED; on the coordinates as written,
+// order: CROSSES_ANTIMERIDIAN (only for rings the parser was told to
+// leave, see above); HOLES_NOT_SUPPORTED; on the coordinates as written,
 // DEGENERATE_RING (fewer than 3 distinct corners, or all on one line) and
 // SELF_INTERSECTION (sides crossing, touching or overlapping: figure 8s,
-// spikes, folds, a corner visited twice); INSUFFICIENT_PRECISION (no
-// coordinate with 6 or more decimals, API.md); then, at the 6 decimals the
-// EU information system keeps, DUPLICATE_VERTICES_AFTER_ROUNDING (two
-// consecutive corners are or become one point, or the ring becomes
-// degenerate or self-intersecting). The EU documents that it truncates, and elsewhere
-// speaks of rounding: a ring must survive both. GEOMETRY_TOO_COMPLEX is a
-// guard against hostile rings, never reached by plot boundaries. Either
-// winding order is accepted (RFC 7946 recommends counter-clockwise; the EU
-// does not say). Parts of a MultiPolygon are checked one by one, not
-// against each other.
+// spikes, folds, a corner visited twice), ring by ring, then
+// OVERLAPPING_PARTS (see below); INSUFFICIENT_PRECISION (no coordinate
+// with 6 or more decimals, API.md); then, at the 6 decimals the EU
+// information system keeps, DUPLICATE_VERTICES_AFTER_ROUNDING (two
+// consecutive corners of a ring are or become one point, or the ring
+// becomes degenerate or self-intersecting), and last OVERLAPPING_PARTS
+// for parts that come to overlap or share a side only there (the detail
+// says "with coordinates truncated to 6 decimals ..."; the reason stays
+// OVERLAPPING_PARTS because the fix is to the parts, not to a ring). The
+// EU documents that it truncates, and elsewhere speaks of rounding: a
+// geometry must survive both. GEOMETRY_TOO_COMPLEX is a guard against
+// hostile input, never reached by plot boundaries. Either winding order
+// is accepted (RFC 7946 recommends counter-clockwise; the EU does not
+// say).
+//
+// OVERLAPPING_PARTS is the OGC simple features rule for a MultiPolygon,
+// as GEOS applies it: its polygons' interiors must be disjoint, and their
+// boundaries may meet only at finitely many points. Two parts fail when a
+// side of one crosses a side of the other, two sides share a stretch (the
+// parts share a side), one part's area reaches into the other's where
+// their boundaries meet at a point, or one lies wholly inside the other.
+// Parts touching at corners are valid. With valid parts a MultiPolygon's
+// area is the sum of its parts' areas, as PolygonArea is summed. Only
+// parts whose bounding boxes meet are compared (an R-tree finds them),
+// and of those only the sides reaching into both boxes, swept as within
+// a ring; the same budget as for a ring bounds the work, so a
+// MultiPolygon of many parts costs about n log n however they are laid
+// out, and a hostile one (thousands of parts whose boxes all meet) is
+// GEOMETRY_TOO_COMPLEX.
 //
 // The predicates are exact: corners are put on an integer grid of
 // nano-degrees (exact for coordinates of up to 9 decimals) or

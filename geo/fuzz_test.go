@@ -3,6 +3,7 @@ package geo_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,10 +17,12 @@ import (
 var (
 	problemCodes = map[string]bool{geo.CodeRequired: true, geo.CodeInvalidValue: true, geo.CodeMalformedJSON: true,
 		geo.CodeInvalidGeometryType: true, geo.CodeInvalidCoordinateClosure: true, geo.CodeInvalidRing: true,
-		geo.CodeInvalidCoordinateRange: true, geo.CodePointAreaTooLarge: true, geo.CodeTooManyProblems: true}
+		geo.CodeInvalidCoordinateRange: true, geo.CodePointAreaTooLarge: true, geo.CodeTooManyProblems: true,
+		geo.CodeCrossesAntimeridian: true}
 	reasons = map[string]bool{"": true, geo.ReasonHolesNotSupported: true, geo.ReasonDegenerateRing: true,
 		geo.ReasonSelfIntersection: true, geo.ReasonInsufficientPrecision: true,
-		geo.ReasonDuplicateVerticesAfterRounding: true, geo.ReasonGeometryTooComplex: true}
+		geo.ReasonDuplicateVerticesAfterRounding: true, geo.ReasonGeometryTooComplex: true,
+		geo.ReasonOverlappingParts: true} // not CROSSES_ANTIMERIDIAN: such rings are refused
 )
 
 // FuzzParseFeatureCollection checks that no input panics, that what is
@@ -127,9 +130,12 @@ func checkGeometry(t *testing.T, f geo.Feature) {
 				if len(r) < 4 || r[0] != r[len(r)-1] {
 					t.Fatalf("feature %d: bad ring %v", f.Index, r)
 				}
-				for _, p := range r {
+				for k, p := range r {
 					if !inRange(p) {
 						t.Fatalf("feature %d: position %v out of range", f.Index, p)
+					}
+					if k > 0 && math.Abs(p[0]-r[k-1][0]) > 180 {
+						t.Fatalf("feature %d: side %v to %v crosses the antimeridian", f.Index, r[k-1], p)
 					}
 				}
 			}

@@ -21,6 +21,11 @@ type ParseOptions struct {
 	// collection is never held decoded all at once. An error from Each stops
 	// the parse and is returned as it is.
 	Each func(Feature) error
+	// DeferAntimeridian leaves a ring crossing the antimeridian to Check,
+	// which fails its feature CROSSES_ANTIMERIDIAN, instead of refusing the
+	// input: for reading back a request accepted before such rings were
+	// refused, whose other features must still be screened.
+	DeferAntimeridian bool
 }
 
 // DefaultMaxProblems keeps the answer to a hopeless body (a whole file in a

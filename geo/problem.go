@@ -16,6 +16,12 @@ const (
 	CodeInvalidRing              = "INVALID_RING"
 	CodeInvalidCoordinateRange   = "INVALID_COORDINATE_RANGE"
 	CodePointAreaTooLarge        = "POINT_AREA_TOO_LARGE"
+	// CodeCrossesAntimeridian is a ring with a side joining longitudes
+	// more than 180° apart: read the short way, across 180° (RFC 7946,
+	// and the geodesic area), it is a small plot; read as plain longitude
+	// and latitude (the EU information system, and screening), a band
+	// round the globe.
+	CodeCrossesAntimeridian = "CROSSES_ANTIMERIDIAN"
 	// CodeTooManyProblems is the last problem of a list cut at
 	// ParseOptions.MaxProblems; it says how many were left out.
 	CodeTooManyProblems = "TOO_MANY_PROBLEMS"
