@@ -863,6 +863,9 @@ func TestPolygon_Validation(t *testing.T) {
 				map[string]any{"commodity": "cocoa", "producerCountry": "GH"}),
 			// 6: nothing wrong
 			ok(-1.0, 6.0),
+			// 7: a side across the antimeridian
+			polFeature(`{"type":"Polygon","coordinates":[`+polRing([][2]float64{{179.995, 0}, {-179.995, 0}, {-179.995, 0.01}, {179.995, 0.01}, {179.995, 0}}, 6)+`]}`,
+				map[string]any{"commodity": "wood", "producerCountry": "FJ"}),
 		}
 		r := polPost(t, base, key, newIdemKey(), polCollection(feats...))
 		want := map[string]string{
@@ -872,6 +875,7 @@ func TestPolygon_Validation(t *testing.T) {
 			"features[3].properties.commodity":       "REQUIRED",
 			"features[4].properties.area":            "POINT_AREA_TOO_LARGE",
 			"features[5].geometry.coordinates[0]":    "INVALID_RING",
+			"features[7].geometry.coordinates[0]":    "CROSSES_ANTIMERIDIAN",
 		}
 		var codes []string
 		for _, c := range want {

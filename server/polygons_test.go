@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -297,5 +298,92 @@ func TestPolygons_AsSent(t *testing.T) {
 	mustDecode(t, ta.do("GET", eudrPrefix+"/polygons/"+id+"/evidence", "", "X-API-Key", key), &doc)
 	if sum := sha256.Sum256([]byte(feature)); doc.InputSHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("inputSha256 %s, want the SHA-256 of the compacted feature", doc.InputSHA256)
+	}
+}
+
+// multiPlot is a MultiPolygon feature of a cocoa plot from Ghana.
+func multiPlot(externalID string, polygons ...string) string {
+	return fmt.Sprintf(`{"type":"Feature","geometry":{"type":"MultiPolygon","coordinates":[%s]},`+
+		`"properties":{"commodity":"cocoa","producerCountry":"GH","externalId":%q}}`, strings.Join(polygons, ","), externalID)
+}
+
+// box is a Polygon's coordinates: one ring round lon0..lon1, lat0..lat1,
+// written with 6 decimals.
+func box(lon0, lat0, lon1, lat1 float64) string {
+	return fmt.Sprintf("[[[%.6f,%.6f],[%.6f,%.6f],[%.6f,%.6f],[%.6f,%.6f],[%.6f,%.6f]]]",
+		lon0, lat0, lon1, lat0, lon1, lat1, lon0, lat1, lon0, lat0)
+}
+
+// TestPolygons_PartsAndAntimeridian: MultiPolygon parts that overlap or
+// share a side are FAILED OVERLAPPING_PARTS, parts touching at a corner
+// are not; a ring across the antimeridian is refused, a plot split there
+// is screened with the area of its parts.
+func TestPolygons_PartsAndAntimeridian(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+	across := "[[[179.995000,0.000000],[-179.995000,0.000000],[-179.995000,0.010000],[179.995000,0.010000],[179.995000,0.000000]]]"
+
+	// Refused, at the ring's path, with everything else in the request.
+	e := wantError(t, ta.do("POST", eudrPrefix+"/polygons", collection(
+		plot("ok", square(5, 6, 0.001)),
+		plot("across", across),
+		multiPlot("across-multi", box(178.4, -17.8, 178.41, -17.79), across),
+	), "X-API-Key", key, "Idempotency-Key", "across"), http.StatusBadRequest, CodeValidationFailed, geo.CodeCrossesAntimeridian)
+	if fs := detailSet(e.Details); len(e.Details) != 2 || !fs["CROSSES_ANTIMERIDIAN features[1].geometry.coordinates[0]"] ||
+		!fs["CROSSES_ANTIMERIDIAN features[2].geometry.coordinates[1][0]"] || !strings.Contains(e.Details[0].Issue, "split the plot into two polygons") {
+		t.Errorf("details: %+v", e.Details)
+	}
+
+	// A request queued before such rings were refused (its input is
+	// swapped while no worker runs) still has its other features screened.
+	acc, w := ta.postPolygons(key, "queued", collection(plot("ok", square(5, 6, 0.001)), plot("later-across", square(5.1, 6, 0.001))))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+	ta.update(func(tx *storage.Tx) error {
+		return tx.PutJobInput(sandbox, acc.JobID, []byte(collection(plot("ok", square(5, 6, 0.001)), plot("across", across))))
+	})
+	ta.runQueues()
+	job, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	var results []featureResult
+	if err := json.Unmarshal(job.Results, &results); err != nil || len(results) != 2 ||
+		results[0].EUDRStatus != geo.StatusCompliant || results[1].EUDRStatus != geo.StatusFailed ||
+		derefOr(results[1].FailureReason) != geo.ReasonCrossesAntimeridian {
+		t.Errorf("queued job with a ring across the antimeridian: %s (%v)", job.Results, err)
+	}
+
+	// MultiPolygons.
+	acc, w = ta.postPolygons(key, "parts", collection(
+		multiPlot("overlap", box(30, 7, 30.01, 7.01), box(30.005, 7, 30.015, 7.01)),
+		multiPlot("side", box(30.02, 7, 30.03, 7.01), box(30.03, 7, 30.04, 7.01)),
+		multiPlot("inside", box(30.05, 7, 30.06, 7.01), box(30.052, 7.002, 30.054, 7.004)),
+		multiPlot("corner", box(30.07, 7, 30.08, 7.01), box(30.08, 7.01, 30.09, 7.02)),
+		multiPlot("split", box(179.995, 0, 180, 0.01), box(-180, 0, -179.995, 0.01)),
+	))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+	job, _ = ta.waitJob(key, acc.JobID, storage.JobCompleted)
+	want := []struct{ status, reason, detail string }{
+		{geo.StatusFailed, geo.ReasonOverlappingParts, "polygons 0 and 1 of the MultiPolygon overlap"},
+		{geo.StatusFailed, geo.ReasonOverlappingParts, "polygons 0 and 1 of the MultiPolygon share a side from [30.03, 7] to [30.03, 7.01]"},
+		{geo.StatusFailed, geo.ReasonOverlappingParts, "polygon 1 lies inside polygon 0"},
+		{geo.StatusCompliant, "", ""},
+		{geo.StatusCompliant, "", ""},
+	}
+	for i, wt := range want {
+		var st polygonStatusResponse
+		mustDecode(t, ta.do("GET", eudrPrefix+"/polygons/"+storage.PolygonID(acc.JobID, i)+"/status", "", "X-API-Key", key), &st)
+		if st.EUDRStatus != wt.status || derefOr(st.FailureReason) != wt.reason || !strings.Contains(derefOr(st.FailureDetail), wt.detail) {
+			t.Errorf("feature %d: %s %s %q, want %s %s ...%s...", i, st.EUDRStatus, derefOr(st.FailureReason), derefOr(st.FailureDetail), wt.status, wt.reason, wt.detail)
+		}
+		if i == 4 {
+			// The split plot measures as the same plot at the equator's other end.
+			whole := geo.PolygonArea([][][2]float64{{{0, 0}, {0.01, 0}, {0.01, 0.01}, {0, 0.01}, {0, 0}}})
+			if math.Abs(st.AreaHa-whole) > 1e-6*whole {
+				t.Errorf("split plot: areaHa %v, want %v", st.AreaHa, whole)
+			}
+		}
 	}
 }

@@ -224,7 +224,10 @@ func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.
 		}}
 	// The body is decoded as it is screened, a chunk at a time, so a large
 	// collection is never held decoded whole; features already recorded
-	// (before a crash) are skipped.
+	// (before a crash) are skipped. A ring across the antimeridian, which
+	// POST /polygons refuses, can only be in a request queued before an
+	// upgrade: its feature is FAILED CROSSES_ANTIMERIDIAN rather than the
+	// whole job lost.
 	chunk := make([]geo.Feature, 0, screenChunk)
 	flush := func(last bool) error {
 		out := s.screenAll(ctx, job.ID, chunk, a.now())
@@ -237,7 +240,7 @@ func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.
 		})
 	}
 	seen := 0
-	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{Each: func(f geo.Feature) error {
+	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{DeferAntimeridian: true, Each: func(f geo.Feature) error {
 		seen++
 		if f.Index < job.Progress.Processed {
 			return nil
