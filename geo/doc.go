@@ -138,11 +138,13 @@
 // Parts touching at corners are valid. With valid parts a MultiPolygon's
 // area is the sum of its parts' areas, as PolygonArea is summed. Only
 // parts whose bounding boxes meet are compared (an R-tree finds them),
-// and of those only the sides reaching into both boxes, swept as within
-// a ring; the same budget as for a ring bounds the work, so a
-// MultiPolygon of many parts costs about n log n however they are laid
-// out, and a hostile one (thousands of parts whose boxes all meet) is
-// GEOMETRY_TOO_COMPLEX.
+// and of those only the sides reaching into both boxes (found from each
+// part's sides sorted by their west end, not by going round the whole
+// ring), swept as within a ring; whether one part lies inside another is
+// decided by one corner and the sides spanning its longitude. The same
+// budget as for a ring bounds the work, so a MultiPolygon of many parts
+// costs about n log n however they are laid out, and a hostile one
+// (thousands of parts whose boxes all meet) is GEOMETRY_TOO_COMPLEX.
 //
 // The predicates are exact: corners are put on an integer grid of
 // nano-degrees (exact for coordinates of up to 9 decimals) or

@@ -19,10 +19,11 @@ import (
 // exactly when a side of one crosses a side of the other, two sides
 // overlap along a stretch, the area of one reaches into the other's
 // where their boundaries meet at a point, or the whole of one lies inside
-// the other without their boundaries meeting. The last is decided by a
-// corner of the smaller: once the first three are ruled out, a ring's
-// boundary lies either wholly inside the other part or wholly out of it,
-// since it can only go in where the boundaries meet.
+// the other without their boundaries meeting. The last is decided by one
+// corner of the part whose bounding box lies within the other's: once the
+// first three are ruled out, a ring's boundary lies either wholly inside
+// the other part or wholly out of it, since it can only go in where the
+// boundaries meet.
 type parts struct {
 	pts     []pt   // every part's corners, part after part, as workspace.load leaves them
 	idx     []int  // idx[c] is corner c's position index in its ring
@@ -33,8 +34,14 @@ type parts struct {
 	ccw     []bool // part p's ring turns counter-clockwise
 	sides   []side // sides[c] is the box of the side from corner c to the next of its ring
 	west    int64  // the westernmost corner's longitude
-	order   []uint64
-	earlier []int // the parts before the one being checked whose boxes meet its own
+	// byX holds each part's sides as sort keys, west end (from west) << 24
+	// | c, sorted within the part: byX[start[p]:start[p+1]]. reach[p] is
+	// the widest of part p's sides: with both, the sides spanning some
+	// longitudes are found without going through the whole ring.
+	byX     []uint64
+	reach   []int64
+	order   []uint64 // the sides of two parts being compared, as keys
+	earlier []int    // the parts before the one being checked whose boxes meet its own
 }
 
 // How two parts of a MultiPolygon break the rule.
@@ -99,27 +106,48 @@ func (ps *parts) load(w *workspace, polys []Polygon, g grid) {
 		ps.polygon = append(ps.polygon, i)
 	}
 	n := len(ps.start) - 1
-	ps.boxes, ps.ccw = ps.boxes[:0], ps.ccw[:0]
+	ps.boxes, ps.ccw, ps.reach = ps.boxes[:0], ps.ccw[:0], ps.reach[:0]
 	ps.sides = slices.Grow(ps.sides[:0], len(ps.pts))[:len(ps.pts)]
+	ps.byX = slices.Grow(ps.byX[:0], len(ps.pts))[:len(ps.pts)]
 	if len(ps.pts) > 0 {
 		ps.west = ps.pts[0].x
 	}
 	for p := range n {
 		lo := ps.start[p] // the lowest corner, the westernmost of those
 		box := side{ps.pts[lo].x, ps.pts[lo].x, ps.pts[lo].y, ps.pts[lo].y}
+		reach := int64(0)
 		for c := ps.start[p]; c < ps.start[p+1]; c++ {
 			a, b := ps.pts[c], ps.pts[ps.next(p, c)]
 			ps.sides[c] = side{min(a.x, b.x), max(a.x, b.x), min(a.y, b.y), max(a.y, b.y)}
 			box = side{min(box.minX, a.x), max(box.maxX, a.x), min(box.minY, a.y), max(box.maxY, a.y)}
+			reach = max(reach, ps.sides[c].maxX-ps.sides[c].minX)
 			if l := ps.pts[lo]; a.y < l.y || a.y == l.y && a.x < l.x {
 				lo = c
 			}
 		}
 		ps.boxes = append(ps.boxes, box)
+		ps.reach = append(ps.reach, reach)
 		ps.west = min(ps.west, box.minX)
 		// A simple ring turns at its lowest corner the way it runs.
 		ps.ccw = append(ps.ccw, orient(ps.pts[ps.prev(p, lo)], ps.pts[lo], ps.pts[ps.next(p, lo)]) > 0)
 	}
+	for c, sd := range ps.sides {
+		// Grid coordinates span less than 2^39, so the key fits in 63 bits.
+		ps.byX[c] = uint64(sd.minX-ps.west)<<keyBits | uint64(c)
+	}
+	for p := range n {
+		slices.Sort(ps.byX[ps.start[p]:ps.start[p+1]])
+	}
+}
+
+// spanning returns, as keys, the sides of part p whose west end is within
+// its widest side's width west of x0, up to x1: among them every side
+// spanning some longitude from x0 to x1.
+func (ps *parts) spanning(p int, x0, x1 int64) []uint64 {
+	keys := ps.byX[ps.start[p]:ps.start[p+1]]
+	i, _ := slices.BinarySearch(keys, uint64(max(x0-ps.reach[p]-ps.west, 0))<<keyBits)
+	j, _ := slices.BinarySearch(keys, uint64(x1-ps.west+1)<<keyBits)
+	return keys[i:j]
 }
 
 // next and prev are the corners after and before corner c of part p.
@@ -149,8 +177,8 @@ func boxHolds(outer, inner side) bool {
 // the earlier, that breaks the rule. Only parts whose bounding boxes meet
 // are compared (found with an R-tree, so that many small parts side by
 // side cost about n log n however they are laid out), and of those only
-// the sides that reach into both boxes. budget bounds the work;
-// exhausted reports that it ran out.
+// the sides that reach into both boxes (found with byX). budget bounds
+// the work; exhausted reports that it ran out.
 func (ps *parts) find(budget int) (d partDefect, exhausted bool) {
 	var tr rtree.RTree
 	n := len(ps.start) - 1
@@ -186,12 +214,13 @@ func (ps *parts) pair(p, q int, budget *int) (d partDefect, exhausted bool) {
 	both := side{max(bp.minX, bq.minX), min(bp.maxX, bq.maxX), max(bp.minY, bq.minY), min(bp.maxY, bq.maxY)}
 	ps.order = ps.order[:0]
 	for _, r := range [2]int{p, q} {
-		if *budget -= ps.start[r+1] - ps.start[r]; *budget < 0 {
+		keys := ps.spanning(r, both.minX, both.maxX)
+		if *budget -= len(keys); *budget < 0 {
 			return d, true
 		}
-		for c := ps.start[r]; c < ps.start[r+1]; c++ {
-			if boxesMeet(ps.sides[c], both) {
-				ps.order = append(ps.order, uint64(ps.sides[c].minX-ps.west)<<keyBits|uint64(c))
+		for _, k := range keys {
+			if boxesMeet(ps.sides[k&(1<<keyBits-1)], both) {
+				ps.order = append(ps.order, k)
 			}
 		}
 	}
@@ -233,11 +262,12 @@ func (ps *parts) pair(p, q int, budget *int) (d partDefect, exhausted bool) {
 		if !boxHolds(ps.boxes[out], ps.boxes[in]) {
 			continue
 		}
-		ring := ps.pts[ps.start[out]:ps.start[out+1]]
-		if *budget -= len(ring); *budget < 0 {
+		c := ps.pts[ps.start[in]]
+		keys := ps.spanning(out, c.x, c.x)
+		if *budget -= len(keys); *budget < 0 {
 			return d, true
 		}
-		if locate(ring, ps.pts[ps.start[in]]) > 0 {
+		if ps.locate(out, keys, c) > 0 {
 			return partDefect{kind: partsInside, p: p, q: q, a: in, b: out}, false
 		}
 	}
@@ -329,18 +359,21 @@ func sharedStretch(a1, a2, b1, b2 pt) (from, to pt) {
 	return ends[1], ends[2]
 }
 
-// locate tells where c lies for the simple ring pts: 1 inside, 0 on its
-// boundary, -1 outside. Exact (crossings of the ray east from c, each
-// side counted with its south end closed and its north end open).
-func locate(pts []pt, c pt) int {
+// locate tells where c lies for part p: 1 inside, 0 on its boundary, -1
+// outside. keys are the part's sides spanning c's longitude (and maybe
+// others). Exact: it counts the sides crossing the ray north of c, each
+// with its west end closed and its east end open.
+func (ps *parts) locate(p int, keys []uint64, c pt) int {
 	in := false
-	for k, a := range pts {
-		b := pts[(k+1)%len(pts)]
+	for _, k := range keys {
+		s := int(k & (1<<keyBits - 1))
+		a, b := ps.pts[s], ps.pts[ps.next(p, s)]
 		o := orient(a, b, c)
 		if o == 0 && within(a, b, c) {
 			return 0
 		}
-		if (a.y > c.y) != (b.y > c.y) && (b.y > a.y) == (o > 0) {
+		// Going east, the side passes north of c when c is on its right.
+		if (a.x > c.x) != (b.x > c.x) && (b.x > a.x) == (o < 0) {
 			in = !in
 		}
 	}

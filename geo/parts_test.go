@@ -1,6 +1,7 @@
 package geo
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -62,6 +63,39 @@ func TestCheck_ManyParts(t *testing.T) {
 		}
 	}
 
+	// A large estate traced with 50,000 corners, and 1,000 small plots in
+	// its bounding box but outside it: the work is the sides near each
+	// plot, not the whole estate's boundary again for every plot.
+	const corners = 50_000
+	estate := make(Ring, 0, corners+1)
+	for i := range corners {
+		a := 2 * math.Pi * float64(i) / corners
+		estate = append(estate, Position{math.Round((10+0.5*math.Cos(a))*1e6) / 1e6, math.Round((10+0.5*math.Sin(a))*1e6) / 1e6})
+	}
+	estate = append(estate, estate[0])
+	f := squares(1000, func(i int) (int, int) { return 2 * (i % 40), 2 * (i / 40) }) // from -5.5, 6.5
+	for _, poly := range f.Geometry.Polygons {
+		for k := range poly[0] {
+			poly[0][k][0] += 15 // to lon 9.5, lat 9.5: the estate's south-west corner
+			poly[0][k][1] += 3
+		}
+	}
+	f.Geometry.Polygons = append([]Polygon{{estate}}, f.Geometry.Polygons...)
+	if reason, detail := Check(f); reason != "" {
+		t.Errorf("estate and plots: %s: %s", reason, detail)
+	}
+	var ps parts
+	var w workspace
+	ps.load(&w, f.Geometry.Polygons, asWritten)
+	if d, exhausted := ps.find(64 * len(ps.pts)); exhausted || d.kind != 0 {
+		t.Errorf("estate and plots: find with a budget of 64 per corner: %+v, exhausted %v", d, exhausted)
+	}
+	// A plot in the estate is found, and named.
+	f.Geometry.Polygons = append(f.Geometry.Polygons, Polygon{{{10, 10}, {10.001, 10}, {10.001, 10.001}, {10, 10}}})
+	if reason, detail := Check(f); reason != ReasonOverlappingParts || !strings.Contains(detail, "polygons 0 and 1001 of the MultiPolygon overlap: polygon 1001 lies inside polygon 0") {
+		t.Errorf("estate and a plot inside: %s: %s", reason, detail)
+	}
+
 	// Parallel strips whose bounding boxes all meet: too many pairs to
 	// compare, said so rather than checked for minutes.
 	const n = 3000
@@ -70,7 +104,7 @@ func TestCheck_ManyParts(t *testing.T) {
 		x := float64(i) * 1e-4
 		polys[i] = Polygon{{{x, 0}, {x + 0.5e-4, 0}, {x + 0.5e-4 + 0.3, 0.3}, {x + 0.3, 0.3}, {x, 0}}}
 	}
-	f := Feature{Geometry: Geometry{Type: TypeMultiPolygon, Polygons: polys}, MaxDecimals: 6}
+	f = Feature{Geometry: Geometry{Type: TypeMultiPolygon, Polygons: polys}, MaxDecimals: 6}
 	if reason, detail := Check(f); reason != ReasonGeometryTooComplex || !strings.Contains(detail, "the 3000 polygons of the MultiPolygon (12000 corners in all) span each other too much") {
 		t.Errorf("strips: %s: %s", reason, detail)
 	}
