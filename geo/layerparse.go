@@ -297,7 +297,18 @@ func layerPolygon(c [][][]float64, path string, w *workspace) (Polygon, Problems
 		switch {
 		case ok && r[0] != r[len(r)-1]:
 			probs = append(probs, Problem{Code: CodeInvalidCoordinateClosure, Path: rpath, Issue: "the last position must equal the first"})
-		case ok && w != nil:
+		case ok:
+			// Screening reads plain longitude, where such a side runs
+			// round the globe: the feature would cover a whole band.
+			if k := antimeridianSide(r); k >= 0 {
+				probs = append(probs, Problem{Code: CodeCrossesAntimeridian, Path: rpath, Issue: fmt.Sprintf(
+					"crosses the antimeridian (180°) on its side from position %d to %d, %s to %s: in plain longitude that side runs the long way round the globe; "+
+						"split the feature at 180° first (ogr2ogr -wrapdateline)", k, k+1, formatPos(r[k]), formatPos(r[k+1]))})
+				break
+			}
+			if w == nil {
+				break
+			}
 			// An invalid ring (crossing sides, a line) would be measured
 			// wrongly by every screening: the same check as plots get.
 			w.load(r, asWritten)

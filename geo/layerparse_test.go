@@ -46,6 +46,12 @@ func TestParseLayer(t *testing.T) {
 		{name: "bad ids", kind: geo.ProtectedArea,
 			body:  `{"type":"FeatureCollection","features":[{"type":"Feature","id":{"x":1},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}},{"type":"Feature","properties":{"id":[1]},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}}]}`,
 			paths: []string{"features[0].id", "features[1].properties.id"}},
+		{name: "across the antimeridian", kind: geo.ProtectedArea,
+			body:  `{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[179.5,-17],[-179.5,-17],[-179.5,-16],[179.5,-16],[179.5,-17]]]}},{"type":"Feature","geometry":{"type":"MultiPolygon","coordinates":[[[[179.5,-17],[180,-17],[180,-16],[179.5,-16],[179.5,-17]]],[[[-180,-17],[-179.5,-17],[-179.5,-16],[-180,-16],[-180,-17]]]]}}]}`,
+			paths: []string{"features[0].geometry.coordinates[0]"}},
+		{name: "coverage across the antimeridian", kind: geo.DeforestationAfterCutoff, body: layerBody,
+			coverage: `{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[170,-20],[-170,-20],[-170,-10],[170,-10],[170,-20]]]}}]}`,
+			paths:    []string{"coverage.features[0].geometry.coordinates[0]"}},
 		{name: "empty", kind: geo.ProtectedArea, body: `{"type":"FeatureCollection","features":[]}`, paths: []string{"features"}},
 	}
 	for _, tt := range tests {
