@@ -29,6 +29,7 @@ type claimPass struct {
 	dropped []*deliveryRecord // of deleted subscriptions or events
 	changed bool              // something was written
 	bad     error             // the last unreadable record, left where it is
+	full    bool              // the free workers are all taken
 	next    time.Time
 	steps   int
 }
@@ -39,7 +40,9 @@ func (p *claimPass) run() error {
 			return err
 		}
 	}
-	p.next = p.nextDue()
+	if p.full = len(p.claims) >= p.max; !p.full {
+		p.next = p.nextDue()
+	}
 	return nil
 }
 
@@ -199,12 +202,17 @@ func (p *claimPass) claimSub(e nextEntry) error {
 	return fixNext(tx, subID, before, true)
 }
 
-// nextDue returns the earliest due time of a subscription below PerTarget
-// (a finished send wakes the loop for the others), or zero if there is
-// none.
+// nextDue returns the earliest due time after p.now of a subscription
+// below PerTarget, or zero if there is none; claim has run with workers to
+// spare. What is due by p.now and still there could not be claimed: a
+// subscription at PerTarget or a delivery in flight past its lease (a
+// finished send wakes the loop for those), or an unreadable record (the
+// poll tries it again). So a due time the pass has not reached is never
+// taken for one it could not claim, and the walk skips only the
+// subscriptions at PerTarget: its cost is bounded by the sends in flight.
 func (p *claimPass) nextDue() time.Time {
 	c := p.tx.Bucket(bucketNext).Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+	for k, _ := c.Seek(dueKey(time.Unix(0, p.now+1), "")); k != nil; k, _ = c.Next() {
 		p.steps++
 		if at, subID := parseDueKey(k); p.counts[subID] < p.d.perTarget {
 			return at

@@ -13,6 +13,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// defaultWorkers is the default size of the pool: goroutines are cheap,
+// and each send is bounded by its client's timeout.
+const defaultWorkers = 256
+
 // defaultRetrySchedule is the production retry schedule (API.md section 9),
 // used when a Policy has none.
 var defaultRetrySchedule = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour}
@@ -31,13 +35,18 @@ type Policy struct {
 type DispatcherOptions struct {
 	DB        *bolt.DB
 	PolicyFor func(scope string) Policy // nil: the default Policy
-	Workers   int                       // concurrent sends, default 16
-	PerTarget int                       // concurrent sends to one subscription, default 4
-	Lease     time.Duration             // how long a claim holds a delivery, default 1m
+	// Workers bounds the sends in flight, default 256. A send lasts at
+	// most its client's timeout; a receiver that hangs holds PerTarget
+	// workers, so it takes Workers/PerTarget of them hanging at once
+	// before other subscriptions' deliveries wait for a worker.
+	Workers   int
+	PerTarget int           // concurrent sends to one subscription, default 4
+	Lease     time.Duration // how long a claim holds a delivery, default 1m
 	// PollInterval is the longest the dispatcher sleeps without a Wake,
-	// default 5s. It is only a safety net: the dispatcher sleeps until the
-	// next delivery is due, and Wake (called after a Publish or a replay)
-	// rouses it at once.
+	// default 5s. It is only a safety net (an unreadable delivery is
+	// tried again then): the dispatcher sleeps until the next delivery is
+	// due, and Wake (called after a Publish or a replay, and by every
+	// finished send) rouses it at once.
 	PollInterval time.Duration
 	Jitter       float64          // spread of retry delays, default 0.2 (+-20 %); < 0: none
 	Now          func() time.Time // default time.Now
@@ -81,7 +90,7 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 		sending: make(map[string]bool),
 	}
 	if d.workers <= 0 {
-		d.workers = 16
+		d.workers = defaultWorkers
 	}
 	if d.perTarget <= 0 {
 		d.perTarget = 4
@@ -122,7 +131,7 @@ func (d *Dispatcher) Wake() {
 // of the sends finished since the last pass and claims due deliveries for
 // the free workers. Between passes it sleeps until the earliest due time of
 // a subscription with a free slot, a Wake (a publish, a finished send) or
-// PollInterval, whichever comes first.
+// PollInterval, whichever comes first; with no worker free, until a Wake.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.log.Info().Int("workers", d.workers).Int("per_target", d.perTarget).Msg("webhook dispatcher started")
 	var wg sync.WaitGroup
@@ -160,19 +169,15 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // sleepAfter is how long the loop may sleep after pass p: until the next
 // due time, at most the poll interval.
 func (d *Dispatcher) sleepAfter(p passResult) time.Duration {
-	if p.next.IsZero() {
-		return d.poll // nothing to wait for but a Wake
+	if p.full || p.next.IsZero() {
+		// Nothing can be claimed before a send finishes, or nothing is
+		// waiting for a time: a Wake (each finished send calls it, so
+		// does a publish) ends the sleep.
+		return d.poll
 	}
-	wait := p.next.Sub(d.now())
-	if wait > 0 {
-		return min(wait, d.poll)
-	}
-	if p.claimed > 0 {
-		return 0 // the workers ran out: look again (a finished send wakes us anyway)
-	}
-	// Due but not claimable: still in flight past its lease (its end wakes
-	// the loop) or unreadable (reported; the poll tries again).
-	return d.poll
+	// p.next is after the pass's clock reading, but may have come while
+	// the pass ran: then the loop looks again at once.
+	return min(max(p.next.Sub(d.now()), 0), d.poll)
 }
 
 // drain waits for the sends in flight and records their outcomes.
@@ -228,8 +233,13 @@ type outcome struct {
 // passResult is what one pass did.
 type passResult struct {
 	claimed int
-	next    time.Time // earliest due of a subscription below PerTarget; zero: none
-	steps   int       // index entries read, for tests
+	// full: every worker is busy, so nothing more can be claimed until a
+	// send finishes (which wakes the loop); next is then not looked for.
+	full bool
+	// next is the earliest due time after the pass's clock reading of a
+	// subscription below PerTarget; zero: none.
+	next  time.Time
+	steps int // index entries read, for tests
 }
 
 // dispatch runs one pass: in one write transaction it records the outcomes
@@ -247,7 +257,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup, claim boo
 		free = 0
 	}
 	if len(finished) == 0 && free <= 0 {
-		return passResult{}, nil
+		return passResult{full: true}, nil
 	}
 	// Recorded in this pass, so claimable again if due.
 	for _, o := range finished {
@@ -316,7 +326,7 @@ func (d *Dispatcher) pass(finished []*outcome, free int, counts map[string]int, 
 	for _, r := range p.dropped {
 		d.log.Debug().Str("event_id", r.EventID).Str("webhook_id", r.SubscriptionID).Msg("delivery dropped")
 	}
-	return p.claims, passResult{claimed: len(p.claims), next: p.next, steps: p.steps}, nil
+	return p.claims, passResult{claimed: len(p.claims), full: p.full, next: p.next, steps: p.steps}, nil
 }
 
 // recordEach records each outcome in a transaction of its own and returns
@@ -362,13 +372,14 @@ func (d *Dispatcher) retryDelay(schedule []time.Duration, n int) time.Duration {
 func (d *Dispatcher) deliver(ctx context.Context, c *deliveryClaim) {
 	p := d.policy(c.sub.Scope)
 	n := c.rec.Attempt
+	start := d.now() // the attempt's At, and what its retry delay counts from
 	var next *time.Time
 	if n < MaxAttempts-1 {
 		// Announced in the envelope, and kept exactly if the send fails.
-		t := time.UnixMilli(d.now().Add(d.retryDelay(p.Schedule, n)).UnixMilli()).UTC()
+		t := time.UnixMilli(start.Add(d.retryDelay(p.Schedule, n)).UnixMilli()).UTC()
 		next = &t
 	}
-	o := &outcome{c: c, a: d.send(ctx, p.Client, &c.sub, c.event, n, next), kind: outcomeDelivered}
+	o := &outcome{c: c, a: d.send(ctx, p.Client, &c.sub, c.event, n, start, next), kind: outcomeDelivered}
 	switch {
 	case o.a.ErrorClass == "":
 	case next == nil || o.a.Status == http.StatusGone:

@@ -1,12 +1,17 @@
 package queue
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -375,5 +380,197 @@ func TestCapError(t *testing.T) {
 	got := capError(long)
 	if len(got) > errorMax+3 || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
 		t.Errorf("capError(4 MiB): got %d bytes (valid UTF-8: %v), want at most %d ending in ...", len(got), utf8.ValidString(got), errorMax+3)
+	}
+}
+
+// itLoop plays Run's loop on the fake clock, without HTTP: each pass
+// claims what is due, the pass takes passCost of clock, and the loop then
+// sleeps for sleepAfter; the next pass is at the end of that sleep or at
+// the next of wakes (another send finishing), whichever comes first. The
+// claims stay in flight, as do inFlight: nothing is recorded. It runs
+// until end and returns the clock reading of the pass that claimed each
+// delivery ("sub/event").
+func itLoop(t *testing.T, d *Dispatcher, clock *itClock, end time.Time, passCost time.Duration, inFlight []*deliveryClaim, wakes ...time.Time) map[string]time.Time {
+	t.Helper()
+	counts := map[string]int{}
+	sending := map[string]bool{}
+	for _, c := range inFlight {
+		counts[c.sub.ID]++
+		sending[string(c.key)] = true
+	}
+	sent := map[string]time.Time{}
+	for clock.t.Before(end) {
+		claims, res, err := d.pass(nil, d.workers-len(sending), counts, sending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range claims {
+			sent[c.sub.ID+"/"+c.event.ID] = clock.t
+			counts[c.sub.ID]++
+			sending[string(c.key)] = true
+		}
+		clock.t = clock.t.Add(passCost)
+		next := clock.t.Add(d.sleepAfter(res))
+		if len(wakes) > 0 && wakes[0].Before(next) {
+			// A wake during the pass is kept (the channel holds one)
+			// and ends the sleep at once.
+			next = wakes[0]
+			if next.Before(clock.t) {
+				next = clock.t
+			}
+			wakes = wakes[1:]
+		}
+		clock.t = next
+	}
+	return sent
+}
+
+// itRetryDue is when each delivery of claims is due again after failing at
+// their claim: the schedule's first delay with the dispatcher's jitter,
+// in milliseconds, as deliver announces it.
+func itRetryDue(d *Dispatcher, claims []*deliveryClaim, at time.Time) map[string]time.Time {
+	due := map[string]time.Time{}
+	for _, c := range claims {
+		due[c.sub.ID+"/"+c.event.ID] = time.UnixMilli(at.Add(d.retryDelay([]time.Duration{time.Second}, 0)).UnixMilli()).UTC()
+	}
+	return due
+}
+
+// 50 subscriptions fail at once and their retries fall due over the
+// jitter's 0.8-1.2 s. A send finishing elsewhere wakes the loop just
+// before one of them is due, and by the time the pass has run it is due:
+// the loop must look again at once. Sleeping PollInterval instead would
+// hold every retry due in the next 5 s until the poll fired.
+func TestLoop_RetryDueDuringPassGoesOut(t *testing.T) {
+	const subs = 50
+	const passCost = time.Millisecond
+	db := itDB(t)
+	itUpdate(t, db, func(tx *bolt.Tx) error {
+		for i := range subs {
+			if err := PutSubscription(tx, itSub(fmt.Sprintf("wh_%02d", i), "s", "a")); err != nil {
+				return err
+			}
+		}
+		_, err := Publish(tx, itEvent("evt_1", "s", "a", itT0))
+		return err
+	})
+	clock := &itClock{t: itT0}
+	rng := rand.New(rand.NewPCG(1, 2))
+	d := NewDispatcher(DispatcherOptions{DB: db, Workers: 256, PerTarget: 4, PollInterval: 5 * time.Second,
+		Now: clock.Now, Rand: rng.Float64, Logger: zerolog.Nop()})
+	first, _ := itClaim(t, d, d.workers, nil)
+	if len(first) != subs {
+		t.Fatalf("first pass: got %d claims, want %d", len(first), subs)
+	}
+	due := itRetryDue(d, first, itT0)
+	clock.t = itT0.Add(10 * time.Millisecond)
+	var outs []*outcome
+	for _, c := range first {
+		outs = append(outs, itRetry(c, itT0, due[c.sub.ID+"/"+c.event.ID]))
+	}
+	itRecord(t, d, outs...)
+
+	// The tenth retry to fall due: a send finishes 300 µs before it.
+	order := slices.SortedFunc(maps.Values(due), time.Time.Compare)
+	wake := order[9].Add(-300 * time.Microsecond)
+	sent := itLoop(t, d, clock, itT0.Add(10*time.Second), passCost, nil, wake)
+
+	var worst time.Duration
+	for k, at := range due {
+		got, ok := sent[k]
+		if !ok {
+			t.Errorf("%s: retry due at +%v never claimed", k, at.Sub(itT0))
+			continue
+		}
+		late := got.Sub(at)
+		worst = max(worst, late)
+		if late < 0 || late > passCost {
+			t.Errorf("%s: retry due at +%v claimed at +%v (%v late), want within one pass (%v)", k, at.Sub(itT0), got.Sub(itT0), late, passCost)
+		}
+	}
+	t.Logf("worst lateness %v", worst)
+	itCheck(t, db, "the loop")
+}
+
+// A delivery still in flight when its lease runs out (a client whose
+// timeout outlasts the lease) is due and cannot be claimed; the loop
+// waits for another subscription's retry due a second later, not for
+// PollInterval.
+func TestLoop_InFlightPastLeaseDoesNotDelayOthers(t *testing.T) {
+	db := itDB(t)
+	itUpdate(t, db, func(tx *bolt.Tx) error {
+		for _, s := range []*Subscription{itSub("wh_hung", "s", "a"), itSub("wh_retry", "s", "a")} {
+			if err := PutSubscription(tx, s); err != nil {
+				return err
+			}
+		}
+		_, err := Publish(tx, itEvent("evt_1", "s", "a", itT0))
+		return err
+	})
+	clock := &itClock{t: itT0}
+	d := NewDispatcher(DispatcherOptions{DB: db, Workers: 16, PerTarget: 4, Lease: time.Minute, PollInterval: 5 * time.Second,
+		Now: clock.Now, Logger: zerolog.Nop()})
+	claims, _ := itClaim(t, d, d.workers, nil)
+	retryDue := itT0.Add(time.Minute + time.Second)
+	itRecord(t, d, itRetry(itFind(t, claims, "wh_retry/evt_1"), itT0, retryDue))
+
+	sent := itLoop(t, d, clock, itT0.Add(2*time.Minute), time.Millisecond, []*deliveryClaim{itFind(t, claims, "wh_hung/evt_1")})
+	got, ok := sent["wh_retry/evt_1"]
+	if late := got.Sub(retryDue); !ok || late < 0 || late > time.Millisecond {
+		t.Errorf("retry due at +%v: claimed at +%v (claimed: %v), want on time", retryDue.Sub(itT0), got.Sub(itT0), ok)
+	}
+	if _, ok := sent["wh_hung/evt_1"]; ok {
+		t.Error("the delivery in flight was claimed again")
+	}
+}
+
+// itTransport answers every request with status.
+type itTransport struct {
+	mu     sync.Mutex
+	status int
+	reqs   int
+}
+
+func (tr *itTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tr.mu.Lock()
+	tr.reqs++
+	tr.mu.Unlock()
+	return &http.Response{StatusCode: tr.status, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+}
+
+// With the default pool, ten receivers that hang with PerTarget sends each
+// (up to the timeout) leave workers for the others: another
+// subscription's due retry is claimed and sent at once.
+func TestDispatch_HangingReceiversLeaveWorkers(t *testing.T) {
+	const hanging = 10
+	db := itDB(t)
+	itUpdate(t, db, func(tx *bolt.Tx) error {
+		if err := PutSubscription(tx, itSub("wh_fast", "s", "a")); err != nil {
+			return err
+		}
+		_, err := Publish(tx, itEvent("evt_1", "s", "a", itT0))
+		return err
+	})
+	tr := &itTransport{status: http.StatusOK}
+	clock := &itClock{t: itT0}
+	d := NewDispatcher(DispatcherOptions{DB: db, Now: clock.Now, Logger: zerolog.Nop(),
+		PolicyFor: func(string) Policy { return Policy{Client: &http.Client{Transport: tr}} }})
+	// The hanging sends, as deliver counts them.
+	d.mu.Lock()
+	for i := range hanging {
+		d.perSub[fmt.Sprintf("wh_hung%d", i)] = d.perTarget
+		d.busy += d.perTarget
+	}
+	d.mu.Unlock()
+
+	var wg sync.WaitGroup
+	res, err := d.dispatch(context.Background(), &wg, true)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.claimed != 1 || tr.reqs != 1 {
+		t.Errorf("with %d receivers hanging (workers %d, per target %d): claimed %d and sent %d, want the due delivery claimed and sent",
+			hanging, d.workers, d.perTarget, res.claimed, tr.reqs)
 	}
 }

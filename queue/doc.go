@@ -45,9 +45,16 @@
 // the front while entries are due, skips a subscription with PerTarget
 // sends in flight at one step, and takes the earliest due deliveries of
 // the others: its cost is the deliveries claimed and the subscriptions
-// looked at, not the backlog. The front of webhook_next (less the
-// subscriptions at their limit, which a finished send wakes for) is when
-// the dispatcher next looks; PollInterval is only a safety net.
+// looked at, not the backlog. Unless it took every free worker, the pass
+// then seeks webhook_next past its own clock reading and takes the first
+// entry of a subscription below its limit as the time to look again: what
+// is due by that reading and still there is what the pass could not claim
+// (a subscription at its limit, a delivery in flight past its lease, an
+// unreadable record). So an entry that falls due while a pass runs is
+// looked for at once, and the seek passes over at most the subscriptions
+// at their limit. A finished send wakes the dispatcher, which is what
+// those subscriptions and a pass that took every free worker wait for;
+// PollInterval is only a safety net.
 //
 // webhook_dlq_failed holds one entry per DLQ entry, written and deleted
 // with it in the same transaction (dead-lettering, replay, ack). Listing a
@@ -74,4 +81,16 @@
 // deliveries (and its attempt log; its DLQ entries stay). Replay puts a DLQ
 // entry back as a new PENDING delivery with attempt 0, due at the time of
 // the replay, and stores the event again if it is gone.
+//
+// # Retry timing
+//
+// A retry's delay counts from the start of the failed attempt: deliver
+// reads the clock once, for the attempt's At and for the nextRetry it
+// announces, and a failure is rescheduled at exactly that time. The
+// dispatcher sends it then, within a pass or two, whatever else is due or
+// in flight, unless the attempt itself lasted longer than the delay (then
+// as soon as it has failed) or every worker is busy. A send lasts at most
+// its client's timeout, and a receiver that hangs holds at most PerTarget
+// workers: only Workers/PerTarget receivers hanging at once (64 with the
+// defaults) make other subscriptions' deliveries wait for a worker.
 package queue

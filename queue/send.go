@@ -45,7 +45,7 @@ const (
 // ping), logs the attempt in sub's log and returns it. The envelope has
 // attempt 0 and no nextRetry.
 func (d *Dispatcher) Send(ctx context.Context, sub *Subscription, ev Event) Attempt {
-	a := d.send(ctx, d.policy(sub.Scope).Client, sub, ev, 0, nil)
+	a := d.send(ctx, d.policy(sub.Scope).Client, sub, ev, 0, d.now(), nil)
 	if err := d.db.Update(func(tx *bolt.Tx) error { return appendAttempt(tx, sub.ID, &a) }); err != nil {
 		d.errs.report(d.log, err, "record delivery attempt")
 	}
@@ -64,17 +64,16 @@ type webhookEnvelope struct {
 
 func formatEnvelopeTime(t time.Time) string { return t.UTC().Format(envelopeTimeLayout) }
 
-// send makes one HTTP request of ev to sub and returns the attempt, with
+// send makes attempt n of ev to sub, starting at now, and returns it, with
 // ErrorClass "" on a 2xx answer.
-func (d *Dispatcher) send(ctx context.Context, client *http.Client, sub *Subscription, ev Event, n int, next *time.Time) Attempt {
-	a := d.sendOnce(ctx, client, sub, ev, n, next)
+func (d *Dispatcher) send(ctx context.Context, client *http.Client, sub *Subscription, ev Event, n int, now time.Time, next *time.Time) Attempt {
+	a := d.sendOnce(ctx, client, sub, ev, n, now, next)
 	a.Error = capError(a.Error)
 	return a
 }
 
 // sendOnce makes one delivery request and describes how it went.
-func (d *Dispatcher) sendOnce(ctx context.Context, client *http.Client, sub *Subscription, ev Event, n int, next *time.Time) Attempt {
-	now := d.now()
+func (d *Dispatcher) sendOnce(ctx context.Context, client *http.Client, sub *Subscription, ev Event, n int, now time.Time, next *time.Time) Attempt {
 	a := Attempt{EventID: ev.ID, EventType: ev.Type, Attempt: n, At: now}
 	env := webhookEnvelope{EventType: ev.Type, EventID: ev.ID, Timestamp: formatEnvelopeTime(ev.Timestamp), Attempt: n, Data: ev.Data}
 	if next != nil {

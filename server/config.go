@@ -243,7 +243,7 @@ var defaults = map[string]any{
 	"webhooks.sandbox_allow_private_targets": true,
 	"webhooks.ca_file":                       "",
 	"webhooks.timeout":                       "10s",
-	"webhooks.workers":                       32,
+	"webhooks.workers":                       256,
 	"webhooks.per_target":                    8,
 	"jobs.workers":                           4,
 	"jobs.lease":                             "1m",
