@@ -706,7 +706,9 @@ func TestWebhook_Delivery(t *testing.T) {
 	}
 	if r.Env.NextRetry == nil {
 		t.Errorf("attempt 0 without nextRetry: %s", r.Body)
-	} else if d := parseAPITime(t, *r.Env.NextRetry).Sub(r.At); d < -20*time.Millisecond || d > 150*time.Millisecond {
+	} else if d := parseAPITime(t, *r.Env.NextRetry).Sub(r.At); d < time.Duration(float64(whSchedule[0])*0.8)-150*time.Millisecond || d > 150*time.Millisecond {
+		// The first delay, +-20 %, from the attempt's start, less the
+		// request's transit to the receiver (up to 150 ms on a busy machine).
 		t.Errorf("nextRetry %s is %s after arrival, want about %s (+-20 %%)", *r.Env.NextRetry, d, whSchedule[0])
 	}
 	if !sameJSON(t, r.Env.Data, mustJSON(t, data)) {
@@ -810,6 +812,7 @@ func failFirst(n int) func(r *whRequest) whAction {
 // the next attempt arrives at it.
 func checkSchedule(t testing.TB, reqs []whRequest) {
 	t.Helper()
+	const transitMax, lateMax = 150 * time.Millisecond, 1500 * time.Millisecond
 	for i, r := range reqs {
 		if r.Env.Attempt != i {
 			t.Errorf("request %d has attempt %d, want %d", i, r.Env.Attempt, i)
@@ -822,7 +825,10 @@ func checkSchedule(t testing.TB, reqs []whRequest) {
 		}
 		next := parseAPITime(t, *r.Env.NextRetry)
 		d := whSchedule[i]
-		if gap := next.Sub(r.At); gap < time.Duration(float64(d)*0.8)-30*time.Millisecond || gap > time.Duration(float64(d)*1.2)+5*time.Millisecond {
+		// The delay counts from the attempt's start, which the receiver
+		// sees later by the request's transit (up to transitMax on a busy
+		// machine): the gap from arrival is the delay less that.
+		if gap := next.Sub(r.At); gap < time.Duration(float64(d)*0.8)-transitMax || gap > time.Duration(float64(d)*1.2)+5*time.Millisecond {
 			t.Errorf("attempt %d announces nextRetry %s after arrival, want %s +-20 %%", i, gap, d)
 		}
 		if i+1 < len(reqs) {
@@ -830,8 +836,8 @@ func checkSchedule(t testing.TB, reqs []whRequest) {
 			if late < -10*time.Millisecond {
 				t.Errorf("attempt %d arrived %s before its announced nextRetry", i+1, -late)
 			}
-			// The dispatcher finds due retries by polling (500ms).
-			if late > 900*time.Millisecond {
+			// On time is milliseconds; the bound is for a loaded machine.
+			if late > lateMax {
 				t.Errorf("attempt %d arrived %s after its announced nextRetry", i+1, late)
 			}
 			t.Logf("attempt %d: announced +%s, arrived %s after the announced time", i+1, next.Sub(r.At).Round(time.Millisecond), late.Round(time.Millisecond))
