@@ -349,15 +349,17 @@ func parseDLQFilter(r *http.Request, paged bool) (queue.DLQFilter, error) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxPageLimit {
 			probs.Add(DetailInvalidValue, "query.limit", fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit))
+		} else {
+			f.Limit = n
 		}
-		f.Limit = n
 	}
 	if s := q.Get("cursor"); paged && s != "" {
 		c, err := queue.ParseDLQCursor(s)
 		if err != nil {
 			probs.Add(DetailInvalidValue, "query.cursor", "must be the X-Next-Cursor of a page of this list")
+		} else {
+			f.After = &c
 		}
-		f.After = &c
 	}
 	return f, probs.Err()
 }
