@@ -328,13 +328,9 @@ func euAttempt(err error) storage.JobAttempt {
 const maxFaultText = 200
 
 // oneLine is s with its runs of white space made one space, cut to limit
-// runes.
+// characters as an echo is (cutEcho).
 func oneLine(s string, limit int) string {
-	r := []rune(strings.Join(strings.Fields(s), " "))
-	if len(r) > limit {
-		return string(r[:limit-1]) + "…"
-	}
-	return string(r)
+	return cutEcho(strings.Join(strings.Fields(s), " "), limit)
 }
 
 // unreachableCause names why a connection failed, in a few words.
