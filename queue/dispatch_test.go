@@ -245,7 +245,7 @@ func whDLQ(tb testing.TB, db *bolt.DB, scope string, f queue.DLQFilter) []queue.
 	tb.Helper()
 	var dls []queue.DeadLetter
 	whView(tb, db, func(tx *bolt.Tx) (err error) {
-		dls, err = queue.FindDeadLetters(tx, scope, f)
+		dls, _, err = queue.FindDeadLetterPage(tx, scope, f)
 		return err
 	})
 	return dls

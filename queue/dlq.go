@@ -180,8 +180,13 @@ func refOf(k, v []byte) (scope string, r dlqRef, err error) {
 
 // PutDeadLetter writes dl as the DLQ entry of its event and subscription
 // in scope, replacing one there, and indexes it: what the dispatcher does
-// when a delivery gives up, for tools and tests that fill a DLQ. It returns
-// an error when the scope or an ID is empty or holds a 0 byte.
+// when a delivery gives up. It returns an error when the scope or an ID is
+// empty or holds a 0 byte.
+//
+// The appliance never calls it. It is exported for the server package's
+// tests, which fill a DLQ with over a thousand entries to page through
+// (an export_test.go file is not visible outside this package), and
+// running that many deliveries to exhaustion would take minutes.
 func PutDeadLetter(tx *bolt.Tx, scope string, dl *DeadLetter) error {
 	if !validKeyPart(scope) || !validKeyPart(dl.EventID) || !validKeyPart(dl.SubscriptionID) {
 		return fmt.Errorf("queue: DLQ entry %q/%q: invalid scope or id", dl.EventID, dl.SubscriptionID)
@@ -371,19 +376,12 @@ func findDLQByEvents(tx *bolt.Tx, scope string, f DLQFilter) ([]dlqRef, error) {
 	return out, nil
 }
 
-// FindDeadLetters returns the DLQ entries of scope that match f, newest
+// FindDeadLetterPage returns the DLQ entries of scope that match f, newest
 // FailedAt first (ties: event ID descending, then subscription ID), at most
-// f.Limit of them, or an error if one cannot be read. Only the entries
-// returned are decoded.
-func FindDeadLetters(tx *bolt.Tx, scope string, f DLQFilter) ([]DeadLetter, error) {
-	dls, _, err := FindDeadLetterPage(tx, scope, f)
-	return dls, err
-}
-
-// FindDeadLetterPage is FindDeadLetters that also reports whether more
-// entries match past f.Limit: the next page is then the one after the
-// Cursor of the last entry returned (DLQFilter.After). Only the entries
-// returned are decoded.
+// f.Limit of them, or an error if one cannot be read. It also reports
+// whether more entries match past f.Limit: the next page is then the one
+// after the Cursor of the last entry returned (DLQFilter.After). Only the
+// entries returned are decoded.
 func FindDeadLetterPage(tx *bolt.Tx, scope string, f DLQFilter) ([]DeadLetter, bool, error) {
 	limit := f.Limit
 	if limit > 0 {

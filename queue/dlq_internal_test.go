@@ -50,10 +50,10 @@ func itAllocs(runs int, fn func()) (allocs float64, bytes uint64) {
 	return allocs, (m1.TotalAlloc - m0.TotalAlloc) / uint64(runs)
 }
 
-// FindDeadLetters with a Limit decodes only what it returns: its cost does
+// FindDeadLetterPage with a Limit decodes only what it returns: its cost does
 // not grow with the DLQ (it used to decode, data included, and sort every
 // entry of the scope). Replay and ack with a Limit likewise.
-func TestFindDeadLetters_CostDoesNotGrowWithDLQ(t *testing.T) {
+func TestFindDeadLetterPage_CostDoesNotGrowWithDLQ(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes ~35 MB")
 	}
@@ -70,7 +70,7 @@ func TestFindDeadLetters_CostDoesNotGrowWithDLQ(t *testing.T) {
 		view := func(name string, f DLQFilter, want string) func() {
 			return func() {
 				err := db.View(func(tx *bolt.Tx) error {
-					dls, err := FindDeadLetters(tx, "s", f)
+					dls, _, err := FindDeadLetterPage(tx, "s", f)
 					if err == nil && (len(dls) != 1 || dls[0].EventID != want) {
 						err = fmt.Errorf("got %d entries, want %s", len(dls), want)
 					}
@@ -143,7 +143,7 @@ func TestFindDeadLetters_CostDoesNotGrowWithDLQ(t *testing.T) {
 	}
 }
 
-// itReferenceFind is FindDeadLetters as it was before the index: decode
+// itReferenceFind is FindDeadLetterPage's list as it was before the index: decode
 // every entry of the scope, filter, sort, cut.
 func itReferenceFind(t *testing.T, tx *bolt.Tx, scope string, f DLQFilter) []DeadLetter {
 	t.Helper()
@@ -191,7 +191,7 @@ func itReferenceFind(t *testing.T, tx *bolt.Tx, scope string, f DLQFilter) []Dea
 // The index walk lists what decoding and sorting every entry listed, for
 // random entries (many at the same FailedAt, several subscriptions per
 // event, IDs that prefix each other) and random filters.
-func TestFindDeadLetters_MatchesFullScan(t *testing.T) {
+func TestFindDeadLetterPage_MatchesFullScan(t *testing.T) {
 	db := itDB(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	events := []string{"evt_1", "evt_10", "evt_2", "evt_20", "evt_3", "evt_a", "evt_b", "evt_b0"}
@@ -251,7 +251,7 @@ func TestFindDeadLetters_MatchesFullScan(t *testing.T) {
 		}
 		scope := []string{"s", "s2", "t", "u"}[rng.IntN(4)]
 		if err := db.View(func(tx *bolt.Tx) error {
-			got, err := FindDeadLetters(tx, scope, f)
+			got, _, err := FindDeadLetterPage(tx, scope, f)
 			if err != nil {
 				return err
 			}
@@ -302,7 +302,7 @@ func TestDLQIndex_FollowsEveryOperation(t *testing.T) {
 	dlq := func(scope string) []string {
 		var out []string
 		if err := db.View(func(tx *bolt.Tx) error {
-			dls, err := FindDeadLetters(tx, scope, DLQFilter{})
+			dls, _, err := FindDeadLetterPage(tx, scope, DLQFilter{})
 			for _, dl := range dls {
 				out = append(out, dl.EventID+"/"+dl.SubscriptionID)
 			}

@@ -60,7 +60,7 @@
 // with it in the same transaction (dead-lettering, replay, ack). Listing a
 // scope's DLQ walks it backwards from the end of the time range, filters
 // on its keys and values, and decodes only the entries it returns, so
-// FindDeadLetters with a Limit costs what it returns, not the DLQ's size.
+// FindDeadLetterPage with a Limit costs what it returns, not the DLQ's size.
 // A page's cursor (DLQCursor) is the suffix of its last entry's key in
 // the index, so the next page starts with a seek there and costs what it
 // returns too, however deep into the DLQ it is. With EventIDs the entries

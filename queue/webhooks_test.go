@@ -263,7 +263,7 @@ func whKeys(dls []queue.DeadLetter) []string {
 	return ks
 }
 
-func TestFindDeadLetters(t *testing.T) {
+func TestFindDeadLetterPage(t *testing.T) {
 	db := whDLQFixture(t)
 	h := time.Hour
 	for _, tc := range []struct {

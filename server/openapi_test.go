@@ -2355,7 +2355,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	deadLettered := func() bool {
 		var n int
 		err := c.a.db.View(context.Background(), func(tx *storage.Tx) error {
-			dls, err := queue.FindDeadLetters(tx.Tx, scopeOf(tenant), queue.DLQFilter{EventIDs: []string{failedID}})
+			dls, _, err := queue.FindDeadLetterPage(tx.Tx, scopeOf(tenant), queue.DLQFilter{EventIDs: []string{failedID}})
 			n = len(dls)
 			return err
 		})
