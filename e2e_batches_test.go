@@ -421,11 +421,11 @@ func TestBatch_BenchmarkFile(t *testing.T) {
 // TestBatch_SurvivesKill: a batch registered just before kill -9 is
 // assessed after the restart, once: one event, one assessment. A job the
 // killed process held is taken over when its lease (10 s here) runs out,
-// a delivery when its own (deliveryLease).
+// a delivery when its own (15 s here).
 func TestBatch_SurvivesKill(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
-	p := startWebhookServer(t, rc, append([]string{jobsLeaseEnv}, noRateLimit...)...)
+	p := startWebhookServer(t, rc, append([]string{jobsLeaseEnv, deliveryLeaseEnv}, noRateLimit...)...)
 	key := p.createKey(t, sandbox)
 	subscribe(t, p, key, rc, "/batches", "batch.risk_assessed")
 	mustCreateSupplier(t, p.SandboxURL, key, "V-1", "Coop")
@@ -444,7 +444,8 @@ func TestBatch_SurvivesKill(t *testing.T) {
 	}
 	// A delivery the killed process had claimed (on a busy machine the
 	// first jobs finish before the kill) goes out again only when its
-	// claim's lease runs out: a minute, the dispatcher's default.
+	// claim's lease runs out, counted from the claim (before the kill); the
+	// margin is for a busy machine.
 	waitUntil(t, deliveryLease+30*time.Second, "an event per batch", func() bool {
 		seen := map[string]bool{}
 		for _, r := range rc.requests("/batches", "") {

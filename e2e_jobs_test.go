@@ -29,9 +29,12 @@ const (
 	jobsLeaseEnv = "EUDR_JOBS_LEASE=10s"
 	// jobsLease is what jobsLeaseEnv sets.
 	jobsLease = 10 * time.Second
-	// deliveryLease is how long a webhook delivery claimed by a process
-	// that died waits before it is sent again (not configurable).
-	deliveryLease = time.Minute
+	// deliveryLeaseEnv is the shortest webhook delivery lease the appliance
+	// accepts with the default 10 s send timeout: a delivery claimed by a
+	// process that died is sent again once it expires.
+	deliveryLeaseEnv = "EUDR_WEBHOOKS_LEASE=15s"
+	// deliveryLease is what deliveryLeaseEnv sets.
+	deliveryLease = 15 * time.Second
 )
 
 // Rate limits out of the way of tests that poll.

@@ -1617,7 +1617,7 @@ func (c *crashPublisher) publish(t testing.TB, key string, i int, deadline time.
 // or SIGTERM) while deliveries are in flight, restarts it on the same data
 // dir, and checks that every accepted event was delivered or dead-lettered
 // and nothing else was sent.
-func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration) {
+func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration, env ...string) {
 	rc := newReceiver(t)
 	var rngMu sync.Mutex
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
@@ -1630,7 +1630,7 @@ func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration) {
 		}
 		return act
 	})
-	p := startWebhookServer(t, rc, "EUDR_RATE_LIMIT_PER_SECOND=100000", "EUDR_RATE_LIMIT_BURST=100000")
+	p := startWebhookServer(t, rc, append(env, "EUDR_RATE_LIMIT_PER_SECOND=100000", "EUDR_RATE_LIMIT_BURST=100000")...)
 	key := p.createKey(t, sandbox)
 	sub := subscribe(t, p, key, rc, "/crash", "job.failed")
 
@@ -1746,10 +1746,9 @@ func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration) {
 
 func TestWebhookCrash_Kill9(t *testing.T) {
 	t.Parallel()
-	// A delivery claimed when the process dies is leased for a minute
-	// (queue.DispatcherOptions.Lease, not configurable): it is sent again
-	// once the lease runs out.
-	runCrash(t, func(p *serverProc) { p.Kill(t) }, 90*time.Second)
+	// A delivery claimed when the process dies is sent again once its
+	// lease (webhooks.lease, 15 s here) runs out.
+	runCrash(t, func(p *serverProc) { p.Kill(t) }, deliveryLease+30*time.Second, deliveryLeaseEnv)
 }
 
 func TestWebhookCrash_SIGTERM(t *testing.T) {

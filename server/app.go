@@ -283,8 +283,9 @@ func (a *App) startQueues() error {
 		Workers:   a.cfg.Webhooks.Workers,
 		PerTarget: a.cfg.Webhooks.PerTarget,
 		// A send lasts at most the timeout; a claim outlives it with room to
-		// record the outcome, and after a crash the delivery is retried then.
-		Lease:  3 * a.cfg.Webhooks.Timeout,
+		// record the outcome (Validate), and after a crash the delivery is
+		// sent again when the claim lapses.
+		Lease:  a.cfg.Webhooks.Lease,
 		Now:    a.now,
 		Logger: a.log.With().Str("component", "webhooks").Logger(),
 	})

@@ -136,9 +136,20 @@ type WebhookConfig struct {
 	SandboxAllowPrivateTargets bool            `mapstructure:"sandbox_allow_private_targets"`
 	CAFile                     string          `mapstructure:"ca_file"`
 	Timeout                    time.Duration   `mapstructure:"timeout"`
-	Workers                    int             `mapstructure:"workers"`
-	PerTarget                  int             `mapstructure:"per_target"`
+	// Lease is how long a claim holds a delivery being sent: a delivery
+	// claimed by a process that was killed goes out again when it lapses,
+	// counted from the claim. It exceeds Timeout by at least
+	// webhookLeaseMargin, so a send that is slow but alive is not claimed
+	// and sent a second time.
+	Lease     time.Duration `mapstructure:"lease"`
+	Workers   int           `mapstructure:"workers"`
+	PerTarget int           `mapstructure:"per_target"`
 }
+
+// webhookLeaseMargin is how much longer than webhooks.timeout a delivery's
+// claim must last: room to record the outcome of a send that took the
+// whole timeout.
+const webhookLeaseMargin = 5 * time.Second
 
 // JobsConfig sets the job runner.
 type JobsConfig struct {
@@ -243,6 +254,7 @@ var defaults = map[string]any{
 	"webhooks.sandbox_allow_private_targets": true,
 	"webhooks.ca_file":                       "",
 	"webhooks.timeout":                       "10s",
+	"webhooks.lease":                         "1m",
 	"webhooks.workers":                       256,
 	"webhooks.per_target":                    8,
 	"jobs.workers":                           4,
@@ -461,6 +473,10 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhooks.Timeout <= 0 || c.Webhooks.Timeout > time.Minute {
 		bad("webhooks.timeout", "must be between 0 and 1m (SPEC.md: receivers answer within 10s)")
+	}
+	if c.Webhooks.Lease < c.Webhooks.Timeout+webhookLeaseMargin {
+		bad("webhooks.lease", "must be at least webhooks.timeout + %s (%s), not %s: a send still under way when its claim lapses would be claimed and sent twice",
+			webhookLeaseMargin, c.Webhooks.Timeout+webhookLeaseMargin, c.Webhooks.Lease)
 	}
 	if c.Webhooks.Workers < 1 || c.Webhooks.PerTarget < 1 {
 		bad("webhooks.workers", "workers and per_target must be at least 1")

@@ -63,6 +63,8 @@ func TestLoadConfig_Defaults(t *testing.T) {
 				{"idempotency.ttl", cfg.Idempotency.TTL, 24 * time.Hour},
 				{"idempotency.sweep_interval", cfg.Idempotency.SweepInterval, 10 * time.Minute},
 				{"limits.max_body_bytes", cfg.Limits.MaxBodyBytes, int64(32 << 20)},
+				{"webhooks.timeout", cfg.Webhooks.Timeout, 10 * time.Second},
+				{"webhooks.lease", cfg.Webhooks.Lease, time.Minute},
 				{"len(trusted_proxies)", len(cfg.TrustedProxies), 0},
 			} {
 				if !reflect.DeepEqual(c.got, c.want) {
@@ -243,6 +245,13 @@ func TestConfig_Validate(t *testing.T) {
 		{"TinyBodyLimit", func(c *Config) { c.Limits.MaxBodyBytes = 1023 }, "limits.max_body_bytes"},
 		{"BodyLimit1024", func(c *Config) { c.Limits.MaxBodyBytes = 1024 }, ""},
 		{"BadProxy", func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/8", "10.0.0.1"} }, "trusted_proxies"},
+		// A delivery's claim outlasts its send by 5 s, else a slow send
+		// would be claimed and sent again while it is still under way.
+		{"WebhookLeaseTimeoutPlus5s", func(c *Config) { c.Webhooks.Lease = c.Webhooks.Timeout + 5*time.Second }, ""},
+		{"WebhookLeaseTooShort", func(c *Config) { c.Webhooks.Lease = c.Webhooks.Timeout + 5*time.Second - time.Millisecond }, "webhooks.lease"},
+		{"WebhookLeaseBelowTimeout", func(c *Config) { c.Webhooks.Lease = 5 * time.Second }, "webhooks.lease"},
+		{"WebhookTimeoutOutgrowsLease", func(c *Config) { c.Webhooks.Timeout = time.Minute }, "webhooks.lease"},
+		{"WebhookLongTimeoutLongLease", func(c *Config) { c.Webhooks.Timeout, c.Webhooks.Lease = time.Minute, 2*time.Minute }, ""},
 		// The operator's EU system endpoints: http is allowed (a relay of
 		// an air-gapped site), a user name or password is not, and a
 		// loopback or link-local address needs allow_private_endpoints.
@@ -298,6 +307,19 @@ func TestConfig_Validate(t *testing.T) {
 		}
 		if n := strings.Count(err.Error(), "\n") + 1; n != 9 {
 			t.Errorf("problems listed: got %d, want 9: %q", n, err)
+		}
+	})
+
+	// The shortest delivery lease the default timeout allows, as the
+	// end-to-end tests set it, and one below it with the reason.
+	t.Run("WebhookLeaseFromEnv", func(t *testing.T) {
+		if cfg := mustLoad(t, "", []string{"EUDR_WEBHOOKS_LEASE=15s"}); cfg.Webhooks.Lease != 15*time.Second {
+			t.Errorf("EUDR_WEBHOOKS_LEASE=15s: got %s", cfg.Webhooks.Lease)
+		}
+		_, err := LoadConfig("", []string{"EUDR_WEBHOOKS_LEASE=14s"})
+		if err == nil || !strings.Contains(err.Error(), "EUDR_WEBHOOKS_LEASE") || !strings.Contains(err.Error(), "at least webhooks.timeout + 5s (15s), not 14s") ||
+			!strings.Contains(err.Error(), "sent twice") {
+			t.Errorf("EUDR_WEBHOOKS_LEASE=14s: got %v", err)
 		}
 	})
 }
