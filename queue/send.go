@@ -17,6 +17,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/queue/webhooksig"
 )
 
@@ -155,7 +156,7 @@ func classifySendError(err error) string {
 	var recErr tls.RecordHeaderError
 	var alert tls.AlertError
 	switch {
-	case errors.Is(err, ErrTargetNotAllowed):
+	case errors.Is(err, netguard.ErrTargetNotAllowed):
 		return ErrorClassTargetNotAllowed
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return ErrorClassTimeout

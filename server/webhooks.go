@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/storage"
 )
@@ -125,7 +126,7 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 	}
 	t := tenantFrom(r.Context())
 	if !a.allowPrivateTargets(t.Env) {
-		if err := queue.CheckTarget(r.Context(), req.TargetURL); errors.Is(err, queue.ErrTargetNotAllowed) {
+		if err := netguard.CheckTarget(r.Context(), req.TargetURL); errors.Is(err, netguard.ErrTargetNotAllowed) {
 			writeError(w, r, validationFailed(Detail{Code: DetailTargetNotAllowed, Field: "targetUrl",
 				Issue: "the target resolves to a loopback, link-local, multicast or unspecified address, which " + string(t.Env) + " does not deliver to"}))
 			return

@@ -79,10 +79,10 @@
 // IsTransient.
 //
 // Where an endpoint may point is the caller's policy, enforced by the HTTP
-// client: NewHTTPClient's refuses at dial time to connect to loopback,
-// link-local (the cloud metadata services), multicast and unspecified
-// addresses unless HTTPOptions.AllowPrivate (queue/netguard, shared with
-// the webhook dispatcher). The SOAPClient never follows a redirect,
+// client: NewHTTPClient's (netguard.NewClient, shared with the webhook
+// dispatcher) refuses at dial time to connect to loopback, link-local,
+// cloud metadata, multicast and unspecified addresses (netguard.Refused)
+// unless HTTPOptions.AllowPrivate. The SOAPClient never follows a redirect,
 // whatever client it is given: that would post the UsernameToken to the
 // host the Location names.
 //

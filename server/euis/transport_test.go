@@ -64,6 +64,26 @@ func TestNewHTTPClient_Guard(t *testing.T) {
 	}
 }
 
+// TestNewHTTPClient_Transport: the answer's headers are bounded (an
+// endpoint could otherwise send 10 MB of them, read into memory whole) and
+// no proxy is used (it would connect where the guard cannot see).
+func TestNewHTTPClient_Transport(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Padding", strings.Repeat("a", 2*netguard.MaxResponseHeaderBytes))
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	hc := euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: true})
+	resp, err := hc.Get(srv.URL)
+	if err == nil {
+		resp.Body.Close()
+		t.Errorf("answer with %d bytes of headers: status %d, want an error", 2*netguard.MaxResponseHeaderBytes, resp.StatusCode)
+	}
+	if tr, ok := hc.Transport.(*http.Transport); !ok || tr.Proxy != nil {
+		t.Errorf("transport %T has a proxy function; requests must go direct, through the guard", hc.Transport)
+	}
+}
+
 // TestSOAPClient_NoRedirects: an endpoint that answers 307 does not get the
 // UsernameToken posted on to the Location, whichever client the SOAPClient
 // was given (httptest's follows redirects); the 307 is a permanent error
