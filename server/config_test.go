@@ -263,6 +263,15 @@ func TestConfig_Validate(t *testing.T) {
 		{"EUEndpointLoopbackAllowed", func(c *Config) {
 			c.EUSystem.Endpoint, c.EUSystem.AllowPrivateEndpoints = "http://[::1]:9000/tracesnt", true
 		}, ""},
+		// localhost names (RFC 6761) count as loopback without a DNS
+		// lookup; other names are not looked up at start.
+		{"EUEndpointLocalhost", func(c *Config) { c.EUSystem.Endpoint = "http://localhost:9000/tracesnt" }, "eu_system.endpoint"},
+		{"EUEndpointUnderLocalhost", func(c *Config) { c.EUSystem.AcceptanceEndpoint = "https://relay.LocalHost./tracesnt" }, "eu_system.acceptance_endpoint"},
+		{"EUEndpointLocalhostAllowed", func(c *Config) {
+			c.EUSystem.Endpoint, c.EUSystem.AllowPrivateEndpoints = "http://localhost:9000/tracesnt", true
+		}, ""},
+		{"EUEndpointName", func(c *Config) { c.EUSystem.Endpoint = "https://relay.example.invalid/tracesnt" }, ""},
+		{"EUEndpointThisNetwork", func(c *Config) { c.EUSystem.Endpoint = "http://0.1.2.3:9000/tracesnt" }, "eu_system.endpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := mustLoad(t, "", nil)

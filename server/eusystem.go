@@ -85,8 +85,10 @@ func (c EUSystemConfig) endpointOf(e string) string {
 //     services), multicast and unspecified addresses are refused unless
 //     eu_system.allow_private_endpoints; private networks (RFC 1918) are
 //     allowed, as for webhooks. An address literal the guard would refuse
-//     is refused when the endpoint is set, and for credentials a name that
-//     resolves to one as well; the dial-time check is the one that holds.
+//     is refused when the endpoint is set, a configured one at start with
+//     localhost names too (no DNS at start), and for credentials a name
+//     that resolves to one as well; the dial-time check is the one that
+//     holds.
 
 // Issues of a refused endpoint.
 const (
@@ -116,14 +118,20 @@ func (c EUSystemConfig) endpointProblem(field, endpoint string, schemes ...strin
 }
 
 // checkConfigEndpoint is the problem of eu_system.endpoint or
-// acceptance_endpoint, or "".
+// acceptance_endpoint, or "". At start a localhost name (RFC 6761: always
+// loopback) counts as a loopback address; no other name is looked up, so
+// that a start does not wait on DNS: one that resolves to a refused
+// address fails each submission when the client connects.
 func (c EUSystemConfig) checkConfigEndpoint(endpoint string) string {
 	d := c.endpointProblem("", endpoint, "https", "http")
+	if u, err := url.Parse(endpoint); d == nil && err == nil && netguard.LocalhostName(u.Hostname()) && !c.AllowPrivateEndpoints {
+		d = &Detail{Code: DetailTargetNotAllowed}
+	}
 	switch {
 	case d == nil:
 		return ""
 	case d.Code == DetailTargetNotAllowed:
-		return "is a loopback, link-local, multicast or unspecified address: set eu_system.allow_private_endpoints to reach a relay there"
+		return "is a loopback, link-local, multicast or unspecified address, or a localhost name: set eu_system.allow_private_endpoints to reach a relay there"
 	}
 	return "must be an http(s) URL without user name or password"
 }
