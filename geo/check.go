@@ -70,7 +70,7 @@ func Check(f Feature) (reason, detail string) {
 	for i, poly := range g.Polygons {
 		for j, r := range poly {
 			if k := antimeridianSide(r); k >= 0 {
-				return ReasonCrossesAntimeridian, fmt.Sprintf("ring %s %s", ringPath(g, i, j), antimeridianIssue(k, r[k], r[k+1]))
+				return ReasonCrossesAntimeridian, fmt.Sprintf("ring %s %s", ringPath(g, i, j), antimeridianIssue(k, r[k], r[k+1], plotReader, plotAdvice))
 			}
 		}
 	}

@@ -204,7 +204,7 @@ func (p *parser) ring(cp cpath) (Ring, error) {
 		valid = false
 	}
 	if cross >= 0 && !p.opts.DeferAntimeridian {
-		p.add(CodeCrossesAntimeridian, cp.String(), "the ring "+antimeridianIssue(cross, crossFrom, crossTo))
+		p.add(CodeCrossesAntimeridian, cp.String(), "the ring "+antimeridianIssue(cross, crossFrom, crossTo, plotReader, plotAdvice))
 		valid = false
 	}
 	if !valid || !p.keep() {
@@ -234,12 +234,22 @@ func antimeridianSide(r Ring) int {
 }
 
 // antimeridianIssue words a ring's side from position k, a to b, crossing
-// the antimeridian, after "the ring" or a ring's name.
-func antimeridianIssue(k int, a, b Position) string {
+// the antimeridian, after "the ring" or a ring's name: reader is who reads
+// the coordinates as plain longitude and latitude (so that the side runs
+// round the globe), advice what to send instead.
+func antimeridianIssue(k int, a, b Position, reader, advice string) string {
 	return fmt.Sprintf("crosses the antimeridian (180°) on its side from position %d to %d, %s to %s: "+
-		"the EU information system reads coordinates as plain longitude and latitude, in which that side runs the long way round the globe; "+
-		"split the plot into two polygons, one on each side of 180°, in a MultiPolygon", k, k+1, formatPos(a), formatPos(b))
+		"%s reads coordinates as plain longitude and latitude, in which that side runs the long way round the globe; %s",
+		k, k+1, formatPos(a), formatPos(b), reader, advice)
 }
+
+// What a plot or a layer crossing the antimeridian is told.
+const (
+	plotReader  = "the EU information system"
+	plotAdvice  = "split the plot into two polygons, one on each side of 180°, in a MultiPolygon"
+	layerReader = "screening"
+	layerAdvice = "split the feature at 180° first, e.g. with ogr2ogr -wrapdateline"
+)
 
 // positions reads a MultiPoint's array of positions.
 func (p *parser) positions(cp cpath) ([]Position, error) {

@@ -104,8 +104,9 @@ func CheckRasterLayer(name string, kind LayerKind, version, source string) error
 
 // ParseLayerFeatures decodes the features of a layer's FeatureCollection as
 // ParseLayer does, without the rest, to rebuild an index from a stored
-// layer: the ring shapes, checked when the layer was imported, are not
-// checked again.
+// layer: the ring shapes and the antimeridian, checked when the layer was
+// imported (or not, by an older version), are not checked again, so that
+// a stored layer always loads.
 func ParseLayerFeatures(body []byte) ([]LayerFeature, error) {
 	feats, probs := parseLayerCollection(body, "", false)
 	if len(probs) > 0 {
@@ -134,7 +135,7 @@ func extent(feats []LayerFeature) []Polygon {
 
 // parseLayerCollection decodes a FeatureCollection of polygon features,
 // prefixing problem paths with prefix; checkShape checks each ring's shape
-// as plots are checked.
+// as plots are checked, and that it does not cross the antimeridian.
 func parseLayerCollection(body []byte, prefix string, checkShape bool) ([]LayerFeature, Problems) {
 	var w *workspace
 	if checkShape {
@@ -263,7 +264,8 @@ func featureID(raw json.RawMessage) (id string, ok bool) {
 }
 
 // layerPolygon checks a polygon's rings: at least 4 positions, closed, in
-// range, and with w (nil: not checked) a valid shape. Paths are built only
+// range, and with w (nil: not checked) not across the antimeridian and a
+// valid shape. Paths are built only
 // for problems: layers run to millions of positions.
 func layerPolygon(c [][][]float64, path string, w *workspace) (Polygon, Problems) {
 	var probs Problems
@@ -297,16 +299,15 @@ func layerPolygon(c [][][]float64, path string, w *workspace) (Polygon, Problems
 		switch {
 		case ok && r[0] != r[len(r)-1]:
 			probs = append(probs, Problem{Code: CodeInvalidCoordinateClosure, Path: rpath, Issue: "the last position must equal the first"})
-		case ok:
+		case ok && w != nil:
+			// Checked on import only: a layer stored before a check was
+			// added must still load.
+			//
 			// Screening reads plain longitude, where such a side runs
 			// round the globe: the feature would cover a whole band.
 			if k := antimeridianSide(r); k >= 0 {
-				probs = append(probs, Problem{Code: CodeCrossesAntimeridian, Path: rpath, Issue: fmt.Sprintf(
-					"crosses the antimeridian (180°) on its side from position %d to %d, %s to %s: in plain longitude that side runs the long way round the globe; "+
-						"split the feature at 180° first (ogr2ogr -wrapdateline)", k, k+1, formatPos(r[k]), formatPos(r[k+1]))})
-				break
-			}
-			if w == nil {
+				probs = append(probs, Problem{Code: CodeCrossesAntimeridian, Path: rpath,
+					Issue: antimeridianIssue(k, r[k], r[k+1], layerReader, layerAdvice)})
 				break
 			}
 			// An invalid ring (crossing sides, a line) would be measured

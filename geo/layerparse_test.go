@@ -113,3 +113,25 @@ func TestParseLayer(t *testing.T) {
 		})
 	}
 }
+
+// A stored layer is re-read at start without the checks of import: a ring
+// that import would now refuse, such as one crossing the antimeridian
+// stored before that check existed, must not stop the layers loading.
+func TestParseLayerFeatures_StoredRingAcrossAntimeridian(t *testing.T) {
+	body := `{"type":"FeatureCollection","features":[{"type":"Feature","id":"fiji","geometry":{"type":"Polygon","coordinates":[[[179.5,-17],[-179.5,-17],[-179.5,-16],[179.5,-16],[179.5,-17]]]}}]}`
+	feats, err := geo.ParseLayerFeatures([]byte(body))
+	if err != nil {
+		t.Fatalf("stored layer refused on loading: %v", err)
+	}
+	if len(feats) != 1 || feats[0].ID != "fiji" || len(feats[0].Polygons) != 1 || len(feats[0].Polygons[0][0]) != 5 {
+		t.Fatalf("features = %+v", feats)
+	}
+	_, err = geo.ParseLayer("L", geo.ProtectedArea, "1", "test", []byte(body))
+	var probs geo.Problems
+	if !errors.As(err, &probs) || len(probs) != 1 || probs[0].Code != geo.CodeCrossesAntimeridian {
+		t.Fatalf("import: err = %v, want CROSSES_ANTIMERIDIAN", err)
+	}
+	if !strings.Contains(probs[0].Issue, "ogr2ogr -wrapdateline") || strings.Contains(probs[0].Issue, "plot") {
+		t.Errorf("import: issue %q, want the advice for layers", probs[0].Issue)
+	}
+}
