@@ -93,9 +93,11 @@ func (f fixedGrid) row(y int64) int {
 }
 
 // pixel returns the pixel that holds q, and false if q lies outside the
-// raster: a point on the edge between two pixels is in the one east or
-// south of it, and the raster's own east and south edges are outside (as
-// geotiff.Georef.Pixel has it, decided exactly).
+// raster. Each pixel holds its west and north edges but not its east and
+// south ones, so a point on the edge between two pixels is in the one east
+// or south of it, a corner is in the pixel south-east of it, and the
+// raster's own west and north edges are inside it, its east and south
+// edges outside. All of it is decided exactly, in half nano-degrees.
 func (f fixedGrid) pixel(q pt) (col, row int, ok bool) {
 	col, row = f.col(q.x), f.row(q.y)
 	return col, row, col >= 0 && row >= 0 && col < f.g.Width && row < f.g.Height

@@ -134,3 +134,46 @@ func TestFixedGrid_Edges(t *testing.T) {
 		}
 	}
 }
+
+// On a Hansen tile, 40,000 pixels of 0.00025 degree from 80 W, 10 N: the
+// edge rule holds at the far corner, and an arbitrary point is in the pixel
+// its offsets divided by the pixel size say.
+func TestFixedGrid_HansenTile(t *testing.T) {
+	fg := fixedGrid{geotiff.Georef{West: -80, North: 10, DX: 0.00025, DY: 0.00025, Width: 40000, Height: 40000}}
+	for _, tt := range []struct {
+		lon, lat float64
+		col, row int
+		ok       bool
+	}{
+		{-80, 10, 0, 0, true}, // the corner belongs to pixel (0, 0)
+		{-79.9999, 9.9999, 0, 0, true},
+		{-79.99975, 10, 1, 0, true}, // on the edge between columns 0 and 1: the east one
+		{-79.99975, 9.99975, 1, 1, true},
+		{-70.0000001, 0.0000001, 39999, 39999, true},
+		{-70, 5, 40000, 20000, false}, // the east edge is outside
+		{-75, 0, 20000, 40000, false}, // the south edge too
+		{-80.0000001, 5, -1, 20000, false},
+		{-75, 10.0000001, 20000, -1, false},
+		{-74.123456, 3.654321, 23506, 25382, true}, // (5.876544/0.00025, 6.345679/0.00025)
+	} {
+		col, row, ok := fg.pixel(fixedPoint(tt.lon, tt.lat))
+		if col != tt.col || row != tt.row || ok != tt.ok {
+			t.Errorf("pixel(%v, %v) = %d, %d, %v; want %d, %d, %v", tt.lon, tt.lat, col, row, ok, tt.col, tt.row, tt.ok)
+		}
+	}
+	for _, tt := range []struct {
+		name                     string
+		west, south, east, north float64
+		want                     geotiff.Window
+	}{
+		{"inside one pixel", -79.9999, 9.9998, -79.9998, 9.9999, geotiff.Window{Col: 0, Row: 0, Width: 1, Height: 1}},
+		{"straddling", -79.99001, 9.98999, -79.98999, 9.99001, geotiff.Window{Col: 39, Row: 39, Width: 2, Height: 2}},
+		{"clipped, east and south on edges", -81, 9.999, -79.999, 11, geotiff.Window{Col: 0, Row: 0, Width: 5, Height: 5}},
+		{"whole", -90, -10, -60, 20, geotiff.Window{Col: 0, Row: 0, Width: 40000, Height: 40000}},
+		{"disjoint", -60, 0, -59, 1, geotiff.Window{}},
+	} {
+		if got := fg.window(fixedPoint(tt.west, tt.south), fixedPoint(tt.east, tt.north)); got != tt.want {
+			t.Errorf("%s: window = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}

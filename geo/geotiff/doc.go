@@ -20,8 +20,9 @@
 // budget are not kept but streamed: decompressed up to the window's last
 // row, a row at a time. Uncompressed blocks are read in place.
 //
-// Georef turns pixels into longitudes and latitudes and back, and a
-// longitude/latitude rectangle into the Window of pixels it overlaps.
+// Georef places the pixels on longitudes and latitudes: a raster's
+// Bounds, the position of a corner or Center. Which pixel holds a point
+// on an edge between two is the caller's rule to decide.
 //
 // # What it reads
 //

@@ -59,66 +59,9 @@ func (g Georef) LonLat(x, y float64) (lon, lat float64) {
 	return g.West + x*g.DX, g.North - y*g.DY
 }
 
-// Pos returns the raster position (x, y) of a longitude and latitude, the
-// inverse of LonLat. It may lie outside the raster.
-func (g Georef) Pos(lon, lat float64) (x, y float64) {
-	return snap((lon - g.West) / g.DX), snap((g.North - lat) / g.DY)
-}
-
 // Center returns the longitude and latitude of the centre of pixel (col, row).
 func (g Georef) Center(col, row int) (lon, lat float64) {
 	return g.LonLat(float64(col)+0.5, float64(row)+0.5)
-}
-
-// Pixel returns the pixel that contains a longitude and latitude, and false
-// if the point lies outside the raster. A point on the edge between two
-// pixels belongs to the one east or south of it; the raster's own east and
-// south edges are outside.
-func (g Georef) Pixel(lon, lat float64) (col, row int, ok bool) {
-	x, y := g.Pos(lon, lat)
-	if !(x >= 0 && y >= 0 && x < float64(g.Width) && y < float64(g.Height)) { // also false for NaN
-		return 0, 0, false
-	}
-	return int(x), int(y), true
-}
-
-// Window returns the smallest window of pixels whose areas overlap b,
-// clipped to the raster; it is empty if b misses the raster (or only
-// touches its edge). Positions within 1e-9 pixel of a pixel edge count as
-// on it, so a rectangle drawn on pixel edges gets exactly those pixels.
-func (g Georef) Window(b Bounds) Window {
-	x0, y0 := g.Pos(b.West, b.North)
-	x1, y1 := g.Pos(b.East, b.South)
-	if !(x0 < x1 && y0 < y1) {
-		return Window{}
-	}
-	c0 := clamp(math.Floor(x0), g.Width)
-	c1 := clamp(math.Ceil(x1), g.Width)
-	r0 := clamp(math.Floor(y0), g.Height)
-	r1 := clamp(math.Ceil(y1), g.Height)
-	if c0 >= c1 || r0 >= r1 {
-		return Window{}
-	}
-	return Window{Col: c0, Row: r0, Width: c1 - c0, Height: r1 - r0}
-}
-
-// snap rounds x to the nearest integer when it is within 1e-9 of it, so
-// that floating-point noise does not move a position across a pixel edge.
-func snap(x float64) float64 {
-	if r := math.Round(x); math.Abs(x-r) < 1e-9 {
-		return r
-	}
-	return x
-}
-
-func clamp(x float64, n int) int {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= float64(n):
-		return n
-	}
-	return int(x)
 }
 
 // GeoKey IDs and values (GeoTIFF 1.1, OGC 19-008r4, section 7 and annex).

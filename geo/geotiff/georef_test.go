@@ -38,60 +38,10 @@ func TestGeoref_Conversions(t *testing.T) {
 		if math.Abs(lon-c.lon) > 1e-9 || math.Abs(lat-c.lat) > 1e-9 {
 			t.Errorf("LonLat(%g, %g) = %g, %g, want %g, %g", c.x, c.y, lon, lat, c.lon, c.lat)
 		}
-		x, y := g.Pos(c.lon, c.lat)
-		if math.Abs(x-c.x) > 1e-6 || math.Abs(y-c.y) > 1e-6 {
-			t.Errorf("Pos(%g, %g) = %g, %g, want %g, %g", c.lon, c.lat, x, y, c.x, c.y)
-		}
 	}
 	lon, lat := g.Center(39999, 0)
 	if math.Abs(lon - -70.000125) > 1e-9 || math.Abs(lat-9.999875) > 1e-9 {
 		t.Errorf("Center(39999, 0) = %g, %g", lon, lat)
-	}
-}
-
-func TestGeoref_Pixel(t *testing.T) {
-	for _, c := range []struct {
-		lon, lat float64
-		col, row int
-		ok       bool
-	}{
-		{-80, 10, 0, 0, true},            // the corner belongs to pixel (0, 0)
-		{-79.9999, 9.9999, 0, 0, true},   //
-		{-79.99975, 10, 1, 0, true},      // on the edge between columns 0 and 1: the east one
-		{-79.99975, 9.99975, 1, 1, true}, //
-		{-70.0000001, 0.0000001, 39999, 39999, true},
-		{-70, 5, 0, 0, false}, // the east edge is outside
-		{-75, 0, 0, 0, false}, // the south edge too
-		{-80.0000001, 5, 0, 0, false},
-		{-75, 10.0000001, 0, 0, false},
-		{math.NaN(), 5, 0, 0, false},
-		{-74.123456, 3.654321, 23506, 25382, true}, // (5.876544/0.00025, 6.345679/0.00025)
-	} {
-		col, row, ok := hansen.Pixel(c.lon, c.lat)
-		if ok != c.ok || ok && (col != c.col || row != c.row) {
-			t.Errorf("Pixel(%v, %v) = %d, %d, %v, want %d, %d, %v", c.lon, c.lat, col, row, ok, c.col, c.row, c.ok)
-		}
-	}
-}
-
-func TestGeoref_Window(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		b    geotiff.Bounds
-		want geotiff.Window
-	}{
-		{"on pixel edges", geotiff.Bounds{West: -79.99, South: 9.98, East: -79.98, North: 9.99}, win(40, 40, 40, 40)},
-		{"inside one pixel", geotiff.Bounds{West: -79.9999, South: 9.9998, East: -79.9998, North: 9.9999}, win(0, 0, 1, 1)},
-		{"straddling", geotiff.Bounds{West: -79.99001, South: 9.98999, East: -79.98999, North: 9.99001}, win(39, 39, 2, 2)},
-		{"clipped", geotiff.Bounds{West: -81, South: 9.999, East: -79.999, North: 11}, win(0, 0, 4, 4)},
-		{"whole", geotiff.Bounds{West: -90, South: -10, East: -60, North: 20}, win(0, 0, 40000, 40000)},
-		{"disjoint", geotiff.Bounds{West: -60, South: 0, East: -59, North: 1}, geotiff.Window{}},
-		{"touching the east edge", geotiff.Bounds{West: -70, South: 0, East: -69, North: 1}, geotiff.Window{}},
-		{"empty", geotiff.Bounds{West: -75, South: 5, East: -75, North: 5}, geotiff.Window{}},
-	} {
-		if got := hansen.Window(c.b); got != c.want {
-			t.Errorf("%s: Window(%+v) = %+v, want %+v", c.name, c.b, got, c.want)
-		}
 	}
 }
 
