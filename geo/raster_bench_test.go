@@ -380,3 +380,43 @@ func rasterBenchRSSMiB() float64 {
 	}
 	return 0
 }
+
+// BenchmarkAssessLossInForest measures plots screened per second against a
+// loss-year layer and a finer forest-2020 layer, where each forest pixel
+// of the plot looks up the loss-year pixel at its centre: the plots of
+// BenchmarkAssessRaster on its Hansen tile, and a forest tile of about
+// 10 m (8.983e-05 degree, JRC's grid) over the same area. Both are read
+// from their pixel patterns (funcReader), without files, so that the
+// lookups, not the decoding, are what is measured.
+func BenchmarkAssessLossInForest(b *testing.B) {
+	plots, err := rasterBenchPool()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const fineDeg = 8.983152841195215e-05
+	fine := int(math.Ceil(rasterBenchSize * rasterBenchDeg / fineDeg))
+	loss := geo.RasterTile{Name: rasterBenchTile, Reader: funcReader(rasterBenchLossYear), Grid: geotiff.Georef{
+		West: rasterBenchWest, North: rasterBenchNorth, DX: rasterBenchDeg, DY: rasterBenchDeg, Width: rasterBenchSize, Height: rasterBenchSize}}
+	forest := geo.RasterTile{Name: "forest.tif", Reader: funcReader(func(col, row int) uint8 { return boolPixel((col/97+row/89)%3 != 0) }),
+		Grid: geotiff.Georef{West: rasterBenchWest, North: rasterBenchNorth, DX: fineDeg, DY: fineDeg, Width: fine, Height: fine}}
+	ix := geo.NewIndex().WithRasters(rasterLayer("loss", geo.LossYear, loss), rasterLayer("forest", geo.Forest2020, forest))
+	ctx := context.Background()
+	rules := geo.DefaultRules()
+	var lookups int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		p := &plots[i%len(plots)]
+		o, err := geo.Assess(ctx, p.f, ix, rules)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if o.Loss == nil || o.Loss.ForestLayerID != "forest" {
+			b.Fatalf("plot %d: %s %s, loss %+v: want loss in forest measured", p.f.Index, o.Status, o.Reason, o.Loss)
+		}
+		n, _ := o.Rasters[1].Stats.Total()
+		lookups += n
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "plots/s")
+	b.ReportMetric(float64(lookups)/float64(b.N), "lookups/plot")
+}
