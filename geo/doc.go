@@ -159,9 +159,10 @@
 // coverage polygons, features); NewIndex puts the bounding boxes of their
 // features and coverage polygons in two R-trees (tidwall/rtree) and never
 // changes them after, so an Index is safe for concurrent use.
-// Index.Screen takes the features whose boxes meet the plot's and clips
-// the plot against each with github.com/peterstace/simplefeatures (a pure
-// Go overlay on a doubly connected edge list that nodes and snaps
+// Index.Screen takes the features whose boxes meet those of the plot's
+// polygons (part by part: the box round a MultiPolygon split at 180°
+// spans the globe) and clips the plot against each with
+// github.com/peterstace/simplefeatures (a pure Go overlay on a doubly connected edge list that nodes and snaps
 // near-coincident vertices, so shared edges and corners come out as
 // lines and points, which have no area). The pieces are unioned per layer,
 // so features overlapping each other count once, and measured with
@@ -172,8 +173,9 @@
 // data for half a plot cannot clear the other half). A layer without
 // coverage polygons covers nothing. A Point is inside a feature when it is
 // inside or on its boundary, and then overlaps it by the plot's declared
-// area (ScreenArea; Screen counts 0 ha). When a feature or coverage
-// polygon holds the plot's whole bounding box, clipping is skipped.
+// area (ScreenArea; Screen counts 0 ha). When a feature holds the
+// bounding box of each of the plot's polygons, or each is held by one of a
+// layer's coverage polygons, clipping is skipped.
 //
 // # Verdict
 //

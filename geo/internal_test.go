@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -128,5 +129,42 @@ func TestContainsRect(t *testing.T) {
 		if got := e.containsRect(tt.lo, tt.hi); got != tt.want {
 			t.Errorf("%s: containsRect = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// The candidates of a plot are found part by part: a plot split at 180°
+// has a box round the globe, and the features in the band between its
+// halves are not candidates.
+func TestCandidates_PerPart(t *testing.T) {
+	sq := func(x0, y0, x1, y1 float64) Polygon {
+		return Polygon{Ring{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}, {x0, y0}}}
+	}
+	var fs []LayerFeature
+	for lon := -180; lon < 180; lon += 10 {
+		fs = append(fs, LayerFeature{ID: strconv.Itoa(lon), Polygons: []Polygon{sq(float64(lon)+1, 5, float64(lon)+9, 6)}})
+	}
+	// One feature holding both halves' boxes, and one holding only one.
+	fs = append(fs, LayerFeature{ID: "both", Polygons: []Polygon{sq(-180, 0, -170, 10), sq(170, 0, 180, 10)}},
+		LayerFeature{ID: "east", Polygons: []Polygon{sq(170, 0, 180, 10)}})
+	ix := NewIndex(&Layer{Features: fs})
+	// Two halves and a small third part (off 180 itself, which a box
+	// touching a feature's side is not held by).
+	boxes := partBoxes([]Polygon{sq(175, 5.2, 179.9, 5.8), sq(-179.9, 5.2, -175, 5.8), sq(175.5, 5.3, 176, 5.4)})
+	if len(boxes) != 3 {
+		t.Fatalf("boxes = %v", boxes)
+	}
+	var ids, holding []string
+	for _, c := range candidates(&ix.features, boxes) {
+		ids = append(ids, c.e.id)
+		if c.holdsAll(boxes) {
+			holding = append(holding, c.e.id)
+		}
+	}
+	slices.Sort(ids)
+	if want := []string{"-180", "170", "both", "east"}; !slices.Equal(ids, want) {
+		t.Errorf("candidates = %v, want %v, each once", ids, want)
+	}
+	if !slices.Equal(holding, []string{"both"}) {
+		t.Errorf("holding every part's box: %v, want [both]", holding)
 	}
 }

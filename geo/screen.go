@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/peterstace/simplefeatures/geom"
+	"github.com/tidwall/rtree"
 )
 
 // Result is what screening found for one plot.
@@ -63,7 +64,9 @@ func (ix *Index) Screen(g Geometry) (Result, error) { return ix.ScreenArea(g, 0)
 // ScreenArea measures the plot g against every indexed layer.
 //
 // Polygons and MultiPolygons are clipped in the lon/lat plane against each
-// feature whose bounding box meets the plot's (candidates from the R-tree);
+// feature whose bounding box meets that of one of the plot's polygons
+// (candidates from the R-tree, part by part: the two halves of a plot
+// split at 180° do not make candidates of the band between them);
 // the pieces are unioned per layer and measured with PolygonArea on the
 // WGS84 ellipsoid. Edges are taken as straight in lon/lat for clipping and
 // as geodesics for area. The two part by at most about L²·tan φ/(8R) across
@@ -88,10 +91,11 @@ func (ix *Index) ScreenArea(g Geometry, pointHa float64) (Result, error) {
 		ix.screenPoints(g.Points, pointHa, &res)
 		return res, nil
 	}
-	plot, lo, hi, ok := toGeom(g.Polygons)
+	plot, _, _, ok := toGeom(g.Polygons)
 	if !ok {
 		return res, nil
 	}
+	boxes := partBoxes(g.Polygons)
 	if len(g.Polygons) > 1 {
 		// Parts of a MultiPolygon are validated one by one, not against
 		// each other: merge overlapping parts so they count once.
@@ -103,19 +107,18 @@ func (ix *Index) ScreenArea(g Geometry, pointHa float64) (Result, error) {
 	}
 	res.PlotHa = areaOf(plot)
 
-	cands := make([][]*indexed, len(ix.layers))
-	ix.features.Search(lo, hi, func(_, _ [2]float64, v interface{}) bool {
-		e := v.(*indexed)
-		cands[e.layer] = append(cands[e.layer], e)
-		return true
-	})
+	cands := make([][]candidate, len(ix.layers))
+	for _, c := range candidates(&ix.features, boxes) {
+		cands[c.e.layer] = append(cands[c.e.layer], c)
+	}
 	for li, cs := range cands {
 		lr := &res.Layers[li]
 		var pieces []geom.Geometry
-		for _, e := range cs {
-			if e.containsRect(lo, hi) {
-				// The feature holds the plot's bounding box: the
-				// overlap is the whole plot.
+		for _, c := range cs {
+			e := c.e
+			if c.holdsAll(boxes) {
+				// The feature holds the bounding box of each part:
+				// the overlap is the whole plot.
 				pieces = append(pieces, plot)
 				lr.FeatureIDs = append(lr.FeatureIDs, e.id)
 				continue
@@ -145,14 +148,21 @@ func (ix *Index) ScreenArea(g Geometry, pointHa float64) (Result, error) {
 	}
 
 	covs := make([][]geom.Geometry, len(ix.layers))
-	ix.coverage.Search(lo, hi, func(_, _ [2]float64, v interface{}) bool {
-		e := v.(*indexed)
-		if e.containsRect(lo, hi) {
-			res.Layers[e.layer].Covered = true // one polygon holds the plot's box
+	held := make([][]bool, len(ix.layers)) // per layer, the parts' boxes one of its polygons holds
+	for _, c := range candidates(&ix.coverage, boxes) {
+		li := c.e.layer
+		covs[li] = append(covs[li], c.e.g)
+		if held[li] == nil {
+			held[li] = make([]bool, len(boxes))
 		}
-		covs[e.layer] = append(covs[e.layer], e.g)
-		return true
-	})
+		for i, b := range boxes {
+			held[li][i] = held[li][i] || c.holds(b)
+		}
+	}
+	for li, h := range held {
+		// Each part's box lies inside a coverage polygon: so does the plot.
+		res.Layers[li].Covered = h != nil && !slices.Contains(h, false)
+	}
 	for li, cs := range covs {
 		if len(cs) == 0 || res.Layers[li].Covered {
 			continue
@@ -174,6 +184,70 @@ func (ix *Index) ScreenArea(g Geometry, pointHa float64) (Result, error) {
 		res.Layers[li].Covered = areaOf(out) <= coverageSlackHa
 	}
 	return res, nil
+}
+
+// box is a bounding box: lo its west and south, hi its east and north.
+type box struct{ lo, hi [2]float64 }
+
+// partBoxes returns the bounding boxes of the polygons' exterior rings,
+// one a part that has one. A plot is screened part by part, not in the box
+// round all its parts, which may be far larger than they are: the box of
+// the two halves of a plot split at 180° spans the globe.
+func partBoxes(ps []Polygon) []box {
+	var out []box
+	for _, p := range ps {
+		if lo, hi, ok := bbox([]Polygon{p}); ok {
+			out = append(out, box{lo, hi})
+		}
+	}
+	return out
+}
+
+// candidate is an entry of an R-tree found for a plot, with its box.
+type candidate struct {
+	e   *indexed
+	box box
+}
+
+// candidates returns the entries of tr whose boxes meet one of boxes, each
+// once, in the order first found.
+func candidates(tr *rtree.RTree, boxes []box) []candidate {
+	var out []candidate
+	var seen map[*indexed]bool // for more than one box
+	if len(boxes) > 1 {
+		seen = make(map[*indexed]bool)
+	}
+	for _, b := range boxes {
+		tr.Search(b.lo, b.hi, func(lo, hi [2]float64, v interface{}) bool {
+			e := v.(*indexed)
+			if seen != nil {
+				if seen[e] {
+					return true
+				}
+				seen[e] = true
+			}
+			out = append(out, candidate{e, box{lo, hi}})
+			return true
+		})
+	}
+	return out
+}
+
+// holds reports whether one part of c holds box b in its interior (see
+// indexed.containsRect); a box outside c's own is not held, and not walked.
+func (c candidate) holds(b box) bool {
+	return c.box.lo[0] <= b.lo[0] && c.box.lo[1] <= b.lo[1] && b.hi[0] <= c.box.hi[0] && b.hi[1] <= c.box.hi[1] &&
+		c.e.containsRect(b.lo, b.hi)
+}
+
+// holdsAll reports whether c holds each of boxes.
+func (c candidate) holdsAll(boxes []box) bool {
+	for _, b := range boxes {
+		if !c.holds(b) {
+			return false
+		}
+	}
+	return len(boxes) > 0
 }
 
 // screenPoints fills res for a Point or MultiPoint plot.

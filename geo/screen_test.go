@@ -516,3 +516,48 @@ func BenchmarkScreen(b *testing.B) {
 	b.ReportMetric(float64(b.N)/secs, "plots/s")
 	b.ReportMetric(float64(hits)/float64(b.N), "overlaps/plot")
 }
+
+// antimeridianBand is a layer of a feature every degree round the globe in
+// the band from 5 to 6 N, each 0.8° wide, "f-180" to "f179", covering the
+// band in two polygons that meet at 180 and -180; and a plot across the
+// antimeridian sent as the README says, two polygons meeting there.
+func antimeridianBand() (*geo.Index, geo.Geometry) {
+	fs := make([]geo.LayerFeature, 0, 360)
+	for lon := -180; lon < 180; lon++ {
+		fs = append(fs, geo.LayerFeature{ID: "f" + strconv.Itoa(lon), Polygons: []geo.Polygon{box(float64(lon)+0.1, 5, float64(lon)+0.9, 6)}})
+	}
+	ix := geo.NewIndex(&geo.Layer{ID: "band", Kind: geo.DeforestationAfterCutoff,
+		Coverage: []geo.Polygon{box(-180, 4, 0, 7), box(0, 4, 180, 7)}, Features: fs})
+	return ix, polygon(box(179.5, 5.2, 180, 5.8), box(-180, 5.2, -179.5, 5.8))
+}
+
+// A plot split at 180° overlaps the features under its halves only, and
+// the band's two coverage polygons cover it between them.
+func TestScreen_AcrossAntimeridian(t *testing.T) {
+	ix, plot := antimeridianBand()
+	res, err := ix.Screen(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := res.Layers[0]
+	if !l.Covered || !slices.Equal(l.FeatureIDs, []string{"f-180", "f179"}) {
+		t.Errorf("covered %v, features %v; want covered, f-180 and f179", l.Covered, l.FeatureIDs)
+	}
+	// Each half overlaps 0.4 of its 0.5° width (near enough: the
+	// geodesic sides of a narrower box bulge less).
+	if want := 0.8 * res.PlotHa; math.Abs(l.OverlapHa-want) > 1e-4*want || math.Abs(l.OverlapPct-80) > 1e-2 {
+		t.Errorf("overlap %v ha, %v %%; want %v ha, 80 %%", l.OverlapHa, l.OverlapPct, want)
+	}
+}
+
+// BenchmarkScreen_AcrossAntimeridian screens a plot split at 180° against
+// a layer with a feature every degree of the band it lies in (see
+// antimeridianBand).
+func BenchmarkScreen_AcrossAntimeridian(b *testing.B) {
+	ix, plot := antimeridianBand()
+	for range b.N {
+		if _, err := ix.Screen(plot); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
