@@ -235,8 +235,9 @@
 //
 // Raster layers (RasterLayer: Hansen loss-year, JRC forest 2020, alerts)
 // are folders of single-band uint8 GeoTIFF tiles, read through
-// RasterReader (package geotiff reads only the window a plot's bounding
-// box touches). ZonalStats, and Assess for each raster layer, count the
+// RasterReader (package geotiff reads only the windows the bounding boxes
+// of a plot's polygons touch, so the two halves of a plot split at 180°
+// cost their own pixels, not the band between them). ZonalStats, and Assess for each raster layer, count the
 // pixels a plot covers by value: a pixel belongs to a polygon when its
 // centre is inside or on it, a point plot is the pixel it falls in with
 // its declared area, and a pixel's area is its cell's on the WGS84

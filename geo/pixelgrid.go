@@ -79,18 +79,22 @@ func (f fixedGrid) lat(k int) int64 { return gridPos(f.g.North, -f.g.DY/2, k) }
 // columns is in the eastern one. It is -1 west of the raster and Width
 // on or east of its east edge.
 func (f fixedGrid) col(x int64) int {
-	guess := (float64(x)/2e9 - f.g.West) / f.g.DX
-	return lastTrue(guess, f.g.Width, func(c int) bool { return f.lon(2*c) <= x })
+	return lastTrue(f.colGuess(x), f.g.Width, func(c int) bool { return f.lon(2*c) <= x })
 }
+
+// colGuess is col(x) in floating point, where the exact search starts.
+func (f fixedGrid) colGuess(x int64) float64 { return (float64(x)/2e9 - f.g.West) / f.g.DX }
 
 // row returns the row whose area holds latitude y: the last whose north
 // edge is at or north of y, so that a point on the edge between two rows
 // is in the southern one. It is -1 north of the raster and Height on or
 // south of its south edge.
 func (f fixedGrid) row(y int64) int {
-	guess := (f.g.North - float64(y)/2e9) / f.g.DY
-	return lastTrue(guess, f.g.Height, func(r int) bool { return f.lat(2*r) >= y })
+	return lastTrue(f.rowGuess(y), f.g.Height, func(r int) bool { return f.lat(2*r) >= y })
 }
+
+// rowGuess is row(y) in floating point, where the exact search starts.
+func (f fixedGrid) rowGuess(y int64) float64 { return (f.g.North - float64(y)/2e9) / f.g.DY }
 
 // pixel returns the pixel that holds q, and false if q lies outside the
 // raster. Each pixel holds its west and north edges but not its east and
@@ -101,6 +105,38 @@ func (f fixedGrid) row(y int64) int {
 func (f fixedGrid) pixel(q pt) (col, row int, ok bool) {
 	col, row = f.col(q.x), f.row(q.y)
 	return col, row, col >= 0 && row >= 0 && col < f.g.Width && row < f.g.Height
+}
+
+// windowEdges is fixedGrid.pixel within one window of the grid, with the
+// window's pixel edges computed once: a window in which many points are
+// looked up (each pixel centre of a finer grid) finds each a few times
+// faster than computing the edges it compares with, to the same answer.
+type windowEdges struct {
+	f   fixedGrid
+	win geotiff.Window
+	// lons[i] is f.lon(2*(win.Col+i)) for i in [0, win.Width], lats[i]
+	// f.lat(2*(win.Row+i)) for i in [0, win.Height].
+	lons, lats []int64
+}
+
+func (f fixedGrid) windowEdges(win geotiff.Window) *windowEdges {
+	e := &windowEdges{f: f, win: win, lons: make([]int64, win.Width+1), lats: make([]int64, win.Height+1)}
+	for i := range e.lons {
+		e.lons[i] = f.lon(2 * (win.Col + i))
+	}
+	for i := range e.lats {
+		e.lats[i] = f.lat(2 * (win.Row + i))
+	}
+	return e
+}
+
+// pixel returns the pixel of the window that holds q, counted from the
+// window's first column and row, and false if q lies outside the window:
+// f.pixel(q) less the window's offset, found by the same search.
+func (e *windowEdges) pixel(q pt) (col, row int, ok bool) {
+	col = lastTrue(e.f.colGuess(q.x)-float64(e.win.Col), e.win.Width, func(i int) bool { return e.lons[i] <= q.x })
+	row = lastTrue(e.f.rowGuess(q.y)-float64(e.win.Row), e.win.Height, func(i int) bool { return e.lats[i] >= q.y })
+	return col, row, col >= 0 && row >= 0 && col < e.win.Width && row < e.win.Height
 }
 
 // window returns the window of the pixels that hold a point of the

@@ -3,6 +3,7 @@ package geo
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -175,5 +176,75 @@ func TestFixedGrid_HansenTile(t *testing.T) {
 		if got := fg.window(fixedPoint(tt.west, tt.south), fixedPoint(tt.east, tt.north)); got != tt.want {
 			t.Errorf("%s: window = %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// windowEdges finds the pixel fixedGrid.pixel finds, less the window's
+// offset, for points on the edges and corners of the window's pixels and
+// those around it, pixel centres, and points anywhere near it, on a
+// decimal grid and on one that is not.
+func TestWindowEdges_AsFixedGrid(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for _, g := range []geotiff.Georef{
+		{West: -80, North: 10, DX: 0.00025, DY: 0.00025, Width: 40000, Height: 40000},
+		{West: 20, North: 0, DX: 8.983152841195215e-05, DY: 8.983152841195215e-05, Width: 111320, Height: 111320},
+	} {
+		fg := fixedGrid{g}
+		for _, win := range []geotiff.Window{{Col: 0, Row: 0, Width: 7, Height: 5}, {Col: 23506, Row: 25382, Width: 40, Height: 31}, {Col: 39990, Row: 39995, Width: 10, Height: 5}} {
+			e := fg.windowEdges(win)
+			check := func(q pt) {
+				t.Helper()
+				col, row, ok := e.pixel(q)
+				wc, wr, _ := fg.pixel(q)
+				wc, wr = wc-win.Col, wr-win.Row
+				wok := wc >= 0 && wr >= 0 && wc < win.Width && wr < win.Height
+				if ok != wok || ok && (col != wc || row != wr) {
+					t.Fatalf("grid %+v, window %+v: pixel(%v) = %d, %d, %v; fixedGrid says %d, %d, %v", g, win, q, col, row, ok, wc, wr, wok)
+				}
+			}
+			// Half-columns and half-rows (edges and centres) from one
+			// outside the window to one outside it, and a unit either side.
+			for k := 2*win.Col - 2; k <= 2*(win.Col+win.Width)+2; k++ {
+				for j := 2*win.Row - 2; j <= 2*(win.Row+win.Height)+2; j++ {
+					for _, d := range []int64{-1, 0, 1} {
+						check(pt{fg.lon(k) + d, fg.lat(j) - d})
+					}
+				}
+			}
+			for range 2000 {
+				x := fg.lon(2*win.Col-4) + r.Int64N(fg.lon(2*(win.Col+win.Width)+4)-fg.lon(2*win.Col-4))
+				y := fg.lat(2*(win.Row+win.Height)+4) + r.Int64N(fg.lat(2*win.Row-4)-fg.lat(2*(win.Row+win.Height)+4))
+				check(pt{x, y})
+			}
+		}
+	}
+}
+
+// BenchmarkPixelLookup looks up random points of a 400 x 400 pixel window
+// of a Hansen tile: by windowEdges, as a coarser layer's window is for each
+// pixel of a finer one, and by fixedGrid.pixel, which computes the edges it
+// compares with. The first is why windowEdges exists.
+func BenchmarkPixelLookup(b *testing.B) {
+	fg := fixedGrid{geotiff.Georef{West: -80, North: 10, DX: 0.00025, DY: 0.00025, Width: 40000, Height: 40000}}
+	win := geotiff.Window{Col: 12000, Row: 8000, Width: 400, Height: 400}
+	r := rand.New(rand.NewPCG(1, 2))
+	qs := make([]pt, 4096)
+	for i := range qs {
+		qs[i] = fixedPoint(-80+(12000+r.Float64()*400)*0.00025, 10-(8000+r.Float64()*400)*0.00025)
+	}
+	for _, m := range []struct {
+		name  string
+		pixel func(pt) (int, int, bool)
+	}{
+		{"windowEdges", fg.windowEdges(win).pixel},
+		{"fixedGrid", fg.pixel},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			for i := range b.N {
+				if _, _, ok := m.pixel(qs[i%len(qs)]); !ok {
+					b.Fatalf("%v not in the window", qs[i%len(qs)])
+				}
+			}
+		})
 	}
 }

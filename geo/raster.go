@@ -68,9 +68,10 @@ type RasterResult struct {
 	// plot lies inside its tiles and none of its pixels is nodata.
 	Covered bool
 	// Tiles are the names of the tiles read for the plot, sorted: those
-	// holding a point of its bounding box, edges included (a tile whose
-	// west or north edge the plot only touches holds the pixels a finer
-	// layer's centres on that side take their value from).
+	// holding a point of the bounding box of one of its polygons, edges
+	// included (a tile whose west or north edge the plot only touches
+	// holds the pixels a finer layer's centres on that side take their
+	// value from).
 	Tiles []string
 	// Stats counts the plot's pixels by value on the layer's own grid. A
 	// polygon that holds no pixel centre at all (a plot smaller than a
@@ -118,40 +119,27 @@ func (ix *Index) WithRasters(layers ...*RasterLayer) *Index {
 // Rasters returns the raster layers in the order Screen reports them.
 func (ix *Index) Rasters() []*RasterLayer { return append([]*RasterLayer(nil), ix.rasters...) }
 
-// rasterWindow is the pixels of one tile under a plot: the window of its
-// bounding box for a polygon, one pixel for a point.
+// rasterWindow is the pixels of one tile under a plot: for a polygon, the
+// window of the bounding boxes of some of its parts (parts), for a point,
+// one pixel.
 type rasterWindow struct {
-	tile *RasterTile
-	win  geotiff.Window
-	px   []uint8
-	// The window's column edges (longitudes, west to east) and row edges
-	// (latitudes negated, north to south, so that both ascend) in half
-	// nano-degrees, made by the first value: a finer grid looks up a
-	// pixel here for each of its own.
-	colEdges, rowEdges []int64
+	tile  *RasterTile
+	win   geotiff.Window
+	px    []uint8
+	parts []fixedPolygon // the parts whose pixels are all in the window
+	// edges are made by the first value: a finer grid looks up a pixel
+	// here for each of its own.
+	edges *windowEdges
 }
 
 // value returns the pixel of the window that holds q, and false if none
-// does. A point on a pixel edge is in the pixel east or south of it, as
-// fixedGrid.pixel has it.
+// does, by the rule of fixedGrid.pixel.
 func (w *rasterWindow) value(q pt) (uint8, bool) {
-	g := w.tile.Grid
-	if w.colEdges == nil {
-		fg := fixedGrid{g}
-		w.colEdges = make([]int64, w.win.Width+1)
-		for i := range w.colEdges {
-			w.colEdges[i] = fg.lon(2 * (w.win.Col + i))
-		}
-		w.rowEdges = make([]int64, w.win.Height+1)
-		for i := range w.rowEdges {
-			w.rowEdges[i] = -fg.lat(2 * (w.win.Row + i))
-		}
+	if w.edges == nil {
+		w.edges = fixedGrid{w.tile.Grid}.windowEdges(w.win)
 	}
-	col := lastTrue((float64(q.x)/2e9-g.West)/g.DX-float64(w.win.Col), w.win.Width,
-		func(i int) bool { return w.colEdges[i] <= q.x })
-	row := lastTrue((g.North-float64(q.y)/2e9)/g.DY-float64(w.win.Row), w.win.Height,
-		func(i int) bool { return w.rowEdges[i] <= -q.y })
-	if col < 0 || row < 0 || col >= w.win.Width || row >= w.win.Height {
+	col, row, ok := w.edges.pixel(q)
+	if !ok {
 		return 0, false
 	}
 	return w.px[row*w.win.Width+col], true
@@ -177,15 +165,22 @@ func valueAt(ws []rasterWindow, q pt) (v uint8, ok bool) {
 
 // rasterPlot is a plot being measured against raster layers.
 type rasterPlot struct {
-	g        Geometry
-	pointHa  float64
-	plotHa   float64
-	lo, hi   [2]float64     // bounding box of a polygon plot
-	flo, fhi pt             // the same in half nano-degrees
-	fixed    []fixedPolygon // the polygons in half nano-degrees
-	points   []pt           // the points of a point plot in half nano-degrees
-	shape    geom.Geometry
-	samples  []samplePoint // of a plot smaller than a pixel, when needed
+	g       Geometry
+	pointHa float64
+	plotHa  float64
+	parts   []plotPart // of a polygon plot
+	points  []pt       // the points of a point plot in half nano-degrees
+	shape   geom.Geometry
+	samples []samplePoint // of a plot smaller than a pixel, when needed
+}
+
+// plotPart is a part of a polygon plot and its bounding box. Pixels are
+// read part by part: the box of a whole MultiPolygon may be far larger
+// than its parts (two halves of a plot split at 180° span the globe).
+type plotPart struct {
+	lo, hi   [2]float64 // in degrees
+	flo, fhi pt         // in half nano-degrees
+	fixed    fixedPolygon
 }
 
 // newRasterPlot prepares plot g for measuring; false for a polygon plot
@@ -198,13 +193,16 @@ func newRasterPlot(g Geometry, pointHa, plotHa float64) (*rasterPlot, bool) {
 		}
 		return p, true
 	}
-	var ok bool
-	if p.lo, p.hi, ok = bbox(g.Polygons); !ok {
-		return nil, false
+	fixed := fixPolygons(g.Polygons)
+	for i, poly := range g.Polygons {
+		lo, hi, ok := bbox([]Polygon{poly})
+		if !ok {
+			continue
+		}
+		p.parts = append(p.parts, plotPart{lo: lo, hi: hi,
+			flo: fixedPoint(lo[0], lo[1]), fhi: fixedPoint(hi[0], hi[1]), fixed: fixed[i]})
 	}
-	p.flo, p.fhi = fixedPoint(p.lo[0], p.lo[1]), fixedPoint(p.hi[0], p.hi[1])
-	p.fixed = fixPolygons(g.Polygons)
-	return p, true
+	return p, len(p.parts) > 0
 }
 
 // screenRasters measures the plot against every raster layer and combines
@@ -275,45 +273,101 @@ func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindo
 		}
 		return ws, inside, nil
 	}
-	box := geotiff.Bounds{West: p.lo[0], South: p.lo[1], East: p.hi[0], North: p.hi[1]}
 	var rects []geom.Geometry
-	var tilesDeg2 float64 // the box's area inside tiles, in square degrees
-	boxDeg2 := (p.hi[0] - p.lo[0]) * (p.hi[1] - p.lo[1])
+	tilesDeg2 := make([]float64, len(p.parts)) // each part's box's area inside tiles, in square degrees
+	var wins []partsWindow
 	for i := range l.Tiles {
 		t := &l.Tiles[i]
 		b := t.Grid.Bounds()
-		w, s, e, n := max(b.West, box.West), max(b.South, box.South), min(b.East, box.East), min(b.North, box.North)
-		if w > e+t.Grid.DX || s > n+t.Grid.DY {
-			// Clear of the box. Within a pixel of it, the exact window
-			// below decides: in float64 a tile the box touches may seem
-			// a hair away.
-			continue
+		fg := fixedGrid{t.Grid}
+		meets := false
+		wins = wins[:0]
+		for j, part := range p.parts {
+			w, s, e, n := max(b.West, part.lo[0]), max(b.South, part.lo[1]), min(b.East, part.hi[0]), min(b.North, part.hi[1])
+			if w > e+t.Grid.DX || s > n+t.Grid.DY {
+				// Clear of the box. Within a pixel of it, the exact window
+				// below decides: in float64 a tile the box touches may seem
+				// a hair away.
+				continue
+			}
+			if w <= e && s <= n {
+				tilesDeg2[j] += (e - w) * (n - s)
+				meets = true
+			}
+			// The pixels holding a point of the box, edges included: a
+			// tile that the box's east or south side only touches still
+			// has the pixels a finer grid's centres on that side fall in.
+			if win := fg.window(part.flo, part.fhi); !win.Empty() {
+				wins = append(wins, partsWindow{win: win, parts: []int{j}})
+			}
 		}
-		if w <= e && s <= n {
-			tilesDeg2 += (e - w) * (n - s)
+		if meets {
 			rects = append(rects, rectGeom(b))
 		}
-		// The pixels holding a point of the box, edges included: a tile
-		// that the box's east or south side only touches still has the
-		// pixels a finer grid's centres on that side fall in.
-		win := fixedGrid{t.Grid}.window(p.flo, p.fhi)
-		if win.Empty() {
-			continue
+		for _, pw := range mergeWindows(wins) {
+			rw, err := readWindow(ctx, t, pw.win)
+			if err != nil {
+				return nil, false, err
+			}
+			for _, j := range pw.parts {
+				rw.parts = append(rw.parts, p.parts[j].fixed)
+			}
+			ws = append(ws, rw)
 		}
-		rw, err := readWindow(ctx, t, win)
-		if err != nil {
-			return nil, false, err
-		}
-		ws = append(ws, rw)
 	}
-	// Tiles do not overlap, so their parts of the box add up to the box
+	// Tiles do not overlap, so their parts of a box add up to the box
 	// when they cover it; otherwise the plot itself may still lie inside
 	// them (a plot in the inner corner of an L of tiles).
-	inside = len(rects) > 0 && tilesDeg2 >= boxDeg2*(1-1e-12)
+	inside = len(rects) > 0
+	for j, part := range p.parts {
+		if tilesDeg2[j] < (part.hi[0]-part.lo[0])*(part.hi[1]-part.lo[1])*(1-1e-12) {
+			inside = false
+		}
+	}
 	if !inside && len(rects) > 0 {
 		inside = p.insideRects(rects)
 	}
 	return ws, inside, nil
+}
+
+// partsWindow is a window of a tile that holds the pixels of the plot's
+// parts numbered parts.
+type partsWindow struct {
+	win   geotiff.Window
+	parts []int
+}
+
+// mergeWindows replaces windows that share a pixel with the window round
+// both, until no two do: each pixel is then read, and counted, once.
+// Windows apart stay apart, so that the pixels read are those of the
+// parts' boxes and of the gaps between parts close together, not of the
+// box round all of them.
+func mergeWindows(ws []partsWindow) []partsWindow {
+	for {
+		// Sorted by first column, a window can only share a pixel with
+		// those after it that start before it ends.
+		slices.SortFunc(ws, func(a, b partsWindow) int { return a.win.Col - b.win.Col })
+		merged := false
+		for i := 0; i < len(ws); i++ {
+			a := &ws[i].win
+			for j := i + 1; j < len(ws) && ws[j].win.Col < a.Col+a.Width; {
+				b := ws[j].win
+				if b.Row >= a.Row+a.Height || a.Row >= b.Row+b.Height {
+					j++
+					continue
+				}
+				c1, r1 := max(a.Col+a.Width, b.Col+b.Width), max(a.Row+a.Height, b.Row+b.Height)
+				a.Row = min(a.Row, b.Row)
+				a.Width, a.Height = c1-a.Col, r1-a.Row
+				ws[i].parts = append(ws[i].parts, ws[j].parts...)
+				ws = slices.Delete(ws, j, j+1)
+				merged = true
+			}
+		}
+		if !merged {
+			return ws
+		}
+	}
 }
 
 // insideRects reports whether the polygon plot lies inside the union of
@@ -375,7 +429,7 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 		}
 	} else {
 		for _, w := range ws {
-			eachPixelIn(p.fixed, w.tile.Grid, w.win, w.px, func(v uint8, _ pt, ha float64) { count(w.tile, v, ha) })
+			eachPixelIn(w.parts, w.tile.Grid, w.win, w.px, func(v uint8, _ pt, ha float64) { count(w.tile, v, ha) })
 		}
 		if n, _ := r.Stats.Total(); n == 0 {
 			for _, sp := range p.samplePoints() {
@@ -436,7 +490,7 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 	}
 	seen := 0
 	for _, w := range fine {
-		eachPixelIn(p.fixed, w.tile.Grid, w.win, w.px, func(v uint8, at pt, cellHa float64) {
+		eachPixelIn(w.parts, w.tile.Grid, w.win, w.px, func(v uint8, at pt, cellHa float64) {
 			seen++
 			visit(w.tile, v, at, cellHa)
 		})

@@ -44,8 +44,9 @@ type RasterReader interface {
 
 // ZonalStats counts the pixels of a raster, given as its tiles, that plot
 // g covers, by value, as screening does for each raster layer (see
-// RasterResult.Stats): only the window of the plot's bounding box is read
-// from each tile, and a plot across tiles is the sum of its parts. A
+// RasterResult.Stats): only the windows of the bounding boxes of the
+// plot's polygons are read from each tile (one window for polygons less
+// than a pixel apart), and a plot across tiles is the sum of its parts. A
 // pixel's area is that of its cell on the WGS84 ellipsoid, which depends
 // on the latitude only, so it is computed once per row. pointHa is the
 // area of each point of a Point or MultiPoint plot. Parts of the plot
