@@ -46,7 +46,7 @@ func NewClient(o Options) *http.Client {
 		Timeout: o.Timeout,
 		Transport: &http.Transport{
 			Proxy:                  nil,
-			DialContext:            Dialer(o.AllowPrivate).DialContext,
+			DialContext:            dialer(o.AllowPrivate).DialContext,
 			TLSClientConfig:        &tls.Config{RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12},
 			TLSHandshakeTimeout:    10 * time.Second,
 			ForceAttemptHTTP2:      true, // a custom DialContext turns HTTP/2 off otherwise

@@ -6,8 +6,8 @@
 // information system client both send where an API key told them to, so
 // both send with NewClient's client.
 //
-// The check is made at dial time on the address a name resolved to (Dialer),
-// so a name that resolves to 127.0.0.1, or rebinds to it after a check, is
+// The check is made when NewClient's client connects, on the address a
+// name resolved to, so a name that resolves to 127.0.0.1, or rebinds to it after a check, is
 // refused too. CheckTarget does the same check ahead of time, for a clear
 // answer when the URL is set. Private (RFC 1918, unique local) networks are
 // allowed: that is where an on-premises receiver or an air-gapped site's
@@ -116,10 +116,10 @@ func control(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// Dialer returns the dialer of a guarded client (5 s to connect, 30 s
+// dialer returns the dialer of a guarded client (5 s to connect, 30 s
 // keep-alive). Unless allowPrivate, it refuses to connect to an address
 // Refused; the error wraps ErrTargetNotAllowed.
-func Dialer(allowPrivate bool) *net.Dialer {
+func dialer(allowPrivate bool) *net.Dialer {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		d.Control = control

@@ -66,44 +66,6 @@ func TestRefused(t *testing.T) {
 	}
 }
 
-// TestDialer: a client on the guarded dialer connects to nothing on
-// loopback, by address or by a name that resolves to it; the request never
-// reaches the server.
-func TestDialer(t *testing.T) {
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer srv.Close()
-	byName := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
-	client := func(allowPrivate bool) *http.Client {
-		return &http.Client{Timeout: 5 * time.Second, CheckRedirect: netguard.NoRedirects,
-			Transport: &http.Transport{DialContext: netguard.Dialer(allowPrivate).DialContext}}
-	}
-	guarded := client(false)
-	for _, u := range []string{srv.URL, byName} {
-		resp, err := guarded.Get(u)
-		if err == nil {
-			resp.Body.Close()
-		}
-		if !errors.Is(err, netguard.ErrTargetNotAllowed) {
-			t.Errorf("GET %s: got %v, want ErrTargetNotAllowed", u, err)
-		}
-	}
-	if n := hits.Load(); n != 0 {
-		t.Fatalf("the server received %d requests through the guard", n)
-	}
-	resp, err := client(true).Get(srv.URL)
-	if err != nil {
-		t.Fatalf("GET %s with private targets allowed: %v", srv.URL, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent || hits.Load() != 1 {
-		t.Errorf("with private targets allowed: status %d, %d requests received", resp.StatusCode, hits.Load())
-	}
-}
-
 func TestNoRedirects(t *testing.T) {
 	var elsewhere atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
