@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/eudr/eudr/server"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -285,7 +286,7 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer app.Close()
 	l, err := app.ImportLayer(ctx, lr)
-	var se *server.Error
+	var se *apierr.Error
 	if errors.As(err, &se) && len(se.Details) > 0 {
 		var b strings.Builder
 		b.WriteString("the layer is not valid:")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -43,8 +44,8 @@ type principal struct {
 	key    *storage.APIKey // a valid API key
 	user   *storage.User   // a valid login token
 	tenant storage.Tenant
-	err    *Error // why the credential sent was refused; nil if none was sent
-	field  string // where the credential came from: headers.X-API-Key or headers.Authorization
+	err    *apierr.Error // why the credential sent was refused; nil if none was sent
+	field  string        // where the credential came from: headers.X-API-Key or headers.Authorization
 }
 
 // id is what the access log and the rate limiter know the caller by.
@@ -86,7 +87,7 @@ func (a *App) principalOf(r *http.Request, env storage.Environment) principal {
 	scheme, token, ok := strings.Cut(authz, " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return principal{err: unauthorized(), field: "headers.Authorization"}
+		return principal{err: apierr.Unauthorized(), field: "headers.Authorization"}
 	}
 	if strings.HasPrefix(token, "sk_") {
 		return a.keyPrincipal(r.Context(), token, env, "headers.Authorization")
@@ -100,7 +101,7 @@ func (a *App) principalOf(r *http.Request, env storage.Environment) principal {
 func (a *App) keyPrincipal(ctx context.Context, value string, env storage.Environment, field string) principal {
 	p := principal{field: field}
 	if !wellFormedKey(value) {
-		p.err = unauthorized()
+		p.err = apierr.Unauthorized()
 		return p
 	}
 	hash := sha256.Sum256([]byte(value))
@@ -112,26 +113,26 @@ func (a *App) keyPrincipal(ctx context.Context, value string, env storage.Enviro
 			return err
 		})
 		if errors.Is(err, storage.ErrNotFound) {
-			p.err = unauthorized()
+			p.err = apierr.Unauthorized()
 			return p
 		}
 		if err != nil { // the store failed: not the caller's fault
-			p.err = &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error",
+			p.err = &apierr.Error{Status: http.StatusInternalServerError, Code: apierr.CodeInternal, Message: "internal error",
 				Err: fmt.Errorf("look up api key: %w", err)}
 			return p
 		}
 		a.keyCache.put(hash, key, gen)
 	}
 	if key.RevokedAt != nil {
-		p.err = unauthorized()
+		p.err = apierr.Unauthorized()
 		return p
 	}
 	switch {
 	case key.Env != env:
-		p.err = forbidden(DetailWrongEnvironment, "a "+string(key.Env)+" key cannot be used on the "+string(env)+" listener")
+		p.err = apierr.Forbidden(apierr.DetailWrongEnvironment, "a "+string(key.Env)+" key cannot be used on the "+string(env)+" listener")
 		p.err.Details[0].Field = field
 	case string(key.Hash) != string(hash[:]):
-		p.err = forbidden(DetailKeyRotated, "this key value was rotated; use the new value")
+		p.err = apierr.Forbidden(apierr.DetailKeyRotated, "this key value was rotated; use the new value")
 		p.err.Details[0].Field = field
 	default:
 		p.key = key
@@ -173,17 +174,17 @@ const (
 
 // authorize applies a route's policy to the request's principal and returns
 // the 401 or 403 to send, or nil.
-func authorize(policy authPolicy, p principal, method string) *Error {
+func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 	switch policy {
 	case authKey:
 		if p.key == nil {
 			if p.err != nil {
 				return p.err
 			}
-			return unauthorized() // nothing, or a login token where a key is needed
+			return apierr.Unauthorized() // nothing, or a login token where a key is needed
 		}
 		if !hasScope(p.key.Scopes, requiredScope(method)) {
-			e := forbidden(DetailScopeRequired, "this request needs the "+requiredScope(method)+" scope")
+			e := apierr.Forbidden(apierr.DetailScopeRequired, "this request needs the "+requiredScope(method)+" scope")
 			e.Details[0].Field = p.field
 			return e
 		}
@@ -191,18 +192,18 @@ func authorize(policy authPolicy, p principal, method string) *Error {
 		switch {
 		case p.user != nil:
 			if p.user.Role != roleAdmin {
-				return forbidden(DetailAdminRequired, "this request needs an administrator")
+				return apierr.Forbidden(apierr.DetailAdminRequired, "this request needs an administrator")
 			}
 		case p.err != nil && p.err.Status == http.StatusForbidden:
 			return p.err // WRONG_ENVIRONMENT and KEY_ROTATED come before JWT_REQUIRED
 		case p.key != nil:
-			e := forbidden(DetailJWTRequired, "key management needs a login token (POST /api/v1/enterprise/auth/login), not an API key")
+			e := apierr.Forbidden(apierr.DetailJWTRequired, "key management needs a login token (POST /api/v1/enterprise/auth/login), not an API key")
 			e.Details[0].Field = p.field
 			return e
 		case p.err != nil:
 			return p.err
 		default:
-			return unauthorized()
+			return apierr.Unauthorized()
 		}
 	}
 	return nil

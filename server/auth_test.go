@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -142,16 +143,16 @@ func TestAuthorize(t *testing.T) {
 
 		// authKey: the EUDR API.
 		{"None", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"KeyRead", authKey, map[string]want{"GET": ok, "POST": f(DetailScopeRequired), "DELETE": f(DetailScopeRequired)}},
+		{"KeyRead", authKey, map[string]want{"GET": ok, "POST": f(apierr.DetailScopeRequired), "DELETE": f(apierr.DetailScopeRequired)}},
 		{"KeyReadWrite", authKey, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
-		{"Rotated", authKey, map[string]want{"GET": f(DetailKeyRotated), "POST": f(DetailKeyRotated), "DELETE": f(DetailKeyRotated)}},
+		{"Rotated", authKey, map[string]want{"GET": f(apierr.DetailKeyRotated), "POST": f(apierr.DetailKeyRotated), "DELETE": f(apierr.DetailKeyRotated)}},
 		{"Revoked", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 		{"Malformed", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 		{"Unknown", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"WrongEnv", authKey, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		{"WrongEnv", authKey, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
 		// WRONG_ENVIRONMENT comes before SCOPE_REQUIRED and KEY_ROTATED.
-		{"WrongEnvRead", authKey, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
-		{"WrongEnvRotated", authKey, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		{"WrongEnvRead", authKey, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
+		{"WrongEnvRotated", authKey, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
 		// A login token is not an API key.
 		{"JWT", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 		{"InvalidJWT", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
@@ -160,16 +161,16 @@ func TestAuthorize(t *testing.T) {
 
 		// authAdmin: key management.
 		{"None", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"KeyRead", authAdmin, map[string]want{"GET": f(DetailJWTRequired), "POST": f(DetailJWTRequired), "DELETE": f(DetailJWTRequired)}},
-		{"KeyReadWrite", authAdmin, map[string]want{"GET": f(DetailJWTRequired), "POST": f(DetailJWTRequired), "DELETE": f(DetailJWTRequired)}},
+		{"KeyRead", authAdmin, map[string]want{"GET": f(apierr.DetailJWTRequired), "POST": f(apierr.DetailJWTRequired), "DELETE": f(apierr.DetailJWTRequired)}},
+		{"KeyReadWrite", authAdmin, map[string]want{"GET": f(apierr.DetailJWTRequired), "POST": f(apierr.DetailJWTRequired), "DELETE": f(apierr.DetailJWTRequired)}},
 		// KEY_ROTATED and WRONG_ENVIRONMENT come before JWT_REQUIRED.
-		{"Rotated", authAdmin, map[string]want{"GET": f(DetailKeyRotated), "POST": f(DetailKeyRotated), "DELETE": f(DetailKeyRotated)}},
-		{"WrongEnv", authAdmin, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
-		{"WrongEnvRotated", authAdmin, map[string]want{"GET": f(DetailWrongEnvironment), "POST": f(DetailWrongEnvironment), "DELETE": f(DetailWrongEnvironment)}},
+		{"Rotated", authAdmin, map[string]want{"GET": f(apierr.DetailKeyRotated), "POST": f(apierr.DetailKeyRotated), "DELETE": f(apierr.DetailKeyRotated)}},
+		{"WrongEnv", authAdmin, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
+		{"WrongEnvRotated", authAdmin, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
 		{"Revoked", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 		{"Malformed", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 		{"JWT", authAdmin, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
-		{"JWTNonAdmin", authAdmin, map[string]want{"GET": f(DetailAdminRequired), "POST": f(DetailAdminRequired), "DELETE": f(DetailAdminRequired)}},
+		{"JWTNonAdmin", authAdmin, map[string]want{"GET": f(apierr.DetailAdminRequired), "POST": f(apierr.DetailAdminRequired), "DELETE": f(apierr.DetailAdminRequired)}},
 		{"InvalidJWT", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 		{"NoScheme", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 	} {
@@ -197,12 +198,12 @@ func TestAuthorize(t *testing.T) {
 				}
 				switch w.status {
 				case 401:
-					if e.Code != CodeUnauthorized || e.Message != msgUnauthorized || len(e.Details) != 0 {
-						t.Errorf("%s: got %s %q %+v, want UNAUTHORIZED %q without details", m, e.Code, e.Message, e.Details, msgUnauthorized)
+					if e.Code != apierr.CodeUnauthorized || e.Message != apierr.MsgUnauthorized || len(e.Details) != 0 {
+						t.Errorf("%s: got %s %q %+v, want UNAUTHORIZED %q without details", m, e.Code, e.Message, e.Details, apierr.MsgUnauthorized)
 					}
 				case 403:
-					if e.Code != CodeForbidden || e.Message != msgForbidden {
-						t.Errorf("%s: got %s %q, want FORBIDDEN %q", m, e.Code, e.Message, msgForbidden)
+					if e.Code != apierr.CodeForbidden || e.Message != apierr.MsgForbidden {
+						t.Errorf("%s: got %s %q, want FORBIDDEN %q", m, e.Code, e.Message, apierr.MsgForbidden)
 					}
 					if len(e.Details) != 1 || e.Details[0].Code != w.detail {
 						t.Errorf("%s: details got %+v, want one %s", m, e.Details, w.detail)
@@ -268,7 +269,7 @@ func TestApp_PrincipalOf(t *testing.T) {
 
 	t.Run("WrongEnvironmentDetailField", func(t *testing.T) {
 		p := ta.principalOf(newRequest("GET", "/", "", "Authorization", "Bearer "+value), storage.Production)
-		if p.err == nil || p.err.Details[0].Code != DetailWrongEnvironment || p.err.Details[0].Field != "headers.Authorization" {
+		if p.err == nil || p.err.Details[0].Code != apierr.DetailWrongEnvironment || p.err.Details[0].Field != "headers.Authorization" {
 			t.Errorf("sandbox key on production: got %+v, want WRONG_ENVIRONMENT on headers.Authorization", p.err)
 		}
 	})
@@ -304,12 +305,12 @@ func TestApp_Auth(t *testing.T) {
 		{"BareAuthorization", storage.Sandbox, "GET", health, []string{"Authorization", rw}, 401, ""},
 		{"Truncated", storage.Sandbox, "GET", health, []string{"X-API-Key", rw[:len(rw)-1]}, 401, ""},
 		{"JWTOnEUDRRoute", storage.Sandbox, "GET", health, []string{"Authorization", "Bearer " + token}, 401, ""},
-		{"TestKeyOnProduction", storage.Production, "GET", health, []string{"X-API-Key", rw}, 403, DetailWrongEnvironment},
-		{"LiveKeyOnSandbox", storage.Sandbox, "GET", health, []string{"X-API-Key", live}, 403, DetailWrongEnvironment},
-		{"ReadKeyWrites", storage.Sandbox, "POST", suppliers, []string{"X-API-Key", read, "Idempotency-Key", "k1"}, 403, DetailScopeRequired},
-		{"ReadKeyDeletes", storage.Sandbox, "DELETE", suppliers + "/V1", []string{"X-API-Key", read}, 403, DetailScopeRequired},
+		{"TestKeyOnProduction", storage.Production, "GET", health, []string{"X-API-Key", rw}, 403, apierr.DetailWrongEnvironment},
+		{"LiveKeyOnSandbox", storage.Sandbox, "GET", health, []string{"X-API-Key", live}, 403, apierr.DetailWrongEnvironment},
+		{"ReadKeyWrites", storage.Sandbox, "POST", suppliers, []string{"X-API-Key", read, "Idempotency-Key", "k1"}, 403, apierr.DetailScopeRequired},
+		{"ReadKeyDeletes", storage.Sandbox, "DELETE", suppliers + "/V1", []string{"X-API-Key", read}, 403, apierr.DetailScopeRequired},
 		{"ReadKeyReads", storage.Sandbox, "GET", suppliers, []string{"X-API-Key", read}, 200, ""},
-		{"KeyOnKeyManagement", storage.Sandbox, "GET", enterprisePrefix + "/api-keys", []string{"X-API-Key", rw}, 403, DetailJWTRequired},
+		{"KeyOnKeyManagement", storage.Sandbox, "GET", enterprisePrefix + "/api-keys", []string{"X-API-Key", rw}, 403, apierr.DetailJWTRequired},
 		{"JWTOnKeyManagement", storage.Sandbox, "GET", enterprisePrefix + "/api-keys", []string{"Authorization", "Bearer " + token}, 200, ""},
 		{"JWTOnKeyManagementProduction", storage.Production, "GET", enterprisePrefix + "/api-keys", []string{"Authorization", "Bearer " + token}, 200, ""},
 		{"ProbeWithoutKey", storage.Sandbox, "GET", "/livez", nil, 200, ""},
@@ -327,7 +328,7 @@ func TestApp_Auth(t *testing.T) {
 					t.Fatalf("got %d %s, want 200", w.Code, w.Body)
 				}
 			case 401:
-				e := wantError(t, w, 401, CodeUnauthorized, "")
+				e := wantError(t, w, 401, apierr.CodeUnauthorized, "")
 				if e.Message != "Missing or invalid API key" {
 					t.Errorf("message: got %q, want %q", e.Message, "Missing or invalid API key")
 				}
@@ -335,7 +336,7 @@ func TestApp_Auth(t *testing.T) {
 					t.Errorf("details: got %+v, want []", e.Details)
 				}
 			case 403:
-				e := wantError(t, w, 403, CodeForbidden, tc.wantDetail)
+				e := wantError(t, w, 403, apierr.CodeForbidden, tc.wantDetail)
 				if e.Message != "API key does not have the required scope" {
 					t.Errorf("message: got %q, want %q", e.Message, "API key does not have the required scope")
 				}
@@ -368,16 +369,16 @@ func TestApp_AuthRefusalOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name, method, path, key, want string
 	}{
-		{"WrongEnvBeforeRotated", "GET", eudrPrefix + "/health", old, DetailWrongEnvironment},
-		{"WrongEnvBeforeScope", "DELETE", eudrPrefix + "/suppliers/V1", old, DetailWrongEnvironment},
-		{"WrongEnvBeforeJWT", "GET", enterprisePrefix + "/api-keys", old, DetailWrongEnvironment},
-		{"RotatedBeforeScope", "DELETE", eudrPrefix + "/suppliers/V1", old2, DetailKeyRotated},
-		{"RotatedBeforeJWT", "GET", enterprisePrefix + "/api-keys", old2, DetailKeyRotated},
-		{"JWTBeforeScope", "DELETE", enterprisePrefix + "/api-keys/" + k.ID, readKey, DetailJWTRequired},
+		{"WrongEnvBeforeRotated", "GET", eudrPrefix + "/health", old, apierr.DetailWrongEnvironment},
+		{"WrongEnvBeforeScope", "DELETE", eudrPrefix + "/suppliers/V1", old, apierr.DetailWrongEnvironment},
+		{"WrongEnvBeforeJWT", "GET", enterprisePrefix + "/api-keys", old, apierr.DetailWrongEnvironment},
+		{"RotatedBeforeScope", "DELETE", eudrPrefix + "/suppliers/V1", old2, apierr.DetailKeyRotated},
+		{"RotatedBeforeJWT", "GET", enterprisePrefix + "/api-keys", old2, apierr.DetailKeyRotated},
+		{"JWTBeforeScope", "DELETE", enterprisePrefix + "/api-keys/" + k.ID, readKey, apierr.DetailJWTRequired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := ta.do(tc.method, tc.path, "", "X-API-Key", tc.key)
-			wantError(t, w, http.StatusForbidden, CodeForbidden, tc.want)
+			wantError(t, w, http.StatusForbidden, apierr.CodeForbidden, tc.want)
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -99,28 +100,28 @@ func toBatchResponse(b *storage.Batch) batchResponse {
 // validate checks every member and reports every problem, and returns the
 // batch to register (without IDs, status or times) and its polygon IDs.
 func (req *batchRequest) validate() (*storage.Batch, []string, error) {
-	var probs Problems
+	var probs apierr.Problems
 	ref := strings.TrimSpace(req.BatchReference)
 	switch {
 	case ref == "":
-		probs.Add(DetailRequired, "batchReference", "is required: your reference of the batch (lot number, ERP document)")
+		probs.Add(apierr.DetailRequired, "batchReference", "is required: your reference of the batch (lot number, ERP document)")
 	case utf8.RuneCountInString(ref) > maxBatchReferenceLen || strings.ContainsFunc(ref, unicode.IsControl):
-		probs.Add(DetailInvalidValue, "batchReference", fmt.Sprintf("must be at most %d characters, without control characters", maxBatchReferenceLen))
+		probs.Add(apierr.DetailInvalidValue, "batchReference", fmt.Sprintf("must be at most %d characters, without control characters", maxBatchReferenceLen))
 	}
 	commodityOK := false
 	switch {
 	case req.Commodity == "":
-		probs.Add(DetailRequired, "commodity", "is required: one of "+strings.Join(geo.Commodities(), ", "))
+		probs.Add(apierr.DetailRequired, "commodity", "is required: one of "+strings.Join(geo.Commodities(), ", "))
 	case !geo.IsCommodity(req.Commodity):
-		probs.Add(DetailInvalidValue, "commodity", fmt.Sprintf("must be one of %s, not %q", strings.Join(geo.Commodities(), ", "), req.Commodity))
+		probs.Add(apierr.DetailInvalidValue, "commodity", fmt.Sprintf("must be one of %s, not %q", strings.Join(geo.Commodities(), ", "), req.Commodity))
 	default:
 		commodityOK = true
 	}
 	switch {
 	case req.HSCode == "":
-		probs.Add(DetailRequired, "hsCode", "is required: the Harmonised System code of the product (Annex I to Regulation (EU) 2023/1115)")
+		probs.Add(apierr.DetailRequired, "hsCode", "is required: the Harmonised System code of the product (Annex I to Regulation (EU) 2023/1115)")
 	case !risk.HSCodePattern.MatchString(req.HSCode):
-		probs.Add(DetailInvalidValue, "hsCode", risk.AnnexI().CheckHSCode(req.Commodity, req.HSCode))
+		probs.Add(apierr.DetailInvalidValue, "hsCode", risk.AnnexI().CheckHSCode(req.Commodity, req.HSCode))
 	case len(risk.AnnexI().CommodityOf(req.HSCode)) == 0:
 		// No commodity has it: wrong whatever the batch. A code Annex I
 		// lists for another commodity is a business rule, judged with the
@@ -129,27 +130,27 @@ func (req *batchRequest) validate() (*storage.Batch, []string, error) {
 		if commodityOK {
 			issue = risk.AnnexI().CheckHSCode(req.Commodity, req.HSCode)
 		}
-		probs.Add(DetailHSCodeNotInAnnexI, "hsCode", issue)
+		probs.Add(apierr.DetailHSCodeNotInAnnexI, "hsCode", issue)
 	}
 	switch {
 	case req.SupplierID == "":
-		probs.Add(DetailRequired, "supplierId", "is required: the erpVendorId of a supplier mapping (POST /suppliers)")
+		probs.Add(apierr.DetailRequired, "supplierId", "is required: the erpVendorId of a supplier mapping (POST /suppliers)")
 	case !erpVendorIDPattern.MatchString(req.SupplierID):
-		probs.Add(DetailInvalidValue, "supplierId", "must be an erpVendorId: 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
+		probs.Add(apierr.DetailInvalidValue, "supplierId", "must be an erpVendorId: 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
 	}
 	switch {
 	case len(req.PolygonIDs) == 0:
-		probs.Add(DetailRequired, "polygonIds", "is required: the polygonId of at least one COMPLIANT polygon")
+		probs.Add(apierr.DetailRequired, "polygonIds", "is required: the polygonId of at least one COMPLIANT polygon")
 	case len(req.PolygonIDs) > maxBatchPolygons:
-		probs.Add(DetailInvalidValue, "polygonIds", fmt.Sprintf("must list at most %d polygons, not %d", maxBatchPolygons, len(req.PolygonIDs)))
+		probs.Add(apierr.DetailInvalidValue, "polygonIds", fmt.Sprintf("must list at most %d polygons, not %d", maxBatchPolygons, len(req.PolygonIDs)))
 	default:
 		first := make(map[string]int, len(req.PolygonIDs))
 		for i, id := range req.PolygonIDs {
 			field := fmt.Sprintf("polygonIds[%d]", i)
 			if id == "" {
-				probs.Add(DetailInvalidValue, field, "must be a polygonId, not empty")
+				probs.Add(apierr.DetailInvalidValue, field, "must be a polygonId, not empty")
 			} else if j, dup := first[id]; dup {
-				probs.Add(DetailInvalidValue, field, fmt.Sprintf("repeats polygonIds[%d] %s: list each polygon once", j, id))
+				probs.Add(apierr.DetailInvalidValue, field, fmt.Sprintf("repeats polygonIds[%d] %s: list each polygon once", j, id))
 			} else {
 				first[id] = i
 			}
@@ -158,29 +159,29 @@ func (req *batchRequest) validate() (*storage.Batch, []string, error) {
 	b := &storage.Batch{Reference: ref, Commodity: req.Commodity, HSCode: req.HSCode, SupplierID: req.SupplierID,
 		PolygonCount: len(req.PolygonIDs)}
 	if q := req.Quantity; q == nil {
-		probs.Add(DetailRequired, "quantity", "is required: an object with netMassKg")
+		probs.Add(apierr.DetailRequired, "quantity", "is required: an object with netMassKg")
 	} else {
 		switch {
 		case q.NetMassKg == nil:
-			probs.Add(DetailRequired, "quantity.netMassKg", "is required: the net mass in kilograms")
+			probs.Add(apierr.DetailRequired, "quantity.netMassKg", "is required: the net mass in kilograms")
 		case !(*q.NetMassKg > 0) || *q.NetMassKg >= maxQuantity:
-			probs.Add(DetailInvalidValue, "quantity.netMassKg", "must be greater than 0 and below 10,000,000,000 kg")
+			probs.Add(apierr.DetailInvalidValue, "quantity.netMassKg", "must be greater than 0 and below 10,000,000,000 kg")
 		default:
 			b.NetMassKg = *q.NetMassKg
 		}
 		switch {
 		case q.SupplementaryUnit == nil && q.SupplementaryUnitType != nil:
-			probs.Add(DetailRequired, "quantity.supplementaryUnit", "is required with supplementaryUnitType")
+			probs.Add(apierr.DetailRequired, "quantity.supplementaryUnit", "is required with supplementaryUnitType")
 		case q.SupplementaryUnit != nil && (*q.SupplementaryUnit < 0 || *q.SupplementaryUnit >= maxQuantity):
-			probs.Add(DetailInvalidValue, "quantity.supplementaryUnit", "must be at least 0 and below 10,000,000,000")
+			probs.Add(apierr.DetailInvalidValue, "quantity.supplementaryUnit", "must be at least 0 and below 10,000,000,000")
 		case q.SupplementaryUnit != nil:
 			b.SupplementaryUnit = q.SupplementaryUnit
 		}
 		switch t := q.SupplementaryUnitType; {
 		case t == nil && q.SupplementaryUnit != nil:
-			probs.Add(DetailRequired, "quantity.supplementaryUnitType", "is required with supplementaryUnit: one of "+strings.Join(supplementaryUnitTypes, ", "))
+			probs.Add(apierr.DetailRequired, "quantity.supplementaryUnitType", "is required with supplementaryUnit: one of "+strings.Join(supplementaryUnitTypes, ", "))
 		case t != nil && !isSupplementaryUnitType(*t):
-			probs.Add(DetailInvalidValue, "quantity.supplementaryUnitType", fmt.Sprintf("must be one of %s, not %q", strings.Join(supplementaryUnitTypes, ", "), *t))
+			probs.Add(apierr.DetailInvalidValue, "quantity.supplementaryUnitType", fmt.Sprintf("must be one of %s, not %q", strings.Join(supplementaryUnitTypes, ", "), *t))
 		case t != nil:
 			b.SupplementaryUnitType = *t
 		}
@@ -188,7 +189,7 @@ func (req *batchRequest) validate() (*storage.Batch, []string, error) {
 	start, startOK := harvestDate(&probs, "harvestStart", req.HarvestStart)
 	end, endOK := harvestDate(&probs, "harvestEnd", req.HarvestEnd)
 	if startOK && endOK && start != "" && end != "" && end < start {
-		probs.Add(DetailInvalidValue, "harvestEnd", fmt.Sprintf("must not be before harvestStart (%s)", start))
+		probs.Add(apierr.DetailInvalidValue, "harvestEnd", fmt.Sprintf("must not be before harvestStart (%s)", start))
 	}
 	b.HarvestStart, b.HarvestEnd = start, end
 	if err := probs.Err(); err != nil {
@@ -207,12 +208,12 @@ func isSupplementaryUnitType(s string) bool {
 }
 
 // harvestDate checks an optional date YYYY-MM-DD; absent (or null) is "".
-func harvestDate(probs *Problems, field string, v *string) (string, bool) {
+func harvestDate(probs *apierr.Problems, field string, v *string) (string, bool) {
 	if v == nil {
 		return "", true
 	}
 	if _, err := time.Parse(time.DateOnly, *v); err != nil || len(*v) != len(time.DateOnly) {
-		probs.Add(DetailInvalidValue, field, fmt.Sprintf("must be a date YYYY-MM-DD (ISO 8601), not %q", *v))
+		probs.Add(apierr.DetailInvalidValue, field, fmt.Sprintf("must be a date YYYY-MM-DD (ISO 8601), not %q", *v))
 		return "", false
 	}
 	return *v, true
@@ -253,17 +254,17 @@ func (a *App) handleBatchesCreate(w http.ResponseWriter, r *http.Request, _ http
 // only for other commodities, polygons not COMPLIANT or not of its
 // commodity.
 func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygonIDs []string) error {
-	var missing Problems
+	var missing apierr.Problems
 	if _, err := tx.FindSupplier(t, b.SupplierID); errors.Is(err, storage.ErrNotFound) {
-		missing.Add(DetailSupplierNotFound, "supplierId", fmt.Sprintf("no supplier mapping has erpVendorId %s in this organisation and environment (POST /suppliers)", b.SupplierID))
+		missing.Add(apierr.DetailSupplierNotFound, "supplierId", fmt.Sprintf("no supplier mapping has erpVendorId %s in this organisation and environment (POST /suppliers)", b.SupplierID))
 	} else if err != nil {
 		return err
 	}
-	var refused Problems
+	var refused apierr.Problems
 	otherProduct := 0
 	if _, ok := risk.AnnexI().Match(b.Commodity, b.HSCode); !ok {
 		otherProduct = 1
-		refused.Add(DetailHSCodeNotInAnnexI, "hsCode", risk.AnnexI().CheckHSCode(b.Commodity, b.HSCode))
+		refused.Add(apierr.DetailHSCodeNotInAnnexI, "hsCode", risk.AnnexI().CheckHSCode(b.Commodity, b.HSCode))
 	}
 	notCompliant, otherCommodity, unknown := 0, 0, 0
 	for i, id := range polygonIDs {
@@ -272,7 +273,7 @@ func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygon
 		if errors.Is(err, storage.ErrNotFound) {
 			unknown++
 			if unknown <= maxListedRefusals {
-				missing.Add(DetailPolygonNotFound, field, fmt.Sprintf("no polygon %s in this organisation and environment", id))
+				missing.Add(apierr.DetailPolygonNotFound, field, fmt.Sprintf("no polygon %s in this organisation and environment", id))
 			}
 			continue
 		}
@@ -286,13 +287,13 @@ func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygon
 				if p.FailureReason != "" {
 					issue += " (" + p.FailureReason + ")"
 				}
-				refused.Add(DetailPolygonNotCompliant, field, issue+": only COMPLIANT polygons may be in a batch; delete it and submit a corrected plot")
+				refused.Add(apierr.DetailPolygonNotCompliant, field, issue+": only COMPLIANT polygons may be in a batch; delete it and submit a corrected plot")
 			}
 		}
 		if p.Commodity != b.Commodity {
 			otherCommodity++
 			if len(refused) < maxListedRefusals {
-				refused.Add(DetailCommodityMismatch, field, fmt.Sprintf("polygon %s is a plot of %s, the batch is of %s", id, p.Commodity, b.Commodity))
+				refused.Add(apierr.DetailCommodityMismatch, field, fmt.Sprintf("polygon %s is a plot of %s, the batch is of %s", id, p.Commodity, b.Commodity))
 			}
 		}
 	}
@@ -304,10 +305,10 @@ func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygon
 		if len(missing) > 1 {
 			msg = fmt.Sprintf("%d of the batch's references were not found", len(missing))
 		}
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: msg, Details: missing}
+		return &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: msg, Details: missing}
 	}
 	if len(refused) == 1 && otherProduct == 1 {
-		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule, Message: refused[0].Issue, Details: refused}
+		return &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule, Message: refused[0].Issue, Details: refused}
 	}
 	if len(refused) > 0 {
 		if n := otherProduct + notCompliant + otherCommodity - len(refused); n > 0 {
@@ -323,7 +324,7 @@ func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygon
 		if otherCommodity > 0 {
 			parts = append(parts, fmt.Sprintf("%d of another commodity", otherCommodity))
 		}
-		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+		return &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 			Message: "a batch must be a product of its commodity from COMPLIANT plots of it: " + strings.Join(parts, ", "), Details: refused}
 	}
 	return nil
@@ -349,11 +350,11 @@ func (a *App) registerBatch(tx *storage.Tx, t storage.Tenant, b *storage.Batch, 
 func batchFilter(r *http.Request) (storage.BatchFilter, error) {
 	q := r.URL.Query()
 	f := storage.BatchFilter{Status: q.Get("status"), SupplierID: q.Get("supplierId")}
-	var probs Problems
+	var probs apierr.Problems
 	switch f.Status {
 	case "", storage.BatchAssessing, storage.BatchVerified, storage.BatchHighRisk:
 	default:
-		probs.Add(DetailInvalidValue, "query.status", "must be ASSESSING, VERIFIED or HIGH_RISK")
+		probs.Add(apierr.DetailInvalidValue, "query.status", "must be ASSESSING, VERIFIED or HIGH_RISK")
 	}
 	return f, probs.Err()
 }
@@ -399,9 +400,7 @@ func (a *App) handleBatchesGet(w http.ResponseWriter, r *http.Request, ps httpro
 		ids, err = tx.FindBatchPolygons(t, id)
 		return err
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("batch " + id)
-	}
+	err = apierr.Named(err, "batch", id)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -430,9 +429,7 @@ func (a *App) handleBatchesRiskAssessment(w http.ResponseWriter, r *http.Request
 		doc, err = tx.FindBatchAssessment(t, id)
 		return err
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("batch " + id)
-	}
+	err = apierr.Named(err, "batch", id)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -163,7 +164,7 @@ func TestBatches_Verified(t *testing.T) {
 	if again.Status != storage.BatchVerified || *again.RiskScore != 0 {
 		t.Errorf("a second batch of a GH plot: %+v", again)
 	}
-	e := wantError(t, ta.do("DELETE", eudrPrefix+"/polygons/"+ids[0], "", "X-API-Key", key), http.StatusConflict, CodeConflict, DetailPolygonInUse)
+	e := wantError(t, ta.do("DELETE", eudrPrefix+"/polygons/"+ids[0], "", "X-API-Key", key), http.StatusConflict, apierr.CodeConflict, apierr.DetailPolygonInUse)
 	if !strings.Contains(e.Details[0].Issue, acc.BatchID) || !strings.Contains(e.Details[0].Issue, again.BatchID) || e.Details[0].Field != "polygonId" {
 		t.Errorf("409: %+v, want both batches named", e)
 	}
@@ -216,7 +217,7 @@ func TestBatches_Refused(t *testing.T) {
 	// 400: every problem at once.
 	e := wantError(t, post(`{"batchReference":" ","commodity":"tea","hsCode":"18","supplierId":"-x","polygonIds":["a","","a"],`+
 		`"quantity":{"netMassKg":0,"supplementaryUnit":-1},"harvestStart":"2026-13-01","harvestEnd":"yesterday","extra":1}`),
-		http.StatusBadRequest, CodeValidationFailed, "")
+		http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	want := map[string]bool{
 		"UNKNOWN_FIELD extra": true, "REQUIRED batchReference": true, "INVALID_VALUE commodity": true, "INVALID_VALUE hsCode": true,
 		"INVALID_VALUE supplierId": true, "INVALID_VALUE polygonIds[1]": true, "INVALID_VALUE polygonIds[2]": true,
@@ -226,7 +227,7 @@ func TestBatches_Refused(t *testing.T) {
 	if got := detailSet(e.Details); !reflect.DeepEqual(got, want) {
 		t.Errorf("400 details: %v, want %v", got, want)
 	}
-	e = wantError(t, post(`{}`), http.StatusBadRequest, CodeValidationFailed, "")
+	e = wantError(t, post(`{}`), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	want = map[string]bool{"REQUIRED batchReference": true, "REQUIRED commodity": true, "REQUIRED hsCode": true,
 		"REQUIRED supplierId": true, "REQUIRED polygonIds": true, "REQUIRED quantity": true}
 	if got := detailSet(e.Details); !reflect.DeepEqual(got, want) {
@@ -236,21 +237,21 @@ func TestBatches_Refused(t *testing.T) {
 		body          string
 		field, detail string
 	}{
-		{strings.Replace(batchBody("x", ids[0]), `"18010000"`, `"3401"`, 1), "hsCode", DetailHSCodeNotInAnnexI},
-		{strings.Replace(batchBody("x", ids[0]), `"18010000"`, `"18O1"`, 1), "hsCode", DetailInvalidValue},
-		{strings.Replace(batchBody("x", ids[0]), `"harvestEnd":"2026-05-31"`, `"harvestEnd":"2026-02-28"`, 1), "harvestEnd", DetailInvalidValue},
-		{strings.Replace(batchBody("x", ids[0]), `,"supplementaryUnitType":"NAR"`, ``, 1), "quantity.supplementaryUnitType", DetailRequired},
-		{strings.Replace(batchBody("x", ids[0]), `"supplementaryUnit":0,`, ``, 1), "quantity.supplementaryUnit", DetailRequired},
-		{strings.Replace(batchBody("x", ids[0]), `"NAR"`, `"KGM"`, 1), "quantity.supplementaryUnitType", DetailInvalidValue},
-		{strings.Replace(batchBody("x", ids[0]), `"netMassKg":12500.5`, `"netMassKg":"12500"`, 1), "quantity.netMassKg", DetailInvalidValue},
-		{strings.Replace(batchBody("x", ids[0]), `"netMassKg":12500.5`, `"netMassKg":1e10`, 1), "quantity.netMassKg", DetailInvalidValue},
-		{strings.Replace(batchBody("x", ids[0]), `"netMassKg":12500.5,`, ``, 1), "quantity.netMassKg", DetailRequired},
-		{strings.Replace(batchBody("x", ids[0]), `"quantity":{`, `"quantity":{"gross":1,`, 1), "gross", DetailUnknownField},
-		{`{"batchReference":"x","commodity":"cocoa","hsCode":"1801","supplierId":"V-1","polygonIds":[],"quantity":{"netMassKg":1}}`, "polygonIds", DetailRequired},
-		{`{"batchReference":"x","commodity":"cocoa","hsCode":"1801","supplierId":"V-1","polygonIds":"p","quantity":{"netMassKg":1}}`, "polygonIds", DetailInvalidValue},
-		{batchBody(strings.Repeat("r", maxBatchReferenceLen+1), ids[0]), "batchReference", DetailInvalidValue},
+		{strings.Replace(batchBody("x", ids[0]), `"18010000"`, `"3401"`, 1), "hsCode", apierr.DetailHSCodeNotInAnnexI},
+		{strings.Replace(batchBody("x", ids[0]), `"18010000"`, `"18O1"`, 1), "hsCode", apierr.DetailInvalidValue},
+		{strings.Replace(batchBody("x", ids[0]), `"harvestEnd":"2026-05-31"`, `"harvestEnd":"2026-02-28"`, 1), "harvestEnd", apierr.DetailInvalidValue},
+		{strings.Replace(batchBody("x", ids[0]), `,"supplementaryUnitType":"NAR"`, ``, 1), "quantity.supplementaryUnitType", apierr.DetailRequired},
+		{strings.Replace(batchBody("x", ids[0]), `"supplementaryUnit":0,`, ``, 1), "quantity.supplementaryUnit", apierr.DetailRequired},
+		{strings.Replace(batchBody("x", ids[0]), `"NAR"`, `"KGM"`, 1), "quantity.supplementaryUnitType", apierr.DetailInvalidValue},
+		{strings.Replace(batchBody("x", ids[0]), `"netMassKg":12500.5`, `"netMassKg":"12500"`, 1), "quantity.netMassKg", apierr.DetailInvalidValue},
+		{strings.Replace(batchBody("x", ids[0]), `"netMassKg":12500.5`, `"netMassKg":1e10`, 1), "quantity.netMassKg", apierr.DetailInvalidValue},
+		{strings.Replace(batchBody("x", ids[0]), `"netMassKg":12500.5,`, ``, 1), "quantity.netMassKg", apierr.DetailRequired},
+		{strings.Replace(batchBody("x", ids[0]), `"quantity":{`, `"quantity":{"gross":1,`, 1), "gross", apierr.DetailUnknownField},
+		{`{"batchReference":"x","commodity":"cocoa","hsCode":"1801","supplierId":"V-1","polygonIds":[],"quantity":{"netMassKg":1}}`, "polygonIds", apierr.DetailRequired},
+		{`{"batchReference":"x","commodity":"cocoa","hsCode":"1801","supplierId":"V-1","polygonIds":"p","quantity":{"netMassKg":1}}`, "polygonIds", apierr.DetailInvalidValue},
+		{batchBody(strings.Repeat("r", maxBatchReferenceLen+1), ids[0]), "batchReference", apierr.DetailInvalidValue},
 	} {
-		e := wantError(t, post(c.body), http.StatusBadRequest, CodeValidationFailed, c.detail)
+		e := wantError(t, post(c.body), http.StatusBadRequest, apierr.CodeValidationFailed, c.detail)
 		if len(e.Details) != 1 || e.Details[0].Field != c.field {
 			t.Errorf("%s: details %+v, want one %s at %s", c.body, e.Details, c.detail, c.field)
 		}
@@ -259,32 +260,32 @@ func TestBatches_Refused(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprint("pol_", i)
 	}
-	e = wantError(t, post(batchBody("many", many...)), http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+	e = wantError(t, post(batchBody("many", many...)), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 	if e.Details[0].Field != "polygonIds" {
 		t.Errorf("too many polygons: %+v", e.Details)
 	}
-	wantError(t, ta.do("POST", eudrPrefix+"/batches", batchBody("x", ids[0]), "X-API-Key", key), http.StatusBadRequest, CodeValidationFailed, DetailIdempotencyKeyMissing)
-	wantError(t, ta.do("POST", eudrPrefix+"/batches", batchBody("x", ids[0]), "X-API-Key", roKey, "Idempotency-Key", "ro"), http.StatusForbidden, CodeForbidden, DetailScopeRequired)
+	wantError(t, ta.do("POST", eudrPrefix+"/batches", batchBody("x", ids[0]), "X-API-Key", key), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailIdempotencyKeyMissing)
+	wantError(t, ta.do("POST", eudrPrefix+"/batches", batchBody("x", ids[0]), "X-API-Key", roKey, "Idempotency-Key", "ro"), http.StatusForbidden, apierr.CodeForbidden, apierr.DetailScopeRequired)
 	wantError(t, ta.do("POST", eudrPrefix+"/batches", batchBody("x", ids[0]), "X-API-Key", key, "Idempotency-Key", "xml", "Content-Type", "application/xml"),
-		http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, DetailInvalidValue)
+		http.StatusUnsupportedMediaType, apierr.CodeUnsupportedMediaType, apierr.DetailInvalidValue)
 
 	// 404: the unknown supplier and every unknown polygon.
-	e = wantError(t, post(strings.Replace(batchBody("x", ids[0], "pol_nope", "pol_gone"), `"V-1"`, `"V-9"`, 1)), http.StatusNotFound, CodeNotFound, DetailSupplierNotFound)
+	e = wantError(t, post(strings.Replace(batchBody("x", ids[0], "pol_nope", "pol_gone"), `"V-1"`, `"V-9"`, 1)), http.StatusNotFound, apierr.CodeNotFound, apierr.DetailSupplierNotFound)
 	if got := detailSet(e.Details); !reflect.DeepEqual(got, map[string]bool{"SUPPLIER_NOT_FOUND supplierId": true,
 		"POLYGON_NOT_FOUND polygonIds[1]": true, "POLYGON_NOT_FOUND polygonIds[2]": true}) {
 		t.Errorf("404 details: %v", got)
 	}
-	e = wantError(t, post(batchBody("x", "pol_nope")), http.StatusNotFound, CodeNotFound, DetailPolygonNotFound)
+	e = wantError(t, post(batchBody("x", "pol_nope")), http.StatusNotFound, apierr.CodeNotFound, apierr.DetailPolygonNotFound)
 	if e.Message != e.Details[0].Issue {
 		t.Errorf("a lone 404: message %q", e.Message)
 	}
 	// Another environment's polygon does not exist here.
 	_, liveKey := ta.newKey(storage.Production)
 	w := ta.serve(storage.Production, newRequest("POST", eudrPrefix+"/batches", batchBody("x", ids[0]), "X-API-Key", liveKey, "Idempotency-Key", "live"))
-	wantError(t, w, http.StatusNotFound, CodeNotFound, DetailSupplierNotFound)
+	wantError(t, w, http.StatusNotFound, apierr.CodeNotFound, apierr.DetailSupplierNotFound)
 
 	// 422: every polygon not COMPLIANT, every one of another commodity.
-	e = wantError(t, post(batchBody("x", ids[0], ids[1], ids[2], ids[3])), http.StatusUnprocessableEntity, CodeBusinessRule, "")
+	e = wantError(t, post(batchBody("x", ids[0], ids[1], ids[2], ids[3])), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, "")
 	want = map[string]bool{"COMMODITY_MISMATCH polygonIds[1]": true, "POLYGON_NOT_COMPLIANT polygonIds[2]": true,
 		"POLYGON_NOT_COMPLIANT polygonIds[3]": true}
 	if got := detailSet(e.Details); !reflect.DeepEqual(got, want) {
@@ -313,7 +314,7 @@ func TestBatches_Refused(t *testing.T) {
 		return nil
 	})
 	for _, path := range []string{"/batches/bat_nope", "/batches/bat_nope/risk-assessment"} {
-		wantError(t, ta.do("GET", eudrPrefix+path, "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+		wantError(t, ta.do("GET", eudrPrefix+path, "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 	}
 }
 
@@ -333,13 +334,13 @@ func TestBatches_HSCodeOfAnotherCommodity(t *testing.T) {
 		return strings.NewReplacer(`"cocoa"`, `"coffee"`, `"18010000"`, `"`+hsCode+`"`).Replace(batchBody("x", ids...))
 	}
 
-	e := wantError(t, post(coffee("1801", ids[0])), http.StatusUnprocessableEntity, CodeBusinessRule, DetailHSCodeNotInAnnexI)
+	e := wantError(t, post(coffee("1801", ids[0])), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailHSCodeNotInAnnexI)
 	if len(e.Details) != 1 || e.Details[0].Field != "hsCode" || !strings.Contains(e.Details[0].Issue, "1801 is not a product of coffee") ||
 		!strings.Contains(e.Details[0].Issue, "(1801 is listed for cocoa)") || e.Message != e.Details[0].Issue {
 		t.Errorf("cocoa hsCode on a coffee batch: %+v, want one detail at hsCode naming both commodities, as the message", e)
 	}
 	// With the batch's other refusals, in one answer.
-	e = wantError(t, post(coffee("18010000", ids[0], ids[1])), http.StatusUnprocessableEntity, CodeBusinessRule, DetailHSCodeNotInAnnexI)
+	e = wantError(t, post(coffee("18010000", ids[0], ids[1])), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailHSCodeNotInAnnexI)
 	want := map[string]bool{"HS_CODE_NOT_IN_ANNEX_I hsCode": true, "POLYGON_NOT_COMPLIANT polygonIds[1]": true,
 		"COMMODITY_MISMATCH polygonIds[1]": true}
 	if got := detailSet(e.Details); !reflect.DeepEqual(got, want) {
@@ -348,12 +349,12 @@ func TestBatches_HSCodeOfAnotherCommodity(t *testing.T) {
 	// Malformed input is 400 with its own problems only: business rules
 	// are judged on well-formed input.
 	e = wantError(t, post(strings.Replace(coffee("1801", ids[0]), `"netMassKg":12500.5`, `"netMassKg":0`, 1)),
-		http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 	if got := detailSet(e.Details); !reflect.DeepEqual(got, map[string]bool{"INVALID_VALUE quantity.netMassKg": true}) {
 		t.Errorf("cocoa hsCode on a coffee batch without a mass: %v, want only the mass", got)
 	}
 	for _, hs := range []string{"3401", "0102", "09O1", "090"} {
-		e := wantError(t, post(coffee(hs, ids[0])), http.StatusBadRequest, CodeValidationFailed, "")
+		e := wantError(t, post(coffee(hs, ids[0])), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 		if len(e.Details) != 1 || e.Details[0].Field != "hsCode" {
 			t.Errorf("hsCode %s on a coffee batch: %+v, want one 400 detail at hsCode", hs, e.Details)
 		}
@@ -409,7 +410,7 @@ func TestBatches_ListAndAssessing(t *testing.T) {
 	if got, w := list("?limit=2&cursor=" + high.BatchID); !reflect.DeepEqual(got, []string{verified.BatchID}) || w.Header().Get("Link") != "" {
 		t.Errorf("second page: %v", got)
 	}
-	e := wantError(t, ta.do("GET", eudrPrefix+"/batches?status=verified&limit=x", "", "X-API-Key", key), http.StatusBadRequest, CodeValidationFailed, "")
+	e := wantError(t, ta.do("GET", eudrPrefix+"/batches?status=verified&limit=x", "", "X-API-Key", key), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	if got := detailSet(e.Details); !got["INVALID_VALUE query.status"] || !got["INVALID_VALUE query.limit"] {
 		t.Errorf("bad filters: %v", got)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -30,7 +31,7 @@ type reply struct {
 // commit runs fn in one write transaction and sends the reply it returns.
 // Concurrent requests share commits (storage.DB.Batch), so fn may run more
 // than once and must only change the store and its own results. fn decides
-// a refusal (an *Error below 500: 404, 409, ...) before it writes anything;
+// a refusal (an *apierr.Error below 500: 404, 409, ...) before it writes anything;
 // see sharedCommitError.
 // When the request carries an Idempotency-Key, the reply is stored in that
 // same transaction: the state change and the answer a retry replays commit
@@ -39,7 +40,7 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 	var rep reply
 	var body []byte
 	var done func()
-	var refused *Error
+	var refused *apierr.Error
 	err := a.db.Batch(r.Context(), func(tx *storage.Tx) error {
 		body, done, refused = nil, nil, nil // a run again starts afresh
 		var err error
@@ -114,14 +115,17 @@ func marshalJSON(v any) ([]byte, error) {
 
 // sharedCommitError is what a closure run by storage.DB.Batch returns for
 // err. A failed closure makes the whole shared transaction roll back and
-// every other request of the group run again, so a refusal (an *Error below
-// 500, which callers decide before writing) is kept in *refused and the
+// every other request of the group run again, so a refusal (an *apierr.Error below
+// 500 or an apierr.NotFound, which callers decide before writing) is kept in *refused and the
 // closure succeeds with nothing written; real failures still fail it.
-func sharedCommitError(err error, refused **Error) error {
-	var e *Error
-	if errors.As(err, &e) && e.Status < http.StatusInternalServerError {
-		*refused = e
-		return nil
+func sharedCommitError(err error, refused **apierr.Error) error {
+	var e *apierr.Error
+	var nf apierr.NotFound
+	if errors.As(err, &e) || errors.As(err, &nf) {
+		if e = apierr.From(err); e.Status < http.StatusInternalServerError {
+			*refused = e
+			return nil
+		}
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -218,9 +219,7 @@ func (a *App) handleDDSGet(w http.ResponseWriter, r *http.Request, ps httprouter
 		out, err = ddsView(tx, t, d, true)
 		return err
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("dds " + id)
-	}
+	err = apierr.Named(err, "dds", id)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -230,12 +229,12 @@ func (a *App) handleDDSGet(w http.ResponseWriter, r *http.Request, ps httprouter
 
 func (a *App) handleDDSList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	page, err := parsePage(r)
-	var probs Problems
+	var probs apierr.Problems
 	status := r.URL.Query().Get("status")
 	switch status {
 	case "", storage.DDSDraft, storage.DDSSubmitted, storage.DDSValidated, storage.DDSRejected, storage.DDSRevoked:
 	default:
-		probs.Add(DetailInvalidValue, "query.status", "must be DRAFT, SUBMITTED, VALIDATED, REJECTED or REVOKED")
+		probs.Add(apierr.DetailInvalidValue, "query.status", "must be DRAFT, SUBMITTED, VALIDATED, REJECTED or REVOKED")
 	}
 	if err := mergeProblems(problemsOf(err), probs.Err()); err != nil {
 		writeError(w, r, err)
@@ -280,13 +279,13 @@ func (a *App) handleDDSSubmit(w http.ResponseWriter, r *http.Request, ps httprou
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
 		d, err := tx.FindDDS(t, id)
 		if errors.Is(err, storage.ErrNotFound) {
-			return reply{}, notFound("dds " + id)
+			return reply{}, apierr.NotFound{Kind: "dds", ID: id}
 		}
 		if err != nil {
 			return reply{}, err
 		}
 		if d.Status != storage.DDSDraft {
-			return reply{}, conflict(DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is %s; only a DRAFT can be submitted", d.ID, d.Status))
+			return reply{}, apierr.Conflict(apierr.DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is %s; only a DRAFT can be submitted", d.ID, d.Status))
 		}
 		if d.Poll != nil && d.Poll.JobID != "" {
 			// Being submitted, unless that job failed for good: then a
@@ -297,7 +296,7 @@ func (a *App) handleDDSSubmit(w http.ResponseWriter, r *http.Request, ps httprou
 				return reply{}, err
 			}
 			if prev != nil && prev.Status != storage.JobFailed {
-				return reply{}, conflict(DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is being submitted already (job %s)", d.ID, prev.ID))
+				return reply{}, apierr.Conflict(apierr.DetailDDSNotDraft, "path.ddsId", fmt.Sprintf("dds %s is being submitted already (job %s)", d.ID, prev.ID))
 			}
 		}
 		if _, err := a.euCredentials(tx, t); err != nil {
@@ -340,9 +339,7 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 		creds, err = a.euCredentials(tx, t)
 		return err
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("dds " + ref)
-	}
+	err = apierr.Named(err, "dds", ref)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -355,20 +352,20 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 		// was recorded)? Then record it now; otherwise it is refused.
 		st, gerr := client.Get(r.Context(), creds, []string{d.EUUUID})
 		if gerr != nil || len(st) != 1 || st[0].Status != euis.StatusWithdrawn {
-			writeError(w, r, conflict(DetailDDSNotRevocable, "path.ddsId", "the EU system refused to withdraw it: "+fault.Message))
+			writeError(w, r, apierr.Conflict(apierr.DetailDDSNotRevocable, "path.ddsId", "the EU system refused to withdraw it: "+fault.Message))
 			return
 		}
 		werr = nil
 	}
 	switch {
 	case werr != nil && euis.IsTransient(werr):
-		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
+		writeError(w, r, &apierr.Error{Status: http.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
 			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: werr})
 		return
 	case werr != nil:
-		writeError(w, r, &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+		writeError(w, r, &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 			Message: "the EU system did not take the withdrawal; nothing was changed: check the endpoint and credentials",
-			Details: []Detail{{Code: DetailEUSystemNotConfigured, Field: "credentials", Issue: werr.Error()}}})
+			Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: werr.Error()}}})
 		return
 	}
 	actor := actorOf(r)
@@ -392,7 +389,7 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 
 // revocable refuses a revocation the EU system would not take.
 func revocable(d *storage.DDS, now time.Time) error {
-	refuse := func(issue string) error { return conflict(DetailDDSNotRevocable, "path.ddsId", issue) }
+	refuse := func(issue string) error { return apierr.Conflict(apierr.DetailDDSNotRevocable, "path.ddsId", issue) }
 	switch {
 	case d.Status != storage.DDSSubmitted && d.Status != storage.DDSValidated:
 		return refuse(fmt.Sprintf("dds %s is %s; only a SUBMITTED or VALIDATED statement can be revoked", d.ID, d.Status))

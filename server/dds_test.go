@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -106,7 +107,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 		t.Fatalf("submit: %d %s", w.Code, w.Body)
 	}
 	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub-2"),
-		http.StatusConflict, CodeConflict, DetailDDSNotDraft)
+		http.StatusConflict, apierr.CodeConflict, apierr.DetailDDSNotDraft)
 	if typ, data := rc.next(t); typ != EventDDSSubmitted || !strings.Contains(string(data), d.DDSID) {
 		t.Errorf("first event %s %s", typ, data)
 	}
@@ -132,7 +133,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 		t.Fatalf("revoke: %d %s", w.Code, w.Body)
 	}
 	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev-2"),
-		http.StatusConflict, CodeConflict, DetailDDSNotRevocable)
+		http.StatusConflict, apierr.CodeConflict, apierr.DetailDDSNotRevocable)
 	for _, h := range rv.History {
 		var e entryResponse
 		mustDecode(t, ta.do("GET", eudrPrefix+fmt.Sprintf("/ledger/entries/%d", *h.LedgerIndex), "", "X-API-Key", key), &e)
@@ -174,7 +175,7 @@ func TestDDS_Rejected(t *testing.T) {
 		t.Errorf("dds.rejected: %s %s", typ, data)
 	}
 	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev"),
-		http.StatusConflict, CodeConflict, DetailDDSNotRevocable)
+		http.StatusConflict, apierr.CodeConflict, apierr.DetailDDSNotRevocable)
 }
 
 func TestDDS_Refused(t *testing.T) {
@@ -187,10 +188,10 @@ func TestDDS_Refused(t *testing.T) {
 	post := func(body string) *httptest.ResponseRecorder {
 		return ta.do("POST", eudrPrefix+"/declarations/dds", body, "X-API-Key", key, "Idempotency-Key", "d-"+randomHex(4))
 	}
-	wantError(t, post(ddsBody(supplierOperator, unlinked)), http.StatusUnprocessableEntity, CodeBusinessRule, DetailBatchNotVerified)
-	wantError(t, post(ddsBody(supplierOperator, "bat_nope")), http.StatusNotFound, CodeNotFound, DetailInvalidValue)
+	wantError(t, post(ddsBody(supplierOperator, unlinked)), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailBatchNotVerified)
+	wantError(t, post(ddsBody(supplierOperator, "bat_nope")), http.StatusNotFound, apierr.CodeNotFound, apierr.DetailInvalidValue)
 	e := wantError(t, post(`{"batchIds":[],"activityType":"SELL","operatorUuid":"x","internalReference":"`+strings.Repeat("x", 36)+`"}`),
-		http.StatusBadRequest, CodeValidationFailed, "")
+		http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	if len(e.Details) != 4 {
 		t.Errorf("problems: %+v", e.Details)
 	}
@@ -198,13 +199,13 @@ func TestDDS_Refused(t *testing.T) {
 	// naming the EU rule.
 	batch := ta.linkedBatch(key, 5.5)
 	e = wantError(t, post(ddsBody(supplierOperator, batch)),
-		http.StatusUnprocessableEntity, CodeBusinessRule, DetailEUSystemRule)
+		http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailEUSystemRule)
 	if !strings.Contains(fmt.Sprint(e.Details), "EORI") {
 		t.Errorf("EORI problem: %+v", e.Details)
 	}
 	// Production without credentials: drafts work, submitting is 422.
 	wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/credentials/eu-system", "", "X-API-Key", live)),
-		http.StatusNotFound, CodeNotFound, "")
+		http.StatusNotFound, apierr.CodeNotFound, "")
 	w := ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
 		`{"username":"op-user","authKey":"s3cret-auth-key","clientId":"eudr-test","endpoint":"https://acceptance.eudr.webcloud.ec.europa.eu/tracesnt"}`,
 		"X-API-Key", live))
@@ -369,7 +370,7 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 	var d ddsResponse
 	mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", live)), &d)
 	if sub := d.Submission; d.Status != storage.DDSDraft || sub == nil || sub.JobID != acc.JobID || sub.Status != storage.JobFailed ||
-		sub.Error == nil || sub.Error.Code != JobErrorFailed || !strings.Contains(sub.Error.Message, "http 404 Not Found") || sub.LastAttempt != nil {
+		sub.Error == nil || sub.Error.Code != apierr.JobFailed || !strings.Contains(sub.Error.Message, "http 404 Not Found") || sub.LastAttempt != nil {
 		t.Errorf("the statement after its submission failed: %s, submission %+v", d.Status, d.Submission)
 	}
 	w = submit("two")
@@ -403,7 +404,7 @@ func TestDDS_WoodSpecies(t *testing.T) {
 	ta.waitJob(key, acc.JobID, storage.JobCompleted)
 	ta.mapEUOperator(key)
 	e := wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds", ddsBody(supplierOperator, b.BatchID), "X-API-Key", key, "Idempotency-Key", "w1"),
-		http.StatusUnprocessableEntity, CodeBusinessRule, DetailEUSystemRule)
+		http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailEUSystemRule)
 	if !strings.Contains(fmt.Sprint(e.Details), "speciesInfo") {
 		t.Errorf("without species: %+v", e.Details)
 	}
@@ -418,7 +419,7 @@ func TestDDS_WoodSpecies(t *testing.T) {
 		t.Errorf("species: %s", d.Statement)
 	}
 	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds", strings.Replace(body, `"speciesInfo":{"`+b.BatchID, `"speciesInfo":{"bat_other`, 1),
-		"X-API-Key", key, "Idempotency-Key", "w2"), http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+		"X-API-Key", key, "Idempotency-Key", "w2"), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 }
 
 func TestCredentials_Endpoints(t *testing.T) {
@@ -438,7 +439,7 @@ func TestCredentials_Endpoints(t *testing.T) {
 		}
 	}
 	e := wantError(t, ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
-		`{"username":"","endpoint":"ftp://x"}`, "X-API-Key", live)), http.StatusBadRequest, CodeValidationFailed, "")
+		`{"username":"","endpoint":"ftp://x"}`, "X-API-Key", live)), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	if len(e.Details) != 4 { // username, authKey, clientId and endpoint, all at once
 		t.Errorf("problems: %+v", e.Details)
 	}
@@ -457,7 +458,7 @@ func TestDDS_SupplierMappingDeleted(t *testing.T) {
 		t.Fatalf("DELETE supplier: %d %s", w.Code, w.Body)
 	}
 	e := wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds", ddsBody(supplierOperator, batch), "X-API-Key", key, "Idempotency-Key", "gone"),
-		http.StatusNotFound, CodeNotFound, DetailSupplierNotFound)
+		http.StatusNotFound, apierr.CodeNotFound, apierr.DetailSupplierNotFound)
 	if e.Details[0].Field != "batchIds[0]" || !strings.Contains(e.Details[0].Issue, "V-1") {
 		t.Errorf("detail: %+v", e.Details)
 	}

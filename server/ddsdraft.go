@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -46,51 +47,51 @@ const maxDDSBatches = 1000
 
 // validate checks the request's own fields, every problem at once.
 func (req *ddsRequest) validate() error {
-	var probs Problems
+	var probs apierr.Problems
 	switch n := len(req.BatchIDs); {
 	case n == 0:
-		probs.Add(DetailRequired, "batchIds", "must list at least one batch")
+		probs.Add(apierr.DetailRequired, "batchIds", "must list at least one batch")
 	case n > maxDDSBatches:
-		probs.Add(DetailInvalidValue, "batchIds", fmt.Sprintf("must list at most %d batches", maxDDSBatches))
+		probs.Add(apierr.DetailInvalidValue, "batchIds", fmt.Sprintf("must list at most %d batches", maxDDSBatches))
 	}
 	seen := map[string]bool{}
 	for i, id := range req.BatchIDs {
 		if seen[id] {
-			probs.Add(DetailInvalidValue, fmt.Sprintf("batchIds[%d]", i), "is listed twice")
+			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("batchIds[%d]", i), "is listed twice")
 		}
 		seen[id] = true
 	}
 	switch {
 	case req.ActivityType == nil:
-		probs.Add(DetailRequired, "activityType", "is required: IMPORT, EXPORT or DOMESTIC")
+		probs.Add(apierr.DetailRequired, "activityType", "is required: IMPORT, EXPORT or DOMESTIC")
 	case *req.ActivityType != euis.ActivityImport && *req.ActivityType != euis.ActivityExport && *req.ActivityType != euis.ActivityDomestic:
-		probs.Add(DetailInvalidValue, "activityType", "must be IMPORT, EXPORT or DOMESTIC")
+		probs.Add(apierr.DetailInvalidValue, "activityType", "must be IMPORT, EXPORT or DOMESTIC")
 	}
 	switch {
 	case req.OperatorUUID == nil:
-		probs.Add(DetailRequired, "operatorUuid", "is required: the EU operator UUID the statement is filed for")
+		probs.Add(apierr.DetailRequired, "operatorUuid", "is required: the EU operator UUID the statement is filed for")
 	case !uuidPattern.MatchString(*req.OperatorUUID):
-		probs.Add(DetailInvalidValue, "operatorUuid", "must be a UUID")
+		probs.Add(apierr.DetailInvalidValue, "operatorUuid", "must be a UUID")
 	}
 	if r := req.InternalReference; r != nil && (*r == "" || utf8.RuneCountInString(*r) > euis.MaxInternalReferenceLen) {
-		probs.Add(DetailInvalidValue, "internalReference", fmt.Sprintf("must be 1-%d characters", euis.MaxInternalReferenceLen))
+		probs.Add(apierr.DetailInvalidValue, "internalReference", fmt.Sprintf("must be 1-%d characters", euis.MaxInternalReferenceLen))
 	}
 	for i, ref := range req.ReferencedStatements {
 		if !euis.IsReferenceNumber(ref.ReferenceNumber) {
-			probs.Add(DetailInvalidValue, fmt.Sprintf("referencedStatements[%d].referenceNumber", i),
+			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("referencedStatements[%d].referenceNumber", i),
 				"must be an EU reference number: 14 characters, year, country and 10 letters or digits (26BE7XTVCZAQ2S)")
 		}
 		if !euis.IsVerificationNumber(ref.VerificationNumber) {
-			probs.Add(DetailInvalidValue, fmt.Sprintf("referencedStatements[%d].verificationNumber", i), "must be 5-35 letters or digits")
+			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("referencedStatements[%d].verificationNumber", i), "must be 5-35 letters or digits")
 		}
 	}
 	for id, list := range req.SpeciesInfo {
 		if !seen[id] {
-			probs.Add(DetailInvalidValue, "speciesInfo."+id, "names a batch that is not in batchIds")
+			probs.Add(apierr.DetailInvalidValue, "speciesInfo."+id, "names a batch that is not in batchIds")
 		}
 		for i, sp := range list {
 			if sp.ScientificName == "" && sp.CommonName == "" {
-				probs.Add(DetailRequired, fmt.Sprintf("speciesInfo.%s[%d]", id, i), "needs a scientificName and a commonName")
+				probs.Add(apierr.DetailRequired, fmt.Sprintf("speciesInfo.%s[%d]", id, i), "needs a scientificName and a commonName")
 			}
 		}
 	}
@@ -99,7 +100,7 @@ func (req *ddsRequest) validate() error {
 		v     *string
 	}{{"countryOfActivity", req.CountryOfActivity}, {"borderCrossCountry", req.BorderCrossCountry}} {
 		if c.v != nil && !euis.IsEUCountry(*c.v) {
-			probs.Add(DetailInvalidValue, c.field, "must be an EU member state (ISO 3166-1 alpha-2, or XI)")
+			probs.Add(apierr.DetailInvalidValue, c.field, "must be an EU member state (ISO 3166-1 alpha-2, or XI)")
 		}
 	}
 	return probs.Err()
@@ -124,12 +125,12 @@ type ddsPlot struct {
 // shipment (422 BATCH_NOT_VERIFIED, every one listed). It writes nothing.
 func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSource, error) {
 	src := &ddsSource{}
-	var missing, unfit Problems
+	var missing, unfit apierr.Problems
 	for i, id := range req.BatchIDs {
 		field := fmt.Sprintf("batchIds[%d]", i)
 		b, err := tx.FindBatch(t, id)
 		if errors.Is(err, storage.ErrNotFound) {
-			missing.Add(DetailInvalidValue, field, "no batch "+id)
+			missing.Add(apierr.DetailInvalidValue, field, "no batch "+id)
 			continue
 		}
 		if err != nil {
@@ -141,17 +142,17 @@ func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSourc
 		}
 		switch {
 		case b.Status != storage.BatchVerified:
-			unfit.Add(DetailBatchNotVerified, field, fmt.Sprintf("batch %s is %s, not VERIFIED", id, b.Status))
+			unfit.Add(apierr.DetailBatchNotVerified, field, fmt.Sprintf("batch %s is %s, not VERIFIED", id, b.Status))
 			continue
 		case link == nil || link.Status != storage.LinkLinked:
-			unfit.Add(DetailBatchNotVerified, field, fmt.Sprintf("batch %s is not linked to a shipment (POST /shipments/link)", id))
+			unfit.Add(apierr.DetailBatchNotVerified, field, fmt.Sprintf("batch %s is not linked to a shipment (POST /shipments/link)", id))
 			continue
 		}
 		sup, err := tx.FindSupplier(t, b.SupplierID)
 		if errors.Is(err, storage.ErrNotFound) {
 			// Deleted since the batch was registered: the operator's
 			// identity would come from it.
-			missing.Add(DetailSupplierNotFound, field, fmt.Sprintf("the supplier mapping %s of batch %s no longer exists: map it again (POST /suppliers)", b.SupplierID, id))
+			missing.Add(apierr.DetailSupplierNotFound, field, fmt.Sprintf("the supplier mapping %s of batch %s no longer exists: map it again (POST /suppliers)", b.SupplierID, id))
 			continue
 		}
 		if err != nil {
@@ -177,10 +178,10 @@ func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSourc
 		src.plots = append(src.plots, plots)
 	}
 	if len(missing) > 0 {
-		return nil, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "a batch or its supplier mapping was not found", Details: missing}
+		return nil, &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: "a batch or its supplier mapping was not found", Details: missing}
 	}
 	if len(unfit) > 0 {
-		return nil, &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+		return nil, &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 			Message: "only VERIFIED batches linked to a shipment can be declared", Details: unfit}
 	}
 	for _, s := range src.suppliers {
@@ -384,13 +385,13 @@ func statementProblems(err error, splittable bool) error {
 	if !errors.As(err, &vs) {
 		return err
 	}
-	out := make([]Detail, len(vs))
+	out := make([]apierr.Detail, len(vs))
 	for i, v := range vs {
-		out[i] = Detail{Code: DetailEUSystemRule, Field: "statement." + payloadPath(v.Path), Issue: v.Issue + " (" + v.Limit + ")"}
+		out[i] = apierr.Detail{Code: apierr.DetailEUSystemRule, Field: "statement." + payloadPath(v.Path), Issue: v.Issue + " (" + v.Limit + ")"}
 	}
 	msg := "the statement breaks a rule or limit of the EU information system"
 	if splittable {
 		msg += `; send "split": true to split it as the EU rules allow`
 	}
-	return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule, Message: msg, Details: out}
+	return &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule, Message: msg, Details: out}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -263,27 +264,6 @@ func finishDDSJob(tx *storage.Tx, t storage.Tenant, job *storage.Job, ok bool) e
 	return completeJob(tx, t, job)
 }
 
-// Codes of a failed attempt of the submission job to reach the EU
-// information system (lastAttempt.code of the job and of the statement's
-// submission): failures that may go away by themselves, after which the
-// job tries again (euis.IsTransient).
-const (
-	// AttemptEUSystemUnavailable: HTTP 5xx, or a SOAP server fault such as
-	// InternalSystemException.
-	AttemptEUSystemUnavailable = "EU_SYSTEM_UNAVAILABLE"
-	// AttemptEUSystemTimeout: no answer within eu_system.timeout, or HTTP
-	// 408 or 504 (a relay gave up waiting).
-	AttemptEUSystemTimeout = "EU_SYSTEM_TIMEOUT"
-	// AttemptEUSystemUnreachable: no connection (refused, reset, host not
-	// found), or one closed before the answer.
-	AttemptEUSystemUnreachable = "EU_SYSTEM_UNREACHABLE"
-	// AttemptEUSystemRateLimited: HTTP 429.
-	AttemptEUSystemRateLimited = "EU_SYSTEM_RATE_LIMITED"
-	// AttemptEUSystemUnreadableAnswer: a 2xx answer that is not the SOAP
-	// answer asked for (a maintenance page, say).
-	AttemptEUSystemUnreadableAnswer = "EU_SYSTEM_UNREADABLE_ANSWER"
-)
-
 // euAttempt describes a transient failure of a call to the EU system for
 // the job's lastAttempt: a code and a message a client can show. The full
 // error (addresses, URLs) is only logged.
@@ -301,25 +281,25 @@ func euAttempt(err error) storage.JobAttempt {
 		if what == "" {
 			what = "fault code " + fault.Code
 		}
-		return storage.JobAttempt{Code: AttemptEUSystemUnavailable,
+		return storage.JobAttempt{Code: apierr.AttemptEUSystemUnavailable,
 			Message: fmt.Sprintf("the EU information system answered %s with a server fault (%s)%s", fault.Operation, what, again)}
 	case errors.As(err, &he):
-		code := AttemptEUSystemUnavailable
+		code := apierr.AttemptEUSystemUnavailable
 		switch he.StatusCode {
 		case http.StatusTooManyRequests:
-			code = AttemptEUSystemRateLimited
+			code = apierr.AttemptEUSystemRateLimited
 		case http.StatusRequestTimeout, http.StatusGatewayTimeout:
-			code = AttemptEUSystemTimeout
+			code = apierr.AttemptEUSystemTimeout
 		}
 		return storage.JobAttempt{Code: code, Message: fmt.Sprintf("the EU information system answered HTTP %d (%s) to %s%s",
 			he.StatusCode, http.StatusText(he.StatusCode), he.Operation, again)}
 	case errors.As(err, &pe):
-		return storage.JobAttempt{Code: AttemptEUSystemUnreadableAnswer,
+		return storage.JobAttempt{Code: apierr.AttemptEUSystemUnreadableAnswer,
 			Message: fmt.Sprintf("the EU information system's answer to %s could not be read (%v)%s", pe.Operation, pe.Err, again)}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return storage.JobAttempt{Code: AttemptEUSystemTimeout, Message: "the EU information system did not answer in time" + again}
+		return storage.JobAttempt{Code: apierr.AttemptEUSystemTimeout, Message: "the EU information system did not answer in time" + again}
 	}
-	return storage.JobAttempt{Code: AttemptEUSystemUnreachable,
+	return storage.JobAttempt{Code: apierr.AttemptEUSystemUnreachable,
 		Message: fmt.Sprintf("the EU information system could not be reached (%s)%s", unreachableCause(err), again)}
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -213,14 +214,14 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 
 	// HTTP 500 with an HTML page.
 	j, w := ta.waitJobView(storage.Production, live, acc.JobID, "a first failed attempt", attempts(1))
-	wantRetrying(j, w, 1, start, start.Add(sched[0]), AttemptEUSystemUnavailable, "answered HTTP 500 (Internal Server Error) to submitDds")
+	wantRetrying(j, w, 1, start, start.Add(sched[0]), apierr.AttemptEUSystemUnavailable, "answered HTTP 500 (Internal Server Error) to submitDds")
 
 	// HTTP 500 with a SOAP server fault.
 	ta.clock.Advance(sched[0])
 	second := ta.clock.Now()
 	ta.runner.Wake()
 	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "a second failed attempt", attempts(2))
-	wantRetrying(j, w, 2, second, second.Add(sched[1]), AttemptEUSystemUnavailable,
+	wantRetrying(j, w, 2, second, second.Add(sched[1]), apierr.AttemptEUSystemUnavailable,
 		"answered submitDds with a server fault (An internal error occurred. Please try again later.)")
 
 	// Taken: the statement is SUBMITTED, the job follows it with no retry
@@ -302,25 +303,25 @@ func TestEUAttempt_SOAPClient(t *testing.T) {
 		code    string
 		message string
 	}{
-		{name: "HTTP500", handler: answer(500, []byte("<html>Internal Server Error</html>")), code: AttemptEUSystemUnavailable,
+		{name: "HTTP500", handler: answer(500, []byte("<html>Internal Server Error</html>")), code: apierr.AttemptEUSystemUnavailable,
 			message: "the EU information system answered HTTP 500 (Internal Server Error) to submitDds; trying again"},
-		{name: "ServerFault", handler: answer(500, euTestdata(t, "fault_internal.xml")), code: AttemptEUSystemUnavailable,
+		{name: "ServerFault", handler: answer(500, euTestdata(t, "fault_internal.xml")), code: apierr.AttemptEUSystemUnavailable,
 			message: "the EU information system answered submitDds with a server fault (An internal error occurred. Please try again later.); trying again"},
-		{name: "HTTP503", handler: answer(503, nil), code: AttemptEUSystemUnavailable,
+		{name: "HTTP503", handler: answer(503, nil), code: apierr.AttemptEUSystemUnavailable,
 			message: "the EU information system answered HTTP 503 (Service Unavailable) to submitDds; trying again"},
-		{name: "HTTP504", handler: answer(504, []byte("Gateway Timeout")), code: AttemptEUSystemTimeout,
+		{name: "HTTP504", handler: answer(504, []byte("Gateway Timeout")), code: apierr.AttemptEUSystemTimeout,
 			message: "the EU information system answered HTTP 504 (Gateway Timeout) to submitDds; trying again"},
-		{name: "HTTP429", handler: answer(429, nil), code: AttemptEUSystemRateLimited,
+		{name: "HTTP429", handler: answer(429, nil), code: apierr.AttemptEUSystemRateLimited,
 			message: "the EU information system answered HTTP 429 (Too Many Requests) to submitDds; trying again"},
-		{name: "Maintenance200", handler: answer(200, []byte("<html><body>Down for maintenance</body></html>")), code: AttemptEUSystemUnreadableAnswer,
+		{name: "Maintenance200", handler: answer(200, []byte("<html><body>Down for maintenance</body></html>")), code: apierr.AttemptEUSystemUnreadableAnswer,
 			message: "the EU information system's answer to submitDds could not be read (no soap body element); trying again"},
-		{name: "ClientTimeout", silent: true, timeout: 100 * time.Millisecond, code: AttemptEUSystemTimeout,
+		{name: "ClientTimeout", silent: true, timeout: 100 * time.Millisecond, code: apierr.AttemptEUSystemTimeout,
 			message: "the EU information system did not answer in time; trying again"},
-		{name: "Deadline", silent: true, ctx: 100 * time.Millisecond, code: AttemptEUSystemTimeout,
+		{name: "Deadline", silent: true, ctx: 100 * time.Millisecond, code: apierr.AttemptEUSystemTimeout,
 			message: "the EU information system did not answer in time; trying again"},
-		{name: "HungUp", handler: hangUp, code: AttemptEUSystemUnreachable,
+		{name: "HungUp", handler: hangUp, code: apierr.AttemptEUSystemUnreachable,
 			message: "the EU information system could not be reached (the connection closed before the answer); trying again"},
-		{name: "Refused", code: AttemptEUSystemUnreachable,
+		{name: "Refused", code: apierr.AttemptEUSystemUnreachable,
 			message: "the EU information system could not be reached (connection refused); trying again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -359,11 +360,11 @@ func TestEUAttempt_SOAPClient(t *testing.T) {
 			}
 		})
 	}
-	if got := euAttempt(&net.DNSError{Err: "no such host", Name: "eu.invalid", IsNotFound: true}); got.Code != AttemptEUSystemUnreachable ||
+	if got := euAttempt(&net.DNSError{Err: "no such host", Name: "eu.invalid", IsNotFound: true}); got.Code != apierr.AttemptEUSystemUnreachable ||
 		!strings.Contains(got.Message, "host name could not be resolved") {
 		t.Errorf("euAttempt of a DNS error: %+v", got)
 	}
-	if got := euAttempt(errors.New("eu information system getDds: something")); got.Code != AttemptEUSystemUnreachable {
+	if got := euAttempt(errors.New("eu information system getDds: something")); got.Code != apierr.AttemptEUSystemUnreachable {
 		t.Errorf("euAttempt of another error: %+v", got)
 	}
 }
@@ -420,7 +421,7 @@ func TestDDS_RetryKeepsRevocation(t *testing.T) {
 		t.Fatal("the job never polled the EU system")
 	}
 	j, _ := ta.waitJobView(storage.Sandbox, key, acc.JobID, "the failed poll", func(j jobResponse) bool { return j.Attempts == 1 })
-	if j.LastAttempt.Code != AttemptEUSystemUnavailable {
+	if j.LastAttempt.Code != apierr.AttemptEUSystemUnavailable {
 		t.Errorf("last attempt %+v", j.LastAttempt)
 	}
 	var d ddsResponse
@@ -435,7 +436,7 @@ func TestEUAttempt_LongFault(t *testing.T) {
 	text := "java.lang.IllegalStateException: boom\n\tat eu.europa.Foo.bar(Foo.java:1)\n" + strings.Repeat("\tat x.y.Z.z(Z.java:2)\n", 50)
 	got := euAttempt(&euis.Fault{Operation: "submitDds", Kind: euis.FaultServer, Code: "Server", Message: text})
 	want := "the EU information system answered submitDds with a server fault (java.lang.IllegalStateException: boom at eu.europa.Foo.bar(Foo.java:1) at "
-	if got.Code != AttemptEUSystemUnavailable || !strings.HasPrefix(got.Message, want) || strings.Contains(got.Message, "\n") ||
+	if got.Code != apierr.AttemptEUSystemUnavailable || !strings.HasPrefix(got.Message, want) || strings.Contains(got.Message, "\n") ||
 		len([]rune(got.Message)) > len(want)+maxFaultText || !strings.HasSuffix(got.Message, "…); trying again") {
 		t.Errorf("euAttempt of a long fault: %s %q", got.Code, got.Message)
 	}

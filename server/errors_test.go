@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -62,7 +63,7 @@ func TestApp_ErrorsBoundEchoes(t *testing.T) {
 			if w.Body.Len() > 16<<10 {
 				t.Fatalf("%s %s: answer of %d bytes (%.200s...), want a bounded one", tc.method, tc.name, w.Body.Len(), w.Body)
 			}
-			e := wantError(t, w, tc.status, map[int]string{400: CodeValidationFailed, 404: CodeNotFound}[tc.status], "")
+			e := wantError(t, w, tc.status, map[int]string{400: apierr.CodeValidationFailed, 404: apierr.CodeNotFound}[tc.status], "")
 			texts := []string{e.Message}
 			for _, d := range e.Details {
 				if n := utf8.RuneCountInString(d.Field); n > maxEchoedField {
@@ -92,7 +93,7 @@ func TestApp_ErrorsBoundEchoes(t *testing.T) {
 	}
 	b.WriteString("}")
 	w := ta.do("POST", eudrPrefix+"/webhooks", b.String(), "X-API-Key", key, "Idempotency-Key", "echo-many")
-	e := wantError(t, w, http.StatusBadRequest, CodeValidationFailed, DetailUnknownField)
+	e := wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailUnknownField)
 	if n := len(e.Details); n != maxUnknownFields+1 || e.Details[n-1].Code != geo.CodeTooManyProblems ||
 		!strings.Contains(e.Details[n-1].Issue, "4000 more unknown fields") {
 		t.Errorf("5,000 unknown members: %d details, last %+v; want %d named and one counting the rest",

@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/queue/netguard"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -106,13 +107,13 @@ func isNamedEndpoint(e string) bool {
 // are the ones it may use ("https" for one given through the API), and an
 // address literal the guard refuses is refused unless
 // AllowPrivateEndpoints. Names are not resolved here.
-func (c EUSystemConfig) endpointProblem(field, endpoint string, schemes ...string) *Detail {
+func (c EUSystemConfig) endpointProblem(field, endpoint string, schemes ...string) *apierr.Detail {
 	u, err := url.Parse(endpoint)
 	if err != nil || !slices.Contains(schemes, u.Scheme) || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
-		return &Detail{Code: DetailInvalidValue, Field: field, Issue: issueEndpointURL}
+		return &apierr.Detail{Code: apierr.DetailInvalidValue, Field: field, Issue: issueEndpointURL}
 	}
 	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && netguard.Refused(ip) && !c.AllowPrivateEndpoints {
-		return &Detail{Code: DetailTargetNotAllowed, Field: field, Issue: issueEndpointAddress}
+		return &apierr.Detail{Code: apierr.DetailTargetNotAllowed, Field: field, Issue: issueEndpointAddress}
 	}
 	return nil
 }
@@ -125,12 +126,12 @@ func (c EUSystemConfig) endpointProblem(field, endpoint string, schemes ...strin
 func (c EUSystemConfig) checkConfigEndpoint(endpoint string) string {
 	d := c.endpointProblem("", endpoint, "https", "http")
 	if u, err := url.Parse(endpoint); d == nil && err == nil && netguard.LocalhostName(u.Hostname()) && !c.AllowPrivateEndpoints {
-		d = &Detail{Code: DetailTargetNotAllowed}
+		d = &apierr.Detail{Code: apierr.DetailTargetNotAllowed}
 	}
 	switch {
 	case d == nil:
 		return ""
-	case d.Code == DetailTargetNotAllowed:
+	case d.Code == apierr.DetailTargetNotAllowed:
 		return "is a loopback, link-local, multicast or unspecified address, or a localhost name: set eu_system.allow_private_endpoints to reach a relay there"
 	}
 	return "must be an http(s) URL without user name or password"
@@ -178,9 +179,9 @@ func (a *App) euCredentials(tx *storage.Tx, t storage.Tenant) (euis.Credentials,
 	}
 	c, err := tx.FindEUCredentials(t)
 	if errors.Is(err, storage.ErrNotFound) {
-		return euis.Credentials{}, &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+		return euis.Credentials{}, &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 			Message: "the EU information system is not configured: PUT /credentials/eu-system first",
-			Details: []Detail{{Code: DetailEUSystemNotConfigured, Field: "credentials",
+			Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials",
 				Issue: "no EU system credentials for this organisation in production"}}}
 	}
 	if err != nil {
@@ -188,9 +189,9 @@ func (a *App) euCredentials(tx *storage.Tx, t storage.Tenant) (euis.Credentials,
 	}
 	if !isNamedEndpoint(c.Endpoint) {
 		if d := a.cfg.EUSystem.endpointProblem("credentials.endpoint", c.Endpoint, "https"); d != nil {
-			return euis.Credentials{}, &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+			return euis.Credentials{}, &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 				Message: "the EU system endpoint stored with the credentials is refused: it " + d.Issue + "; PUT /credentials/eu-system again",
-				Details: []Detail{{Code: DetailEUSystemNotConfigured, Field: d.Field, Issue: "the stored endpoint " + d.Issue}}}
+				Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: d.Field, Issue: "the stored endpoint " + d.Issue}}}
 		}
 	}
 	key, err := a.sealer.open(c.SealedAuthKey, t.String())
@@ -238,7 +239,7 @@ type credentialsResponse struct {
 // validate checks the request; an endpoint URL by the rules of
 // endpointProblem, its host resolved unless private endpoints are allowed.
 func (req *credentialsRequest) validate(ctx context.Context, cfg EUSystemConfig) (euis.Credentials, error) {
-	var probs Problems
+	var probs apierr.Problems
 	var cr euis.Credentials
 	for _, f := range []struct {
 		field string
@@ -247,9 +248,9 @@ func (req *credentialsRequest) validate(ctx context.Context, cfg EUSystemConfig)
 	}{{"username", req.Username, &cr.Username}, {"authKey", req.AuthKey, &cr.AuthKey}, {"clientId", req.ClientID, &cr.ClientID}} {
 		switch {
 		case f.v == nil || *f.v == "":
-			probs.Add(DetailRequired, f.field, "is required")
+			probs.Add(apierr.DetailRequired, f.field, "is required")
 		case len(*f.v) > 256:
-			probs.Add(DetailInvalidValue, f.field, "must be at most 256 characters")
+			probs.Add(apierr.DetailInvalidValue, f.field, "must be at most 256 characters")
 		default:
 			*f.dst = *f.v
 		}
@@ -260,7 +261,7 @@ func (req *credentialsRequest) validate(ctx context.Context, cfg EUSystemConfig)
 		if !isNamedEndpoint(*req.Endpoint) {
 			d := cfg.endpointProblem("endpoint", *req.Endpoint, "https")
 			if d == nil && !cfg.AllowPrivateEndpoints && errors.Is(netguard.CheckTarget(ctx, *req.Endpoint), netguard.ErrTargetNotAllowed) {
-				d = &Detail{Code: DetailTargetNotAllowed, Field: "endpoint", Issue: issueEndpointAddress}
+				d = &apierr.Detail{Code: apierr.DetailTargetNotAllowed, Field: "endpoint", Issue: issueEndpointAddress}
 			}
 			if d != nil {
 				probs = append(probs, *d)
@@ -313,7 +314,7 @@ func (a *App) handleCredentialsGet(w http.ResponseWriter, r *http.Request, _ htt
 		return err
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("EU system credentials")
+		err = apierr.NotFound{Kind: "EU system credentials"}
 	}
 	if err != nil {
 		writeError(w, r, err)

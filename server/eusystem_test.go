@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -64,26 +65,26 @@ func TestCredentials_EndpointGuard(t *testing.T) {
 	ta := newTestApp(t)
 	_, live := ta.newKey(storage.Production)
 	for _, c := range []struct{ endpoint, detail, issue string }{
-		{"http://169.254.169.254/latest/meta-data/iam/security-credentials/", DetailInvalidValue, issueEndpointURL},
-		{"http://[::1]:1/", DetailInvalidValue, issueEndpointURL},
-		{"http://0.0.0.0:1/", DetailInvalidValue, issueEndpointURL},
-		{"http://user:pw@127.0.0.1:1/", DetailInvalidValue, issueEndpointURL},
-		{"https://user:pw@relay.example/tracesnt", DetailInvalidValue, issueEndpointURL},
-		{"https://user@relay.example/tracesnt", DetailInvalidValue, issueEndpointURL},
-		{"https://169.254.169.254/latest/meta-data/", DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://[::1]:1/", DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://0.0.0.0:1/", DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://[fe80::1]/tracesnt", DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://127.0.0.1:" + port + "/tracesnt", DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://localhost:" + port + "/tracesnt", DetailTargetNotAllowed, issueEndpointAddress}, // a name that resolves to loopback
+		{"http://169.254.169.254/latest/meta-data/iam/security-credentials/", apierr.DetailInvalidValue, issueEndpointURL},
+		{"http://[::1]:1/", apierr.DetailInvalidValue, issueEndpointURL},
+		{"http://0.0.0.0:1/", apierr.DetailInvalidValue, issueEndpointURL},
+		{"http://user:pw@127.0.0.1:1/", apierr.DetailInvalidValue, issueEndpointURL},
+		{"https://user:pw@relay.example/tracesnt", apierr.DetailInvalidValue, issueEndpointURL},
+		{"https://user@relay.example/tracesnt", apierr.DetailInvalidValue, issueEndpointURL},
+		{"https://169.254.169.254/latest/meta-data/", apierr.DetailTargetNotAllowed, issueEndpointAddress},
+		{"https://[::1]:1/", apierr.DetailTargetNotAllowed, issueEndpointAddress},
+		{"https://0.0.0.0:1/", apierr.DetailTargetNotAllowed, issueEndpointAddress},
+		{"https://[fe80::1]/tracesnt", apierr.DetailTargetNotAllowed, issueEndpointAddress},
+		{"https://127.0.0.1:" + port + "/tracesnt", apierr.DetailTargetNotAllowed, issueEndpointAddress},
+		{"https://localhost:" + port + "/tracesnt", apierr.DetailTargetNotAllowed, issueEndpointAddress}, // a name that resolves to loopback
 	} {
-		e := wantError(t, putCredentials(ta, live, c.endpoint), http.StatusBadRequest, CodeValidationFailed, c.detail)
+		e := wantError(t, putCredentials(ta, live, c.endpoint), http.StatusBadRequest, apierr.CodeValidationFailed, c.detail)
 		if len(e.Details) != 1 || e.Details[0].Field != "endpoint" || e.Details[0].Issue != c.issue {
 			t.Errorf("PUT endpoint %s: details %+v, want one at endpoint saying %q", c.endpoint, e.Details, c.issue)
 		}
 	}
 	wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/credentials/eu-system", "", "X-API-Key", live)),
-		http.StatusNotFound, CodeNotFound, "")
+		http.StatusNotFound, apierr.CodeNotFound, "")
 	if w := putCredentials(ta, live, "https://10.1.2.3/tracesnt"); w.Code != http.StatusOK {
 		t.Errorf("PUT an endpoint on a private network: %d %s", w.Code, w.Body)
 	}
@@ -97,7 +98,7 @@ func TestCredentials_EndpointGuard(t *testing.T) {
 		t.Errorf("PUT a loopback endpoint with private endpoints allowed: %d %s", w.Code, w.Body)
 	}
 	for _, endpoint := range []string{"http://127.0.0.1:" + port + "/tracesnt", "https://user:pw@127.0.0.1:" + port + "/tracesnt"} {
-		wantError(t, putCredentials(relay, relayKey, endpoint), http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+		wantError(t, putCredentials(relay, relayKey, endpoint), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 	}
 	rec.untouched(t)
 }
@@ -174,7 +175,7 @@ func TestDDS_StoredEndpointRefused(t *testing.T) {
 		{"http://user:pw@127.0.0.1:" + port + "/", issueEndpointURL},
 	} {
 		store(c.endpoint)
-		e := wantError(t, ta.submitDDS(live, id2), http.StatusUnprocessableEntity, CodeBusinessRule, DetailEUSystemNotConfigured)
+		e := wantError(t, ta.submitDDS(live, id2), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailEUSystemNotConfigured)
 		if !strings.Contains(e.Message, c.issue) || e.Details[0].Field != "credentials.endpoint" || strings.Contains(e.Message, "pw") {
 			t.Errorf("submit with %s stored: %+v, want the endpoint named at credentials.endpoint with %q", c.endpoint, e, c.issue)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -122,18 +123,18 @@ func (a *App) handleSandboxEvent(w http.ResponseWriter, r *http.Request, _ httpr
 		writeError(w, r, err)
 		return
 	}
-	var probs Problems
+	var probs apierr.Problems
 	switch {
 	case req.EventType == "":
-		probs.Add(DetailRequired, "eventType", "is required")
+		probs.Add(apierr.DetailRequired, "eventType", "is required")
 	case !isSubscribable(req.EventType):
-		probs.Add(DetailInvalidValue, "eventType", "must be one of "+strings.Join(subscribableEvents, ", "))
+		probs.Add(apierr.DetailInvalidValue, "eventType", "must be one of "+strings.Join(subscribableEvents, ", "))
 	}
 	data := req.Data
 	if len(data) == 0 || string(data) == "null" {
 		data = json.RawMessage(`{}`)
 	} else if data[0] != '{' {
-		probs.Add(DetailInvalidValue, "data", "must be a JSON object")
+		probs.Add(apierr.DetailInvalidValue, "data", "must be a JSON object")
 	}
 	if err := mergeProblems(decoded, probs.Err()); err != nil {
 		writeError(w, r, err)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -106,10 +107,10 @@ const (
 )
 
 // proofFailed is the 422 of a step that does not check.
-func proofFailed(step, field, issue string) *Error {
-	return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule,
+func proofFailed(step, field, issue string) *apierr.Error {
+	return &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 		Message: "the evidence does not reproduce: step " + step + " failed",
-		Details: []Detail{{Code: DetailProofNotReproducible, Field: field, Issue: step + ": " + issue}}}
+		Details: []apierr.Detail{{Code: apierr.DetailProofNotReproducible, Field: field, Issue: step + ": " + issue}}}
 }
 
 // handleEvidenceVerify checks an evidence document as GET
@@ -134,14 +135,14 @@ func (a *App) handleEvidenceVerify(w http.ResponseWriter, r *http.Request, _ htt
 func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*evidenceVerifyResponse, error) {
 	rawLedger, ok := doc["ledger"]
 	if !ok || bytes.Equal(bytes.TrimSpace(rawLedger), []byte("null")) {
-		return nil, validationFailed(Detail{Code: DetailRequired, Field: "ledger",
+		return nil, apierr.Validation(apierr.Detail{Code: apierr.DetailRequired, Field: "ledger",
 			Issue: "the evidence must carry its ledger entry and proof, as GET /polygons/{polygonId}/evidence returns it"})
 	}
 	var l evidenceLedger
 	dec := json.NewDecoder(bytes.NewReader(rawLedger))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return nil, validationFailed(Detail{Code: DetailInvalidValue, Field: "ledger", Issue: "not a ledger member of evidence: " + err.Error()})
+		return nil, apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "ledger", Issue: "not a ledger member of evidence: " + err.Error()})
 	}
 	delete(doc, "ledger")
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -108,14 +109,14 @@ func TestLedger_ScreeningAnchored(t *testing.T) {
 	}
 
 	// Bad and out-of-range requests.
-	wantError(t, ta.do("GET", eudrPrefix+"/ledger/entries/10", "", "X-API-Key", key), 404, CodeNotFound, "")
-	wantError(t, ta.do("GET", eudrPrefix+"/ledger/entries/x", "", "X-API-Key", key), 400, CodeValidationFailed, DetailInvalidValue)
-	wantError(t, ta.do("GET", eudrPrefix+"/ledger/proofs/inclusion?index=3&treeSize=3", "", "X-API-Key", key), 404, CodeNotFound, "")
-	wantError(t, ta.do("GET", eudrPrefix+"/ledger/proofs/inclusion", "", "X-API-Key", key), 400, CodeValidationFailed, DetailRequired)
-	wantError(t, ta.do("GET", eudrPrefix+"/ledger/proofs/consistency?from=11", "", "X-API-Key", key), 404, CodeNotFound, "")
+	wantError(t, ta.do("GET", eudrPrefix+"/ledger/entries/10", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
+	wantError(t, ta.do("GET", eudrPrefix+"/ledger/entries/x", "", "X-API-Key", key), 400, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+	wantError(t, ta.do("GET", eudrPrefix+"/ledger/proofs/inclusion?index=3&treeSize=3", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
+	wantError(t, ta.do("GET", eudrPrefix+"/ledger/proofs/inclusion", "", "X-API-Key", key), 400, apierr.CodeValidationFailed, apierr.DetailRequired)
+	wantError(t, ta.do("GET", eudrPrefix+"/ledger/proofs/consistency?from=11", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
 	// Production has its own, empty log.
 	_, live := ta.newKey(storage.Production)
-	wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", live)), 404, CodeNotFound, "")
+	wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", live)), 404, apierr.CodeNotFound, "")
 }
 
 func TestEvidence_Verify(t *testing.T) {
@@ -180,14 +181,14 @@ func TestEvidence_Verify(t *testing.T) {
 			var doc map[string]any
 			json.Unmarshal([]byte(original), &doc)
 			c.edit(doc, doc["ledger"].(map[string]any))
-			e := wantError(t, verify(string(mustJSON(t, doc))), http.StatusUnprocessableEntity, CodeBusinessRule, DetailProofNotReproducible)
+			e := wantError(t, verify(string(mustJSON(t, doc))), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailProofNotReproducible)
 			if e.Details[0].Field != c.field {
 				t.Errorf("failed at %s (%s), want %s", e.Details[0].Field, e.Details[0].Issue, c.field)
 			}
 		})
 	}
-	wantError(t, verify(`{"polygonId":"x"}`), http.StatusBadRequest, CodeValidationFailed, DetailRequired)
-	wantError(t, verify(`{"ledger":{"nope":1}}`), http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+	wantError(t, verify(`{"polygonId":"x"}`), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailRequired)
+	wantError(t, verify(`{"ledger":{"nope":1}}`), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 }
 
 func mustJSON(t *testing.T, v any) []byte {

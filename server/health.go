@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -33,7 +34,7 @@ func (a *App) handleLivez(w http.ResponseWriter, r *http.Request, _ httprouter.P
 // handleReadyz answers 200 while the store serves reads.
 func (a *App) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	if _, err := a.db.Status(r.Context()); err != nil {
-		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "store unavailable", Err: err})
+		writeError(w, r, &apierr.Error{Status: http.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable, Message: "store unavailable", Err: err})
 		return
 	}
 	writeJSON(w, r, http.StatusOK, probeResponse{Status: "ok"})
@@ -42,7 +43,7 @@ func (a *App) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.
 func (a *App) handleHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	st, err := a.db.Status(r.Context())
 	if err != nil {
-		writeError(w, r, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "store unavailable", Err: err})
+		writeError(w, r, &apierr.Error{Status: http.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable, Message: "store unavailable", Err: err})
 		return
 	}
 	writeJSON(w, r, http.StatusOK, healthResponse{

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -209,7 +210,7 @@ func mustDecode(tb testing.TB, w *httptest.ResponseRecorder, v any) {
 
 // envelope decodes an error body and checks that it is the API's envelope:
 // JSON, code and message set, details an array (never null).
-func envelope(tb testing.TB, w *httptest.ResponseRecorder) Error {
+func envelope(tb testing.TB, w *httptest.ResponseRecorder) apierr.Error {
 	tb.Helper()
 	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 		tb.Errorf("Content-Type: got %q, want application/json", ct)
@@ -219,7 +220,7 @@ func envelope(tb testing.TB, w *httptest.ResponseRecorder) Error {
 	if d, ok := raw["details"]; !ok || !strings.HasPrefix(string(d), "[") {
 		tb.Errorf("details: got %s, want a JSON array (body %s)", d, w.Body)
 	}
-	var e Error
+	var e apierr.Error
 	mustDecode(tb, w, &e)
 	if e.Code == "" || e.Message == "" {
 		tb.Errorf("envelope without code or message: %s", w.Body)
@@ -229,7 +230,7 @@ func envelope(tb testing.TB, w *httptest.ResponseRecorder) Error {
 
 // wantError checks status, top-level code and, when detail is not "", that
 // the first detail has that code.
-func wantError(tb testing.TB, w *httptest.ResponseRecorder, status int, code, detail string) Error {
+func wantError(tb testing.TB, w *httptest.ResponseRecorder, status int, code, detail string) apierr.Error {
 	tb.Helper()
 	if w.Code != status {
 		tb.Fatalf("status: got %d, want %d (body %s)", w.Code, status, w.Body)
@@ -249,7 +250,7 @@ func wantError(tb testing.TB, w *httptest.ResponseRecorder, status int, code, de
 }
 
 // detailSet is "code field" of every detail, for comparing problem lists.
-func detailSet(ds []Detail) map[string]bool {
+func detailSet(ds []apierr.Detail) map[string]bool {
 	m := map[string]bool{}
 	for _, d := range ds {
 		m[d.Code+" "+d.Field] = true

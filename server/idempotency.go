@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -45,7 +46,7 @@ func (a *App) idempotent(policy idemPolicy, next http.Handler) http.Handler {
 		}
 		if key == "" {
 			if policy == idemRequired {
-				writeError(w, r, validationFailed(Detail{Code: DetailIdempotencyKeyMissing, Field: "headers.Idempotency-Key",
+				writeError(w, r, apierr.Validation(apierr.Detail{Code: apierr.DetailIdempotencyKeyMissing, Field: "headers.Idempotency-Key",
 					Issue: "an Idempotency-Key header is required on this request"}))
 				return
 			}
@@ -115,7 +116,7 @@ func storeIdempotent(ctx context.Context, tx *storage.Tx, status int, header htt
 // is stored in the same transaction as the change.
 func (a *App) beginIdempotent(ctx context.Context, t storage.Tenant, key, fp string) (*storage.IdempotencyRecord, error) {
 	var rec *storage.IdempotencyRecord
-	var refused *Error
+	var refused *apierr.Error
 	err := a.db.Batch(ctx, func(tx *storage.Tx) error {
 		var err error
 		refused = nil
@@ -140,14 +141,14 @@ func (a *App) takeIdempotencyKey(tx *storage.Tx, t storage.Tenant, key, fp strin
 	if old != nil && old.ExpiresAt.After(now) {
 		switch {
 		case old.Fingerprint != fp:
-			return nil, conflict(DetailIdempotencyKeyReused, "headers.Idempotency-Key",
+			return nil, apierr.Conflict(apierr.DetailIdempotencyKeyReused, "headers.Idempotency-Key",
 				"this Idempotency-Key was already used for a different request within the idempotency window")
 		case old.State == storage.IdemCompleted:
 			return old, nil
 		case old.Owner == a.runID:
-			return nil, &Error{Status: http.StatusLocked, Code: CodeResourceLocked, RetryAfter: 1,
+			return nil, &apierr.Error{Status: http.StatusLocked, Code: apierr.CodeResourceLocked, RetryAfter: 1,
 				Message: "a request with this Idempotency-Key is still being processed; retry shortly",
-				Details: []Detail{{Code: DetailIdempotencyInProgress, Field: "headers.Idempotency-Key", Issue: "the first request is still in flight"}}}
+				Details: []apierr.Detail{{Code: apierr.DetailIdempotencyInProgress, Field: "headers.Idempotency-Key", Issue: "the first request is still in flight"}}}
 		}
 	}
 	rec := &storage.IdempotencyRecord{Key: key, Fingerprint: fp, State: storage.IdemInFlight, Owner: a.runID,
@@ -163,7 +164,7 @@ func idempotencyKey(v string) (string, error) {
 		v = v[1 : len(v)-1]
 	}
 	bad := func(issue string) error {
-		return validationFailed(Detail{Code: DetailInvalidValue, Field: "headers.Idempotency-Key", Issue: issue})
+		return apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "headers.Idempotency-Key", Issue: issue})
 	}
 	if len(v) > maxIdempotencyKeyLen {
 		return "", bad("must be at most 255 characters")

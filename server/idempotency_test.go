@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -46,8 +47,8 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := idempotencyKey(tc.in)
 			if tc.wantErr {
-				e := asError(err)
-				if err == nil || e.Status != 400 || len(e.Details) != 1 || e.Details[0].Code != DetailInvalidValue || e.Details[0].Field != "headers.Idempotency-Key" {
+				e := apierr.From(err)
+				if err == nil || e.Status != 400 || len(e.Details) != 1 || e.Details[0].Code != apierr.DetailInvalidValue || e.Details[0].Field != "headers.Idempotency-Key" {
 					t.Errorf("idempotencyKey(%q): got %q, %v, want 400 INVALID_VALUE on headers.Idempotency-Key", tc.in, got, err)
 				}
 				return
@@ -199,7 +200,7 @@ func TestApp_Idempotent(t *testing.T) {
 			"Method": newRequest("PUT", "/things", `{"a":1}`, "X-API-Key", key, "Idempotency-Key", "K"),
 		} {
 			w := serveTo(chain, r)
-			e := wantError(t, w, http.StatusConflict, CodeConflict, DetailIdempotencyKeyReused)
+			e := wantError(t, w, http.StatusConflict, apierr.CodeConflict, apierr.DetailIdempotencyKeyReused)
 			if e.Details[0].Field != "headers.Idempotency-Key" {
 				t.Errorf("%s: field got %q, want headers.Idempotency-Key", name, e.Details[0].Field)
 			}
@@ -232,7 +233,7 @@ func TestApp_Idempotent(t *testing.T) {
 		_, key := ta.newKey(storage.Sandbox)
 		h := &countingHandler{a: ta.App}
 		w := serveTo(ta.idemChain(idemRequired, h), newRequest("POST", "/things", `{not json`, "X-API-Key", key))
-		e := wantError(t, w, 400, CodeValidationFailed, DetailIdempotencyKeyMissing)
+		e := wantError(t, w, 400, apierr.CodeValidationFailed, apierr.DetailIdempotencyKeyMissing)
 		if e.Details[0].Field != "headers.Idempotency-Key" || len(e.Details) != 1 {
 			t.Errorf("details: got %+v, want only IDEMPOTENCY_KEY_MISSING on headers.Idempotency-Key", e.Details)
 		}
@@ -251,7 +252,7 @@ func TestApp_Idempotent(t *testing.T) {
 		}
 		// An invalid key is refused even where the header is optional.
 		w = serveTo(opt, newRequest("POST", "/things", `{}`, "X-API-Key", key, "Idempotency-Key", "a b"))
-		wantError(t, w, 400, CodeValidationFailed, DetailInvalidValue)
+		wantError(t, w, 400, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 	})
 
 	t.Run("InProgress", func(t *testing.T) {
@@ -278,7 +279,7 @@ func TestApp_Idempotent(t *testing.T) {
 		close(release)
 		wg.Wait()
 
-		e := wantError(t, w, http.StatusLocked, CodeResourceLocked, DetailIdempotencyInProgress)
+		e := wantError(t, w, http.StatusLocked, apierr.CodeResourceLocked, apierr.DetailIdempotencyInProgress)
 		if e.Details[0].Field != "headers.Idempotency-Key" {
 			t.Errorf("field: got %q, want headers.Idempotency-Key", e.Details[0].Field)
 		}
@@ -327,7 +328,7 @@ func TestApp_Idempotent(t *testing.T) {
 					return err
 				})
 				if !tc.wantRun {
-					wantError(t, w, http.StatusLocked, CodeResourceLocked, DetailIdempotencyInProgress)
+					wantError(t, w, http.StatusLocked, apierr.CodeResourceLocked, apierr.DetailIdempotencyInProgress)
 					if got := w.Header().Get("Retry-After"); got != "1" {
 						t.Errorf("Retry-After: got %q, want 1", got)
 					}
@@ -456,14 +457,14 @@ func TestApp_Idempotent(t *testing.T) {
 			errCode string
 		}{
 			{"4xx", func(w http.ResponseWriter, r *http.Request) {
-				writeError(w, r, validationFailed(Detail{Code: DetailRequired, Field: "name", Issue: "is required"}))
-			}, 400, CodeValidationFailed},
+				writeError(w, r, apierr.Validation(apierr.Detail{Code: apierr.DetailRequired, Field: "name", Issue: "is required"}))
+			}, 400, apierr.CodeValidationFailed},
 			{"5xx", func(w http.ResponseWriter, r *http.Request) {
 				writeError(w, r, errors.New("disk full"))
-			}, 500, CodeInternal},
+			}, 500, apierr.CodeInternal},
 			{"Panic", func(w http.ResponseWriter, r *http.Request) {
 				panic("handler bug")
-			}, 500, CodeInternal},
+			}, 500, apierr.CodeInternal},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				ta := newTestApp(t)
@@ -521,7 +522,7 @@ func TestApp_Idempotent(t *testing.T) {
 		r.Body = io.NopCloser(io.MultiReader(strings.NewReader(strings.Repeat(" ", 2000)), strings.NewReader("{}")))
 		r.ContentLength = -1 // chunked: only reading finds out
 		w := serveTo(ta.idemChain(idemRequired, h), r)
-		wantError(t, w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "")
+		wantError(t, w, http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, "")
 		if h.calls.Load() != 0 {
 			t.Error("handler ran on a body over the limit")
 		}
@@ -562,5 +563,5 @@ func TestApp_IdempotentSuppliers(t *testing.T) {
 	})
 	// Missing key: rejected before the body is looked at.
 	w := ta.do("POST", eudrPrefix+"/suppliers", `{garbage`, "X-API-Key", key)
-	wantError(t, w, 400, CodeValidationFailed, DetailIdempotencyKeyMissing)
+	wantError(t, w, 400, apierr.CodeValidationFailed, apierr.DetailIdempotencyKeyMissing)
 }

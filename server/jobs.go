@@ -12,12 +12,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
-)
-
-// Job error codes.
-const (
-	JobErrorFailed = "JOB_FAILED"
 )
 
 // jobPayload is what every queued job carries besides its own input: whose
@@ -72,7 +68,7 @@ func (a *App) failJob(btx *bolt.Tx, j queue.Job, cause error) error {
 	if err != nil {
 		return err
 	}
-	return a.markJobFailed(tx, t, job, storage.JobError{Code: JobErrorFailed, Message: cause.Error()})
+	return a.markJobFailed(tx, t, job, storage.JobError{Code: apierr.JobFailed, Message: cause.Error()})
 }
 
 // markJobFailed records job as FAILED with jerr, drops its input and fires
@@ -170,9 +166,7 @@ func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httproute
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			err = notFound("job " + ps.ByName("jobId"))
-		}
+		err = apierr.Named(err, "job", ps.ByName("jobId"))
 		writeError(w, r, err)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -104,9 +105,9 @@ func TestApp_Jobs(t *testing.T) {
 		})
 		// Another environment (or organisation) does not see it.
 		wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/jobs/"+job.ID, "", "X-API-Key", liveKey)),
-			http.StatusNotFound, CodeNotFound, "")
+			http.StatusNotFound, apierr.CodeNotFound, "")
 		wantError(t, ta.serve(storage.Sandbox, newRequest("GET", eudrPrefix+"/jobs/job_nope", "", "X-API-Key", key)),
-			http.StatusNotFound, CodeNotFound, "")
+			http.StatusNotFound, apierr.CodeNotFound, "")
 	})
 
 	t.Run("FatalErrorFailsAndFiresJobFailed", func(t *testing.T) {
@@ -126,7 +127,7 @@ func TestApp_Jobs(t *testing.T) {
 		})
 		ta.runQueues()
 		failed, w := ta.waitJob(key, job.ID, storage.JobFailed)
-		if failed.Error == nil || failed.Error.Code != JobErrorFailed || failed.Error.Message != "reference layer missing" ||
+		if failed.Error == nil || failed.Error.Code != apierr.JobFailed || failed.Error.Message != "reference layer missing" ||
 			failed.CompletedAt == nil || w.Header().Get("Retry-After") != "" {
 			t.Errorf("failed job: got %+v (Retry-After %q)", failed, w.Header().Get("Retry-After"))
 		}
@@ -138,7 +139,7 @@ func TestApp_Jobs(t *testing.T) {
 		if err := json.Unmarshal(raw, &data); err != nil {
 			t.Fatal(err)
 		}
-		if typ != EventJobFailed || data.JobID != job.ID || data.Type != "doomed" || data.Error.Code != JobErrorFailed {
+		if typ != EventJobFailed || data.JobID != job.ID || data.Type != "doomed" || data.Error.Code != apierr.JobFailed {
 			t.Errorf("job.failed delivery: got %s %s", typ, raw)
 		}
 	})
@@ -240,14 +241,14 @@ func TestApp_SandboxJob(t *testing.T) {
 	w = post(`{"items":4,"itemMillis":0,"failAtItem":2}`, "j2")
 	mustDecode(t, w, &acc)
 	failed, _ := ta.waitJob(key, acc.JobID, storage.JobFailed)
-	if failed.Progress.Processed != 2 || failed.Error == nil || failed.Error.Code != JobErrorFailed {
+	if failed.Progress.Processed != 2 || failed.Error == nil || failed.Error.Code != apierr.JobFailed {
 		t.Errorf("failed sandbox job: got %+v, want 2 items processed and JOB_FAILED", failed)
 	}
 
-	e := wantError(t, post(`{"items":0,"itemMillis":5000,"failAtItem":7}`, "j3"), http.StatusBadRequest, CodeValidationFailed, "")
+	e := wantError(t, post(`{"items":0,"itemMillis":5000,"failAtItem":7}`, "j3"), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	if got := detailSet(e.Details); !got["INVALID_VALUE items"] || !got["INVALID_VALUE itemMillis"] || !got["INVALID_VALUE failAtItem"] {
 		t.Errorf("validation: got %+v, want items, itemMillis and failAtItem", e.Details)
 	}
 	wantError(t, ta.serve(storage.Production, newRequest("POST", sandboxOnlyPrefix+"/jobs", `{}`, "X-API-Key", liveKey, "Idempotency-Key", "j4")),
-		http.StatusNotFound, CodeNotFound, "")
+		http.StatusNotFound, apierr.CodeNotFound, "")
 }

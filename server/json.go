@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 )
 
 // timeFormat is RFC 3339 UTC with milliseconds, the one time format on the wire.
@@ -60,7 +61,7 @@ func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent)
 // that differs only in case is unknown) or wrongly typed ones is decoded as
 // far as it goes and those problems are returned, so the caller can add its
 // own checks and answer every problem at once (mergeProblems).
-func decodeJSON(r *http.Request, v any, mediaTypes ...string) (Problems, error) {
+func decodeJSON(r *http.Request, v any, mediaTypes ...string) (apierr.Problems, error) {
 	if err := checkContentType(r, mediaTypes...); err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func decodeJSON(r *http.Request, v any, mediaTypes ...string) (Problems, error) 
 		return nil, readBodyError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body is empty; a JSON object is required"})
+		return nil, apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body", Issue: "request body is empty; a JSON object is required"})
 	}
 	// Unmarshal checks the whole input first (trailing data included), then
 	// fills what it can and reports the first wrongly typed value.
@@ -82,7 +83,7 @@ func decodeJSON(r *http.Request, v any, mediaTypes ...string) (Problems, error) 
 	if typ != nil {
 		d := typeProblem(typ, body)
 		if d.Field == "body" {
-			return nil, validationFailed(d) // not even an object: nothing else to check
+			return nil, apierr.Validation(d) // not even an object: nothing else to check
 		}
 		probs = append(probs, d)
 	}
@@ -122,14 +123,14 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // mergeProblems answers the decoder's problems together with the
 // validator's (err), one problem per field, the decoder's first.
-func mergeProblems(decoded Problems, err error) error {
+func mergeProblems(decoded apierr.Problems, err error) error {
 	if err == nil || len(decoded) == 0 {
 		if err == nil {
 			return decoded.Err()
 		}
 		return err
 	}
-	e := asError(err)
+	e := apierr.From(err)
 	if e.Status != http.StatusBadRequest {
 		return decoded.Err()
 	}
@@ -161,65 +162,65 @@ func checkContentType(r *http.Request, allowed ...string) error {
 			}
 		}
 	}
-	return &Error{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType,
+	return &apierr.Error{Status: http.StatusUnsupportedMediaType, Code: apierr.CodeUnsupportedMediaType,
 		Message: fmt.Sprintf("Content-Type %q is not supported; send %s", ct, strings.Join(allowed, " or ")),
-		Details: []Detail{{Code: DetailInvalidValue, Field: "headers.Content-Type", Issue: "must be " + strings.Join(allowed, " or ")}}}
+		Details: []apierr.Detail{{Code: apierr.DetailInvalidValue, Field: "headers.Content-Type", Issue: "must be " + strings.Join(allowed, " or ")}}}
 }
 
 // readBodyError maps a body read failure: over the size limit is 413.
 func readBodyError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+		return &apierr.Error{Status: http.StatusRequestEntityTooLarge, Code: apierr.CodePayloadTooLarge,
 			Message: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), Err: err}
 	}
-	return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "request body could not be read"})
+	return apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body", Issue: "request body could not be read"})
 }
 
 func jsonError(err error) error {
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body",
+		return apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body",
 			Issue: fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())})
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: unexpected end of input"})
+		return apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body", Issue: "malformed JSON: unexpected end of input"})
 	default:
-		return validationFailed(Detail{Code: DetailMalformedJSON, Field: "body", Issue: "malformed JSON: " + err.Error()})
+		return apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body", Issue: "malformed JSON: " + err.Error()})
 	}
 }
 
 // typeProblem names a wrongly typed value by its JSON path.
-func typeProblem(typ *json.UnmarshalTypeError, body []byte) Detail {
+func typeProblem(typ *json.UnmarshalTypeError, body []byte) apierr.Detail {
 	field := typ.Field
 	if field == "" {
 		field = "body"
 	} else if i := badElement(body, typ); i >= 0 {
 		field = fmt.Sprintf("%s[%d]", field, i)
 	}
-	return Detail{Code: DetailInvalidValue, Field: field,
+	return apierr.Detail{Code: apierr.DetailInvalidValue, Field: field,
 		Issue: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.Kind()), typ.Value)}
 }
 
 // nestedUnknownField finds a member unknown to a nested object type (the
 // top-level ones are listed by unknownFields); the strict decoder names the
 // first only, by its member name.
-func nestedUnknownField(body []byte, v any) Problems {
+func nestedUnknownField(body []byte, v any) apierr.Problems {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(reflect.New(reflect.TypeOf(v).Elem()).Interface())
 	if err == nil || !strings.HasPrefix(err.Error(), "json: unknown field ") {
 		return nil
 	}
-	var probs Problems
-	probs.Add(DetailUnknownField, strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "unknown field")
+	var probs apierr.Problems
+	probs.Add(apierr.DetailUnknownField, strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "unknown field")
 	return probs
 }
 
 // unknownFields lists every top-level member of body that the struct v
 // points to has no field for, so one answer names them all (the decoder
 // stops at the first).
-func unknownFields(body []byte, v any) Problems {
+func unknownFields(body []byte, v any) apierr.Problems {
 	t := reflect.TypeOf(v)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -236,14 +237,14 @@ func unknownFields(body []byte, v any) Problems {
 		}
 		known[name] = true
 	}
-	var probs Problems
+	var probs apierr.Problems
 	unknown := 0
 	for _, name := range slices.Sorted(maps.Keys(members)) {
 		if known[name] {
 			continue
 		}
 		if unknown++; unknown <= maxUnknownFields {
-			probs.Add(DetailUnknownField, name, "unknown field")
+			probs.Add(apierr.DetailUnknownField, name, "unknown field")
 		}
 	}
 	if unknown > maxUnknownFields {

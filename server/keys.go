@@ -13,6 +13,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -58,26 +59,26 @@ type KeyRequest struct {
 // ParseKeyRequest validates the fields of a key request as the API and the
 // `eudr admin create-key` command take them.
 func ParseKeyRequest(org, name, env string, scopes []string) (KeyRequest, error) {
-	var probs Problems
+	var probs apierr.Problems
 	if utf8.RuneCountInString(name) > maxKeyNameLen {
-		probs.Add(DetailInvalidValue, "name", fmt.Sprintf("must be at most %d characters", maxKeyNameLen))
+		probs.Add(apierr.DetailInvalidValue, "name", fmt.Sprintf("must be at most %d characters", maxKeyNameLen))
 	}
 	e := storage.Environment(env)
 	switch {
 	case env == "":
-		probs.Add(DetailRequired, "environment", "is required: sandbox or production")
+		probs.Add(apierr.DetailRequired, "environment", "is required: sandbox or production")
 	case !e.Valid():
-		probs.Add(DetailInvalidValue, "environment", fmt.Sprintf("must be sandbox or production, not %q", env))
+		probs.Add(apierr.DetailInvalidValue, "environment", fmt.Sprintf("must be sandbox or production, not %q", env))
 	}
 	if scopes == nil {
 		scopes = []string{ScopeRead, ScopeWrite}
 	}
 	if len(scopes) == 0 {
-		probs.Add(DetailInvalidValue, "scopes", "must name at least one scope: read, write")
+		probs.Add(apierr.DetailInvalidValue, "scopes", "must name at least one scope: read, write")
 	}
 	for i, s := range scopes {
 		if s != ScopeRead && s != ScopeWrite {
-			probs.Add(DetailInvalidValue, fmt.Sprintf("scopes[%d]", i), fmt.Sprintf("must be read or write, not %q", s))
+			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("scopes[%d]", i), fmt.Sprintf("must be read or write, not %q", s))
 		}
 	}
 	if err := probs.Err(); err != nil {
@@ -246,7 +247,7 @@ func (a *App) handleKeysRevoke(w http.ResponseWriter, r *http.Request, ps httpro
 func findOwnKey(tx *storage.Tx, org, id string) (*storage.APIKey, error) {
 	key, err := tx.FindAPIKey(id)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && (key.Org != org || key.RevokedAt != nil) {
-		return nil, notFound("API key " + id)
+		return nil, apierr.NotFound{Kind: "API key", ID: id}
 	}
 	return key, err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -105,8 +106,8 @@ func TestParseKeyRequest(t *testing.T) {
 				}
 				return
 			}
-			e := asError(err)
-			if e.Status != http.StatusBadRequest || e.Code != CodeValidationFailed {
+			e := apierr.From(err)
+			if e.Status != http.StatusBadRequest || e.Code != apierr.CodeValidationFailed {
 				t.Fatalf("ParseKeyRequest(%q, %q, %q): got %v, want 400 VALIDATION_FAILED", tc.keyName, tc.env, tc.scopes, err)
 			}
 			var got []string
@@ -222,17 +223,17 @@ func TestApp_Keys(t *testing.T) {
 
 	t.Run("CreateValidation", func(t *testing.T) {
 		w := ta.do("POST", keysPath, `{"environment":"staging","scopes":["read","root"]}`, jwtHdr("Idempotency-Key", "bad-1")...)
-		e := wantError(t, w, 400, CodeValidationFailed, "")
+		e := wantError(t, w, 400, apierr.CodeValidationFailed, "")
 		if got := detailSet(e.Details); !got["INVALID_VALUE environment"] || !got["INVALID_VALUE scopes[1]"] || len(got) != 2 {
 			t.Errorf("details: got %+v, want environment and scopes[1]", e.Details)
 		}
 		w = ta.do("POST", keysPath, `{"environment":"sandbox","scope":["read"]}`, jwtHdr("Idempotency-Key", "bad-2")...)
-		wantError(t, w, 400, CodeValidationFailed, DetailUnknownField)
+		wantError(t, w, 400, apierr.CodeValidationFailed, apierr.DetailUnknownField)
 	})
 
 	t.Run("CreateNeedsIdempotencyKey", func(t *testing.T) {
 		w := ta.do("POST", keysPath, `{"environment":"sandbox"}`, jwtHdr()...)
-		e := wantError(t, w, 400, CodeValidationFailed, DetailIdempotencyKeyMissing)
+		e := wantError(t, w, 400, apierr.CodeValidationFailed, apierr.DetailIdempotencyKeyMissing)
 		if e.Details[0].Field != "headers.Idempotency-Key" {
 			t.Errorf("field: got %q, want headers.Idempotency-Key", e.Details[0].Field)
 		}
@@ -307,7 +308,7 @@ func TestApp_Keys(t *testing.T) {
 			t.Errorf("rotated: got %+v, want name and scopes kept", rotated)
 		}
 		w = ta.do("GET", health, "", "X-API-Key", created.Key)
-		wantError(t, w, http.StatusForbidden, CodeForbidden, DetailKeyRotated)
+		wantError(t, w, http.StatusForbidden, apierr.CodeForbidden, apierr.DetailKeyRotated)
 		if w := ta.do("GET", health, "", "X-API-Key", rotated.Key); w.Code != 200 {
 			t.Errorf("new value: got %d, want 200", w.Code)
 		}
@@ -338,7 +339,7 @@ func TestApp_Keys(t *testing.T) {
 		if w := ta.do("GET", health, "", "X-API-Key", one.Key); w.Code != 200 {
 			t.Errorf("value of the first rotate after the replay: got %d, want 200", w.Code)
 		}
-		wantError(t, ta.do("GET", health, "", "X-API-Key", first), http.StatusForbidden, CodeForbidden, DetailKeyRotated)
+		wantError(t, ta.do("GET", health, "", "X-API-Key", first), http.StatusForbidden, apierr.CodeForbidden, apierr.DetailKeyRotated)
 	})
 
 	t.Run("RotateTwice", func(t *testing.T) {
@@ -349,7 +350,7 @@ func TestApp_Keys(t *testing.T) {
 		var again keyCreated
 		mustDecode(t, w, &again)
 		for _, old := range []string{created.Key, rotated.Key} {
-			wantError(t, ta.do("GET", health, "", "X-API-Key", old), http.StatusForbidden, CodeForbidden, DetailKeyRotated)
+			wantError(t, ta.do("GET", health, "", "X-API-Key", old), http.StatusForbidden, apierr.CodeForbidden, apierr.DetailKeyRotated)
 		}
 		rotated = again
 	})
@@ -364,19 +365,19 @@ func TestApp_Keys(t *testing.T) {
 			t.Fatalf("revoke: got %d %q, want 204 with no body", w.Code, w.Body)
 		}
 		for _, v := range []string{rotated.Key, created.Key} {
-			wantError(t, ta.do("GET", health, "", "X-API-Key", v), http.StatusUnauthorized, CodeUnauthorized, "")
+			wantError(t, ta.do("GET", health, "", "X-API-Key", v), http.StatusUnauthorized, apierr.CodeUnauthorized, "")
 		}
 		body, _ := list()
 		if strings.Contains(body, created.KeyID) {
 			t.Errorf("list after revoke: got %s, want no %s", body, created.KeyID)
 		}
-		wantError(t, ta.do("POST", keysPath+"/"+created.KeyID+"/rotate", "", jwtHdr()...), 404, CodeNotFound, "")
-		wantError(t, ta.do("DELETE", keysPath+"/"+created.KeyID, "", jwtHdr()...), 404, CodeNotFound, "")
+		wantError(t, ta.do("POST", keysPath+"/"+created.KeyID+"/rotate", "", jwtHdr()...), 404, apierr.CodeNotFound, "")
+		wantError(t, ta.do("DELETE", keysPath+"/"+created.KeyID, "", jwtHdr()...), 404, apierr.CodeNotFound, "")
 	})
 
 	t.Run("UnknownKey", func(t *testing.T) {
-		wantError(t, ta.do("POST", keysPath+"/key_nope/rotate", "", jwtHdr()...), 404, CodeNotFound, "")
-		wantError(t, ta.do("DELETE", keysPath+"/key_nope", "", jwtHdr()...), 404, CodeNotFound, "")
+		wantError(t, ta.do("POST", keysPath+"/key_nope/rotate", "", jwtHdr()...), 404, apierr.CodeNotFound, "")
+		wantError(t, ta.do("DELETE", keysPath+"/key_nope", "", jwtHdr()...), 404, apierr.CodeNotFound, "")
 	})
 
 	t.Run("OtherOrganisation", func(t *testing.T) {
@@ -390,8 +391,8 @@ func TestApp_Keys(t *testing.T) {
 		if strings.Contains(body, acmeKey.ID) {
 			t.Errorf("default's list: got %s, want no key of acme", body)
 		}
-		wantError(t, ta.do("POST", keysPath+"/"+acmeKey.ID+"/rotate", "", jwtHdr()...), 404, CodeNotFound, "")
-		wantError(t, ta.do("DELETE", keysPath+"/"+acmeKey.ID, "", jwtHdr()...), 404, CodeNotFound, "")
+		wantError(t, ta.do("POST", keysPath+"/"+acmeKey.ID+"/rotate", "", jwtHdr()...), 404, apierr.CodeNotFound, "")
+		wantError(t, ta.do("DELETE", keysPath+"/"+acmeKey.ID, "", jwtHdr()...), 404, apierr.CodeNotFound, "")
 		if w := ta.do("GET", health, "", "X-API-Key", acmeValue); w.Code != 200 {
 			t.Errorf("acme's key after default tried to revoke it: got %d, want 200", w.Code)
 		}
@@ -438,8 +439,8 @@ func TestApp_Keys(t *testing.T) {
 		if len(next) == 0 || next[0].KeyID >= ks[1].KeyID {
 			t.Errorf("page 2: got %+v, want keys older than %s", next, ks[1].KeyID)
 		}
-		wantError(t, ta.do("GET", keysPath+"?limit=0", "", jwtHdr()...), 400, CodeValidationFailed, DetailInvalidValue)
-		wantError(t, ta.do("GET", keysPath+"?limit=1001", "", jwtHdr()...), 400, CodeValidationFailed, DetailInvalidValue)
+		wantError(t, ta.do("GET", keysPath+"?limit=0", "", jwtHdr()...), 400, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+		wantError(t, ta.do("GET", keysPath+"?limit=1001", "", jwtHdr()...), 400, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -191,27 +191,25 @@ func parseLayerRequest(lr LayerRequest, featuresPrefix string) (*storage.Layer, 
 // imported.
 func parseRasterRequest(lr LayerRequest, featuresPrefix string) (*storage.Layer, error) {
 	err := geo.CheckRasterLayer(lr.Name, geo.LayerKind(lr.Kind), lr.Version, lr.Source)
-	var probs Problems
+	var probs apierr.Problems
 	if ps, ok := err.(geo.Problems); ok {
-		for _, p := range ps {
-			probs.Add(p.Code, p.Path, p.Issue)
-		}
+		probs = apierr.FromGeo(ps, nil).Details
 	}
 	if lr.Features != nil {
 		field := featuresPrefix
 		if field == "" {
 			field = "features"
 		}
-		probs.Add(DetailInvalidValue, field, "a raster layer is a folder of GeoTIFF tiles, not GeoJSON features")
+		probs.Add(apierr.DetailInvalidValue, field, "a raster layer is a folder of GeoTIFF tiles, not GeoJSON features")
 	}
 	if lr.Coverage != nil {
-		probs.Add(DetailInvalidValue, "coverage", "a raster layer has data where its tiles are; it takes no coverage")
+		probs.Add(apierr.DetailInvalidValue, "coverage", "a raster layer has data where its tiles are; it takes no coverage")
 	}
 	var tiles []storage.RasterTile
 	if lr.RasterDir == "" {
-		probs.Add(DetailRequired, lr.RasterField, "is required for a raster layer: the folder of its GeoTIFF tiles")
+		probs.Add(apierr.DetailRequired, lr.RasterField, "is required for a raster layer: the folder of its GeoTIFF tiles")
 	} else {
-		var tp Problems
+		var tp apierr.Problems
 		tiles, tp = readRasterDir(lr.RasterDir, lr.RasterField)
 		probs = append(probs, tp...)
 	}
@@ -233,9 +231,7 @@ func nonNilPolygons(ps []geo.Polygon) []geo.Polygon {
 // layerProblems maps geo problems to the 400 envelope: paths into the
 // features collection get featuresPrefix ("features" for the API body).
 func layerProblems(probs geo.Problems, featuresPrefix string) error {
-	var out Problems
-	for _, p := range probs {
-		field := p.Path
+	return apierr.FromGeo(probs, func(field string) string {
 		switch {
 		case field == "name" || field == "kind" || field == "version" || field == "source" ||
 			field == "coverage" || strings.HasPrefix(field, "coverage."):
@@ -245,14 +241,13 @@ func layerProblems(probs geo.Problems, featuresPrefix string) error {
 		default:
 			field = featuresPrefix + "." + field
 		}
-		out.Add(p.Code, field, p.Issue)
-	}
-	return out.Err()
+		return field
+	})
 }
 
 // ImportLayer stores a reference layer and reloads the production index.
 // `eudr layers import` uses it on a stopped data dir; problems come back
-// as a 400 *Error with paths into the file.
+// as a 400 *apierr.Error with paths into the file.
 func (a *App) ImportLayer(ctx context.Context, lr LayerRequest) (*storage.Layer, error) {
 	l, err := parseLayerRequest(lr, "")
 	if err != nil {
@@ -301,10 +296,10 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	}
 	lr.RasterField = "raster.directory"
 	if req.Raster != nil {
-		var probs Problems
+		var probs apierr.Problems
 		lr.RasterDir, probs = a.rasterDir(req.Raster.Directory)
 		if req.Raster.Directory == "" && !geo.LayerKind(req.Kind).IsRaster() {
-			probs.Add(DetailInvalidValue, "raster.directory", "only raster kinds (forest-2020, loss-year, alerts) take a folder of tiles")
+			probs.Add(apierr.DetailInvalidValue, "raster.directory", "only raster kinds (forest-2020, loss-year, alerts) take a folder of tiles")
 		}
 		// These come first, so a REQUIRED for the same field is dropped.
 		decoded = append(decoded, probs...)
@@ -334,9 +329,7 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 func (a *App) handleLayersDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	id := ps.ByName("layerId")
 	err := a.db.Update(r.Context(), func(tx *storage.Tx) error { return tx.DeleteLayer(id) })
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("layer " + id)
-	}
+	err = apierr.Named(err, "layer", id)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -99,11 +100,11 @@ func TestLayers_ImportRefused(t *testing.T) {
 
 	w := ta.do("POST", enterprisePrefix+"/layers", layerBody("protected_area", testLayerFeatures, ""),
 		"X-API-Key", key, "Idempotency-Key", "k1")
-	wantError(t, w, http.StatusForbidden, CodeForbidden, DetailJWTRequired)
+	wantError(t, w, http.StatusForbidden, apierr.CodeForbidden, apierr.DetailJWTRequired)
 
 	w = ta.do("POST", enterprisePrefix+"/layers", layerBody("protected_area", testLayerFeatures, ""),
 		"Authorization", "Bearer "+token)
-	wantError(t, w, http.StatusBadRequest, CodeValidationFailed, DetailIdempotencyKeyMissing)
+	wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailIdempotencyKeyMissing)
 
 	cases := []struct {
 		name, body, field string
@@ -120,7 +121,7 @@ func TestLayers_ImportRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := ta.do("POST", enterprisePrefix+"/layers", c.body, "Authorization", "Bearer "+token,
 				"Idempotency-Key", "bad-"+string(rune('a'+i)))
-			e := wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "")
+			e := wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, "")
 			if len(e.Details) == 0 || e.Details[0].Field != c.field {
 				t.Errorf("details = %+v, want field %s first", e.Details, c.field)
 			}
@@ -130,7 +131,7 @@ func TestLayers_ImportRefused(t *testing.T) {
 	// Decoder and validator problems come in one answer.
 	w = ta.do("POST", enterprisePrefix+"/layers", `{"name":"x","kind":"roads","version":"1","source":"s","extra":1,"features":`+testLayerFeatures+`}`,
 		"Authorization", "Bearer "+token, "Idempotency-Key", "bad-all")
-	if got := detailSet(wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "").Details); !got["UNKNOWN_FIELD extra"] || !got["INVALID_VALUE kind"] {
+	if got := detailSet(wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, "").Details); !got["UNKNOWN_FIELD extra"] || !got["INVALID_VALUE kind"] {
 		t.Errorf("details = %v, want UNKNOWN_FIELD extra and INVALID_VALUE kind together", got)
 	}
 }

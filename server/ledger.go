@@ -18,6 +18,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -142,14 +143,14 @@ type consistencyResponse struct {
 }
 
 // noEntries is the 404 of a log that has nothing signed yet.
-func noEntries() *Error {
-	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "the ledger has no entries yet"}
+func noEntries() *apierr.Error {
+	return &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: "the ledger has no entries yet"}
 }
 
 // ledgerError maps ledger.ErrNotFound to a 404 saying what is missing.
 func ledgerError(err error) error {
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
+		return &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: err.Error()}
 	}
 	return err
 }
@@ -183,23 +184,23 @@ func (a *App) handleLedgerPublicKey(w http.ResponseWriter, r *http.Request, _ ht
 
 // ledgerNumber reads a non-negative integer from the path or query; a
 // missing optional one is -1.
-func ledgerNumber(probs *Problems, field, s string, required bool) int64 {
+func ledgerNumber(probs *apierr.Problems, field, s string, required bool) int64 {
 	if s == "" {
 		if required {
-			probs.Add(DetailRequired, field, "is required")
+			probs.Add(apierr.DetailRequired, field, "is required")
 		}
 		return -1
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
-		probs.Add(DetailInvalidValue, field, "must be a non-negative integer")
+		probs.Add(apierr.DetailInvalidValue, field, "must be a non-negative integer")
 		return -1
 	}
 	return n
 }
 
 func (a *App) handleLedgerEntry(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	var probs Problems
+	var probs apierr.Problems
 	i := ledgerNumber(&probs, "path.index", ps.ByName("index"), true)
 	if err := probs.Err(); err != nil {
 		writeError(w, r, err)
@@ -212,7 +213,7 @@ func (a *App) handleLedgerEntry(w http.ResponseWriter, r *http.Request, ps httpr
 		return err
 	})
 	if errors.Is(err, ledger.ErrNotFound) {
-		err = notFound(fmt.Sprintf("ledger entry %d", i))
+		err = apierr.NotFound{Kind: "ledger entry", ID: strconv.FormatInt(i, 10)}
 	}
 	if err != nil {
 		writeError(w, r, err)
@@ -235,7 +236,7 @@ func treeSizeOr(tx *storage.Tx, t storage.Tenant, size int64) (int64, error) {
 // (default: the latest checkpoint's).
 func (a *App) handleLedgerInclusion(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	q := r.URL.Query()
-	var probs Problems
+	var probs apierr.Problems
 	i := ledgerNumber(&probs, "query.index", q.Get("index"), true)
 	size := ledgerNumber(&probs, "query.treeSize", q.Get("treeSize"), false)
 	if err := probs.Err(); err != nil {
@@ -277,7 +278,7 @@ func (a *App) handleLedgerInclusion(w http.ResponseWriter, r *http.Request, _ ht
 // tree of to entries (default: the latest checkpoint's size).
 func (a *App) handleLedgerConsistency(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	q := r.URL.Query()
-	var probs Problems
+	var probs apierr.Problems
 	from := ledgerNumber(&probs, "query.from", q.Get("from"), true)
 	to := ledgerNumber(&probs, "query.to", q.Get("to"), false)
 	if err := probs.Err(); err != nil {

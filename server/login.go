@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -177,7 +178,7 @@ func (a *App) checkPasswordBounded(ctx context.Context, hash, password string) (
 		defer func() { <-a.hashSlots }()
 		return checkPassword(hash, password), nil
 	case <-timer.C:
-		return false, &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, RetryAfter: 1,
+		return false, &apierr.Error{Status: http.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable, RetryAfter: 1,
 			Message: "too many logins at once; retry shortly"}
 	case <-ctx.Done():
 		return false, ctx.Err()
@@ -205,12 +206,12 @@ func (a *App) handleLogin(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		writeError(w, r, err)
 		return
 	}
-	var probs Problems
+	var probs apierr.Problems
 	if req.Username == "" {
-		probs.Add(DetailRequired, "username", "is required")
+		probs.Add(apierr.DetailRequired, "username", "is required")
 	}
 	if req.Password == "" {
-		probs.Add(DetailRequired, "password", "is required")
+		probs.Add(apierr.DetailRequired, "password", "is required")
 	}
 	if err := mergeProblems(decoded, probs.Err()); err != nil {
 		writeError(w, r, err)
@@ -245,7 +246,7 @@ func (a *App) login(ctx context.Context, username, password string) (*loginRespo
 		return nil, err
 	}
 	if !ok || user == nil {
-		return nil, unauthorized()
+		return nil, apierr.Unauthorized()
 	}
 	now := a.now()
 	exp := now.Add(a.cfg.Auth.TokenTTL)
@@ -276,7 +277,7 @@ type tokenClaims struct {
 // userPrincipal verifies a login token and loads its user. A token issued
 // under another password version than the user's is refused (401).
 func (a *App) userPrincipal(r *http.Request, token string, env storage.Environment) principal {
-	p := principal{field: "headers.Authorization", err: unauthorized()}
+	p := principal{field: "headers.Authorization", err: apierr.Unauthorized()}
 	var claims tokenClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return a.jwtKey, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),

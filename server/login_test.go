@@ -14,6 +14,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -103,7 +104,7 @@ func TestApp_Login(t *testing.T) {
 		}
 		ta.clock.Advance(time.Minute + 6*time.Second) // past expiry and the 5s leeway
 		w = ta.do("GET", keys, "", bearer...)
-		wantError(t, w, http.StatusUnauthorized, CodeUnauthorized, "")
+		wantError(t, w, http.StatusUnauthorized, apierr.CodeUnauthorized, "")
 	})
 
 	t.Run("DefaultTTLOneHour", func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestApp_Login(t *testing.T) {
 			t.Errorf("claims: got sub %q iss %q, want admin, eudr", claims.Subject, claims.Issuer)
 		}
 		ta.clock.Advance(time.Hour + 6*time.Second)
-		wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+token), 401, CodeUnauthorized, "")
+		wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+token), 401, apierr.CodeUnauthorized, "")
 	})
 
 	t.Run("BadCredentials", func(t *testing.T) {
@@ -130,9 +131,9 @@ func TestApp_Login(t *testing.T) {
 			"UnknownUser":   `{"username":"nobody","password":"` + testAdminPassword + `"}`,
 		} {
 			w := ta.do("POST", loginPath, body)
-			e := wantError(t, w, http.StatusUnauthorized, CodeUnauthorized, "")
-			if e.Message != msgUnauthorized {
-				t.Errorf("%s: message got %q, want %q", name, e.Message, msgUnauthorized)
+			e := wantError(t, w, http.StatusUnauthorized, apierr.CodeUnauthorized, "")
+			if e.Message != apierr.MsgUnauthorized {
+				t.Errorf("%s: message got %q, want %q", name, e.Message, apierr.MsgUnauthorized)
 			}
 			if strings.Contains(w.Body.String(), "token") {
 				t.Errorf("%s: body %s, want no token", name, w.Body)
@@ -142,7 +143,7 @@ func TestApp_Login(t *testing.T) {
 
 	t.Run("MissingFields", func(t *testing.T) {
 		ta := newTestApp(t)
-		e := wantError(t, ta.do("POST", loginPath, `{}`), 400, CodeValidationFailed, DetailRequired)
+		e := wantError(t, ta.do("POST", loginPath, `{}`), 400, apierr.CodeValidationFailed, apierr.DetailRequired)
 		if got := detailSet(e.Details); !got["REQUIRED username"] || !got["REQUIRED password"] || len(got) != 2 {
 			t.Errorf("details: got %+v, want REQUIRED username and password", e.Details)
 		}
@@ -198,7 +199,7 @@ func TestApp_Login(t *testing.T) {
 		} {
 			t.Run(name, func(t *testing.T) {
 				w := ta.do("GET", keys, "", "Authorization", "Bearer "+token)
-				wantError(t, w, http.StatusUnauthorized, CodeUnauthorized, "")
+				wantError(t, w, http.StatusUnauthorized, apierr.CodeUnauthorized, "")
 			})
 		}
 		// The control: the same claims signed with the app's key pass.
@@ -259,7 +260,7 @@ func TestApp_Bootstrap(t *testing.T) {
 		ta2 := newTestAppAt(t, dir, clock, "EUDR_ADMIN_PASSWORD=second-password")
 		ta2.login("admin", "first-password")
 		w := ta2.do("POST", enterprisePrefix+"/auth/login", `{"username":"admin","password":"second-password"}`)
-		wantError(t, w, http.StatusUnauthorized, CodeUnauthorized, "")
+		wantError(t, w, http.StatusUnauthorized, apierr.CodeUnauthorized, "")
 		// The token key survives a restart: the first run's token still works.
 		if w := ta2.do("GET", enterprisePrefix+"/api-keys", "", "Authorization", "Bearer "+token); w.Code != 200 {
 			t.Errorf("token from before the restart: got %d, want 200", w.Code)
@@ -333,7 +334,7 @@ func TestApp_LoginBounded(t *testing.T) {
 	}
 	creds := `{"username":"admin","password":"` + testAdminPassword + `"}`
 	w := ta.do("POST", enterprisePrefix+"/auth/login", creds)
-	wantError(t, w, http.StatusServiceUnavailable, CodeServiceUnavailable, "")
+	wantError(t, w, http.StatusServiceUnavailable, apierr.CodeServiceUnavailable, "")
 	if w.Header().Get("Retry-After") != "1" {
 		t.Errorf("Retry-After: got %q, want 1", w.Header().Get("Retry-After"))
 	}
@@ -388,7 +389,7 @@ func TestApp_ResetPassword(t *testing.T) {
 	// A token issued before the change ends with it (whoever lost the old
 	// password may have logged in with it), well before its expiry; one
 	// issued after works.
-	wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+before), http.StatusUnauthorized, CodeUnauthorized, "")
+	wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+before), http.StatusUnauthorized, apierr.CodeUnauthorized, "")
 	after := ta.login(adminUsername, password)
 	if w := ta.do("GET", keys, "", "Authorization", "Bearer "+after); w.Code != http.StatusOK {
 		t.Errorf("GET /api-keys with a token issued after the reset: got %d %s, want 200", w.Code, w.Body)
@@ -396,7 +397,7 @@ func TestApp_ResetPassword(t *testing.T) {
 	if _, err := ta.ResetPassword(context.Background(), adminUsername); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+after), http.StatusUnauthorized, CodeUnauthorized, "")
+	wantError(t, ta.do("GET", keys, "", "Authorization", "Bearer "+after), http.StatusUnauthorized, apierr.CodeUnauthorized, "")
 	if _, err := ta.ResetPassword(context.Background(), "nobody"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("unknown user: got %v, want an error saying it does not exist", err)
 	}

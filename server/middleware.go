@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -149,7 +150,7 @@ func (a *App) recoverPanics(next http.Handler) http.Handler {
 			if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
 				return // the response is under way; the client sees a cut body
 			}
-			writeError(w, r, &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error"})
+			writeError(w, r, &apierr.Error{Status: http.StatusInternalServerError, Code: apierr.CodeInternal, Message: "internal error"})
 		}()
 		next.ServeHTTP(w, r)
 	})
@@ -171,7 +172,7 @@ func (a *App) tooLarge(r *http.Request) error {
 	if r.ContentLength <= a.cfg.Limits.MaxBodyBytes {
 		return nil
 	}
-	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+	return &apierr.Error{Status: http.StatusRequestEntityTooLarge, Code: apierr.CodePayloadTooLarge,
 		Message: fmt.Sprintf("request body exceeds %d bytes", a.cfg.Limits.MaxBodyBytes)}
 }
 

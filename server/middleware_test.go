@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -103,7 +104,7 @@ func TestApp_RecoverPanics(t *testing.T) {
 				}
 				panic(v)
 			}), newRequest("GET", "/", "", "X-Trace-Id", "panic-trace"))
-			e := wantError(t, w, http.StatusInternalServerError, CodeInternal, "")
+			e := wantError(t, w, http.StatusInternalServerError, apierr.CodeInternal, "")
 			if e.Message != "internal error" || len(e.Details) != 0 {
 				t.Errorf("%s: got %q %+v, want \"internal error\" without details", name, e.Message, e.Details)
 			}
@@ -170,7 +171,7 @@ func TestApp_LimitBody(t *testing.T) {
 	t.Run("ContentLengthOver", func(t *testing.T) {
 		body := creds + strings.Repeat(" ", 1100)
 		w := ta.do("POST", login, body)
-		e := wantError(t, w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "")
+		e := wantError(t, w, http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, "")
 		if !strings.Contains(e.Message, "1024") {
 			t.Errorf("message: got %q, want it to name 1024", e.Message)
 		}
@@ -181,10 +182,10 @@ func TestApp_LimitBody(t *testing.T) {
 		// but only once the caller is known: without a key it is 401 first.
 		_, key := ta.newKey(storage.Sandbox)
 		big := strings.Repeat("x", 1025)
-		wantError(t, ta.do("POST", eudrPrefix+"/suppliers", big), http.StatusUnauthorized, CodeUnauthorized, "")
+		wantError(t, ta.do("POST", eudrPrefix+"/suppliers", big), http.StatusUnauthorized, apierr.CodeUnauthorized, "")
 		for _, tc := range []struct{ method, path string }{{"GET", "/livez"}, {"POST", eudrPrefix + "/suppliers"}, {"GET", eudrPrefix + "/health"}} {
 			w := ta.do(tc.method, tc.path, big, "Content-Type", "text/plain", "X-API-Key", key)
-			wantError(t, w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "")
+			wantError(t, w, http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, "")
 		}
 	})
 
@@ -192,7 +193,7 @@ func TestApp_LimitBody(t *testing.T) {
 		r := newRequest("POST", login, "x")
 		r.Body = io.NopCloser(strings.NewReader(creds + strings.Repeat(" ", 1100)))
 		r.ContentLength = -1
-		wantError(t, ta.serve(storage.Sandbox, r), http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "")
+		wantError(t, ta.serve(storage.Sandbox, r), http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, "")
 	})
 
 	t.Run("AtLimit", func(t *testing.T) {
@@ -223,7 +224,7 @@ func TestApp_Probes(t *testing.T) {
 	if err := ta.db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, ta.do("GET", "/readyz", ""), http.StatusServiceUnavailable, CodeServiceUnavailable, "")
+	wantError(t, ta.do("GET", "/readyz", ""), http.StatusServiceUnavailable, apierr.CodeServiceUnavailable, "")
 	if w := ta.do("GET", "/livez", ""); w.Code != 200 {
 		t.Errorf("/livez with the store closed: got %d, want 200", w.Code)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -69,17 +70,17 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	// Refusals, nothing registered: the Idempotency-Key first, then every
 	// problem of the body, every missing reference, every refused polygon.
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, body: body("x", gh), hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("batch without Idempotency-Key: detail %q", an.detail())
 	}
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-bad"), want: 400,
 		body: `{"batchReference":"","commodity":"cocoa","hsCode":"3401","supplierId":"B-1","polygonIds":["a","a"],` +
 			`"quantity":{"netMassKg":-1,"supplementaryUnitType":"KGM"},"harvestStart":"2026-02-30","color":"red"}`})
 	want := map[string]bool{
-		DetailUnknownField + " at color": true, DetailRequired + " at batchReference": true, DetailHSCodeNotInAnnexI + " at hsCode": true,
-		DetailInvalidValue + " at polygonIds[1]": true, DetailInvalidValue + " at quantity.netMassKg": true,
-		DetailRequired + " at quantity.supplementaryUnit": true, DetailInvalidValue + " at quantity.supplementaryUnitType": true,
-		DetailInvalidValue + " at harvestStart": true,
+		apierr.DetailUnknownField + " at color": true, apierr.DetailRequired + " at batchReference": true, apierr.DetailHSCodeNotInAnnexI + " at hsCode": true,
+		apierr.DetailInvalidValue + " at polygonIds[1]": true, apierr.DetailInvalidValue + " at quantity.netMassKg": true,
+		apierr.DetailRequired + " at quantity.supplementaryUnit": true, apierr.DetailInvalidValue + " at quantity.supplementaryUnitType": true,
+		apierr.DetailInvalidValue + " at harvestStart": true,
 	}
 	if got := problems(an); !maps.Equal(got, want) {
 		t.Errorf("a batch with eight problems: %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
@@ -87,18 +88,18 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-bad"), body: `{"batchReference":`, want: 400})
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-404"), want: 404,
 		body: strings.Replace(body("x", gh, "pol_nope"), `"B-1"`, `"B-9"`, 1)})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailSupplierNotFound + " at supplierId": true, DetailPolygonNotFound + " at polygonIds[1]": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailSupplierNotFound + " at supplierId": true, apierr.DetailPolygonNotFound + " at polygonIds[1]": true}) {
 		t.Errorf("a batch with two missing references: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-422"), want: 422, body: body("x", gh, coffee, defo)})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailCommodityMismatch + " at polygonIds[1]": true, DetailPolygonNotCompliant + " at polygonIds[2]": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailCommodityMismatch + " at polygonIds[1]": true, apierr.DetailPolygonNotCompliant + " at polygonIds[2]": true}) {
 		t.Errorf("a batch with two refused polygons: %v", slices.Sorted(maps.Keys(got)))
 	}
 	// A coffee code on a cocoa batch is a rule broken, not a malformed body;
 	// with a malformed body only the body's problems are answered.
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-422"), want: 422,
 		body: strings.Replace(body("x", gh, coffee), `"1801"`, `"0901"`, 1)})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailHSCodeNotInAnnexI + " at hsCode": true, DetailCommodityMismatch + " at polygonIds[1]": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailHSCodeNotInAnnexI + " at hsCode": true, apierr.DetailCommodityMismatch + " at polygonIds[1]": true}) {
 		t.Errorf("a batch of a coffee code with a coffee plot: %v", slices.Sorted(maps.Keys(got)))
 	}
 	ex := oaMust(t, c.doc, "/components/responses/BatchBusinessRule/content/application~1json/example/details/0/issue")
@@ -107,7 +108,7 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	}
 	an = c.do(oaCall{method: "POST", target: batches, op: batches, hdr: idem(rw, "bat-422"), want: 400,
 		body: strings.NewReplacer(`"1801"`, `"0901"`, `"netMassKg":1000`, `"netMassKg":-1`).Replace(body("x", gh))})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at quantity.netMassKg": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at quantity.netMassKg": true}) {
 		t.Errorf("a batch of a coffee code without a mass: %v, want the mass only", slices.Sorted(maps.Keys(got)))
 	}
 	c.do(oaCall{method: "POST", target: batches, op: batches, hdr: with(idem(rw, "bat-xml"), "Content-Type", "application/xml"), body: body("x", gh), want: 415})
@@ -157,7 +158,7 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 
 	// A polygon in a batch cannot be deleted.
 	an = c.do(oaCall{method: "DELETE", target: polygons + "/" + gh, op: polygon, hdr: rw, want: 409})
-	if an.detail() != DetailPolygonInUse || !strings.Contains(an.rec.Body.String(), ghBatch) || !strings.Contains(an.rec.Body.String(), ruBatch) {
+	if an.detail() != apierr.DetailPolygonInUse || !strings.Contains(an.rec.Body.String(), ghBatch) || !strings.Contains(an.rec.Body.String(), ruBatch) {
 		t.Errorf("deleting a polygon in two batches: %s", an.rec.Body)
 	}
 
@@ -211,7 +212,7 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 		}
 	}
 	an = c.do(oaCall{method: "GET", target: batches + "?status=done&limit=0", op: batches, hdr: ro, want: 400})
-	if got := problems(an); len(got) != 2 || !got[DetailInvalidValue+" at query.status"] {
+	if got := problems(an); len(got) != 2 || !got[apierr.DetailInvalidValue+" at query.status"] {
 		t.Errorf("batches with two bad parameters: %v", slices.Sorted(maps.Keys(got)))
 	}
 	c.do(oaCall{method: "GET", target: batches, op: batches, want: 401})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -240,43 +241,43 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		return `{"batchIds":` + ids(bs...) + `,"activityType":"IMPORT","operatorUuid":"` + operator + `"` + extra + `}`
 	}
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, body: draftBody(opUUID, "", bMain), hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("draft without Idempotency-Key: detail %q", an.detail())
 	}
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-bad"), want: 400,
 		body: `{"batchIds":["x","x"],"activityType":"SELL","operatorUuid":"x","internalReference":"",` +
 			`"referencedStatements":[{"referenceNumber":"nope","verificationNumber":"a b"}],"countryOfActivity":"US","borderCrossCountry":"gb","color":"red"}`})
 	want := map[string]bool{
-		DetailInvalidValue + " at batchIds[1]": true, DetailInvalidValue + " at activityType": true, DetailInvalidValue + " at operatorUuid": true,
-		DetailInvalidValue + " at internalReference": true, DetailInvalidValue + " at referencedStatements[0].referenceNumber": true,
-		DetailInvalidValue + " at referencedStatements[0].verificationNumber": true, DetailInvalidValue + " at countryOfActivity": true,
-		DetailInvalidValue + " at borderCrossCountry": true, DetailUnknownField + " at color": true,
+		apierr.DetailInvalidValue + " at batchIds[1]": true, apierr.DetailInvalidValue + " at activityType": true, apierr.DetailInvalidValue + " at operatorUuid": true,
+		apierr.DetailInvalidValue + " at internalReference": true, apierr.DetailInvalidValue + " at referencedStatements[0].referenceNumber": true,
+		apierr.DetailInvalidValue + " at referencedStatements[0].verificationNumber": true, apierr.DetailInvalidValue + " at countryOfActivity": true,
+		apierr.DetailInvalidValue + " at borderCrossCountry": true, apierr.DetailUnknownField + " at color": true,
 	}
 	if got := problems(an); !maps.Equal(got, want) {
 		t.Errorf("a draft with nine problems: %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-bad"), body: `{"split":"yes"}`, want: 400})
-	want = map[string]bool{DetailRequired + " at batchIds": true, DetailRequired + " at activityType": true,
-		DetailRequired + " at operatorUuid": true, DetailInvalidValue + " at split": true}
+	want = map[string]bool{apierr.DetailRequired + " at batchIds": true, apierr.DetailRequired + " at activityType": true,
+		apierr.DetailRequired + " at operatorUuid": true, apierr.DetailInvalidValue + " at split": true}
 	if got := problems(an); !maps.Equal(got, want) {
 		t.Errorf("an empty draft: %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
 	d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-bad"), body: `{"batchIds":`, want: 400})
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-404"), body: draftBody(opUUID, "", bMain, "bat_nope", bUnlinked), want: 404})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at batchIds[1]": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at batchIds[1]": true}) {
 		t.Errorf("a draft of an unknown batch: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-422"), body: draftBody(opUUID, "", bUnlinked, bHigh, bMain), want: 422})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailBatchNotVerified + " at batchIds[0]": true, DetailBatchNotVerified + " at batchIds[1]": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailBatchNotVerified + " at batchIds[0]": true, apierr.DetailBatchNotVerified + " at batchIds[1]": true}) {
 		t.Errorf("a draft of an unlinked and a HIGH_RISK batch: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-422"), body: draftBody(beUUID, "", bBE), want: 422})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailEUSystemRule + " at statement.operator.eori": true}) ||
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailEUSystemRule + " at statement.operator.eori": true}) ||
 		strings.Contains(fmt.Sprint(an.body["message"]), "split") || !strings.Contains(firstIssue(an), "EORI") {
 		t.Errorf("IMPORT for an operator without an EORI: %s", an.rec.Body)
 	}
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-422"), body: draftBody(opUUID, "", bSplit...), want: 422})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailEUSystemRule + " at statement.commodities": true}) ||
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailEUSystemRule + " at statement.commodities": true}) ||
 		!strings.Contains(fmt.Sprint(an.body["message"]), `send "split": true`) || !strings.Contains(firstIssue(an), "at most 100 commodities") {
 		t.Errorf("101 commodities without split: %s", an.rec.Body)
 	}
@@ -377,7 +378,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 
 	// Submission refusals.
 	an = d.do(oaCall{method: "POST", target: path(submit, dMain), op: submit, hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("submit without Idempotency-Key: detail %q", an.detail())
 	}
 	d.do(oaCall{method: "POST", target: path(submit, "dds_nope"), op: submit, hdr: idem(rw, "sub-404"), want: 404})
@@ -402,7 +403,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		t.Errorf("queued submission job: %v", oaShort(an.body))
 	}
 	an = d.do(oaCall{method: "POST", target: path(submit, dMain), op: submit, hdr: idem(rw, "sub-main-2"), want: 409})
-	if !problems(an)[DetailDDSNotDraft+" at path.ddsId"] || !strings.Contains(firstIssue(an), "being submitted") {
+	if !problems(an)[apierr.DetailDDSNotDraft+" at path.ddsId"] || !strings.Contains(firstIssue(an), "being submitted") {
 		t.Errorf("submitting a queued statement again: %s", an.rec.Body)
 	}
 	if an = d.do(oaCall{method: "GET", target: path(ddsOne, dMain), op: ddsOne, hdr: ro, want: 200}); an.body["status"] != storage.DDSDraft {
@@ -429,7 +430,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		t.Errorf("a SUBMITTED statement: %s", an.rec.Body)
 	}
 	an = d.do(oaCall{method: "POST", target: path(submit, dMain), op: submit, hdr: idem(rw, "sub-main-3"), want: 409})
-	if an.detail() != DetailDDSNotDraft || !strings.Contains(firstIssue(an), "is SUBMITTED") {
+	if an.detail() != apierr.DetailDDSNotDraft || !strings.Contains(firstIssue(an), "is SUBMITTED") {
 		t.Errorf("submitting a SUBMITTED statement: %s", an.rec.Body)
 	}
 
@@ -532,7 +533,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 
 	// Revoked by its reference number: 200 once, then 409 with the reason.
 	an = d.do(oaCall{method: "POST", target: path(revoke, refMain), op: revoke, hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("revoke without Idempotency-Key: detail %q", an.detail())
 	}
 	d.do(oaCall{method: "POST", target: path(revoke, refMain), op: revoke, hdr: idem(ro, "rev-ro"), want: 403})
@@ -547,7 +548,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	}
 	for _, r := range []struct{ id, status string }{{dMain, "REVOKED"}, {refMain, "REVOKED"}, {dRej, "REJECTED"}, {p1, "DRAFT"}} {
 		an = d.do(oaCall{method: "POST", target: path(revoke, r.id), op: revoke, hdr: idem(rw, "rev-again-"+r.id), want: 409})
-		if !problems(an)[DetailDDSNotRevocable+" at path.ddsId"] || !strings.Contains(firstIssue(an), "is "+r.status+"; only a SUBMITTED or VALIDATED") {
+		if !problems(an)[apierr.DetailDDSNotRevocable+" at path.ddsId"] || !strings.Contains(firstIssue(an), "is "+r.status+"; only a SUBMITTED or VALIDATED") {
 			t.Errorf("revoking %s (%s): %s", r.id, r.status, an.rec.Body)
 		}
 	}
@@ -572,7 +573,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	}
 	run("the referencing statements to be filed", statuses(map[string]string{dGroup: storage.DDSSubmitted, dUnknown: storage.DDSRejected}))
 	an = d.do(oaCall{method: "POST", target: path(revoke, p2), op: revoke, hdr: idem(rw, "rev-grouped"), want: 409})
-	if an.detail() != DetailDDSNotRevocable || !strings.Contains(firstIssue(an), "the EU system refused to withdraw it") ||
+	if an.detail() != apierr.DetailDDSNotRevocable || !strings.Contains(firstIssue(an), "the EU system refused to withdraw it") ||
 		!strings.Contains(firstIssue(an), "GROUPED") {
 		t.Errorf("revoking a grouped statement: %s", an.rec.Body)
 	}
@@ -625,7 +626,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		t.Errorf("the last page of statements: %v, Link %q", ddsIDs(an.list), an.rec.Header().Get("Link"))
 	}
 	an = d.do(oaCall{method: "GET", target: ddsList + "?status=done&limit=0", op: ddsList, hdr: ro, want: 400})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at query.status": true, DetailInvalidValue + " at query.limit": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at query.status": true, apierr.DetailInvalidValue + " at query.limit": true}) {
 		t.Errorf("statements with two bad parameters: %v", slices.Sorted(maps.Keys(got)))
 	}
 	d.do(oaCall{method: "GET", target: ddsList, op: ddsList, want: 401})
@@ -659,11 +660,11 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		d.do(oaCall{env: env, method: "GET", target: creds, op: creds, hdr: map[storage.Environment][]string{storage.Production: live, storage.Sandbox: ro}[env], want: 404})
 	}
 	an = d.do(oaCall{env: storage.Production, method: "POST", target: path(submit, pDraft.ID), op: submit, hdr: idem(live, "sub-live-1"), want: 422})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailEUSystemNotConfigured + " at credentials": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailEUSystemNotConfigured + " at credentials": true}) {
 		t.Errorf("submitting in production without credentials: %s", an.rec.Body)
 	}
 	an = d.do(oaCall{env: storage.Production, method: "POST", target: path(revoke, pSub.ID), op: revoke, hdr: idem(live, "rev-live-1"), want: 422})
-	if an.detail() != DetailEUSystemNotConfigured {
+	if an.detail() != apierr.DetailEUSystemNotConfigured {
 		t.Errorf("revoking in production without credentials: %s", an.rec.Body)
 	}
 	// Credentials stored before the endpoint rules, with a plain http URL.
@@ -672,23 +673,23 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 			SealedAuthKey: ta.sealer.seal([]byte("s3cret-auth-key"), production.String()), Endpoint: "http://relay.example/tracesnt", UpdatedAt: tx.Now()})
 	})
 	an = d.do(oaCall{env: storage.Production, method: "POST", target: path(submit, pDraft.ID), op: submit, hdr: idem(live, "sub-live-stale"), want: 422})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailEUSystemNotConfigured + " at credentials.endpoint": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailEUSystemNotConfigured + " at credentials.endpoint": true}) {
 		t.Errorf("submitting with a stored http endpoint: %s", an.rec.Body)
 	}
 	an = d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, want: 400,
 		body: `{"username":"","authKey":"` + strings.Repeat("k", 257) + `","color":1}`})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailRequired + " at username": true, DetailInvalidValue + " at authKey": true,
-		DetailRequired + " at clientId": true, DetailUnknownField + " at color": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailRequired + " at username": true, apierr.DetailInvalidValue + " at authKey": true,
+		apierr.DetailRequired + " at clientId": true, apierr.DetailUnknownField + " at color": true}) {
 		t.Errorf("credentials with four problems: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, want: 400,
 		body: `{"username":"op-user","authKey":"s3cret-auth-key","clientId":"eudr-test","endpoint":"ftp://relay.example"}`})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at endpoint": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at endpoint": true}) {
 		t.Errorf("credentials with a bad endpoint: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, want: 400,
 		body: `{"username":"op-user","authKey":"s3cret-auth-key","clientId":"eudr-test","endpoint":"http://relay.example/tracesnt"}`})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at endpoint": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at endpoint": true}) {
 		t.Errorf("credentials with a plain http endpoint: %v", slices.Sorted(maps.Keys(got)))
 	}
 	d.do(oaCall{env: storage.Production, method: "PUT", target: creds, op: creds, hdr: live, body: `{"username":`, want: 400})
@@ -735,7 +736,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	})
 	an = d.do(oaCall{env: storage.Production, method: "GET", target: jobPath(liveJob), op: job, hdr: live, want: 200})
 	if la, _ := an.body["lastAttempt"].(map[string]any); an.body["status"] != storage.JobRunning || an.body["attempts"] != 1.0 ||
-		la["code"] != AttemptEUSystemUnreachable || an.body["nextAttemptAt"] == nil || an.rec.Header().Get("Retry-After") != "60" {
+		la["code"] != apierr.AttemptEUSystemUnreachable || an.body["nextAttemptAt"] == nil || an.rec.Header().Get("Retry-After") != "60" {
 		t.Errorf("a submission job that could not reach the EU system: %s (Retry-After %q)", an.rec.Body, an.rec.Header().Get("Retry-After"))
 	}
 	an = d.do(oaCall{env: storage.Production, method: "GET", target: path(ddsOne, pDraft.ID), op: ddsOne, hdr: live, want: 200})
@@ -761,7 +762,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	// cannot be revoked.
 	clock.Advance(euis.AmendWindow + time.Hour)
 	an = d.do(oaCall{method: "POST", target: path(revoke, dGroup), op: revoke, hdr: idem(rw, "rev-late"), want: 409})
-	if an.detail() != DetailDDSNotRevocable || !strings.Contains(firstIssue(an), "within "+euis.AmendWindow.String()+" of submission") {
+	if an.detail() != apierr.DetailDDSNotRevocable || !strings.Contains(firstIssue(an), "within "+euis.AmendWindow.String()+" of submission") {
 		t.Errorf("revoking after 72 hours: %s", an.rec.Body)
 	}
 
@@ -803,14 +804,14 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 
 	// Refusals: the Idempotency-Key first, then every problem of the period.
 	an := c.do(oaCall{method: "POST", target: archive, op: archive, body: `{"from":"2026-01-01","to":"2026-01-02"}`, hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("report without Idempotency-Key: detail %q", an.detail())
 	}
 	for body, want := range map[string]map[string]bool{
-		`{"from":"yesterday","to":"","x":1}`:         {DetailInvalidValue + " at from": true, DetailRequired + " at to": true, DetailUnknownField + " at x": true},
-		`{"from":"2026-01-02","to":"2026-01-01"}`:    {DetailInvalidValue + " at to": true},
-		`{"from":"2010-01-01","to":"2020-01-01"}`:    {DetailInvalidValue + " at to": true},
-		`{"from":"2026-01-01T00:00:00Z","to":false}`: {DetailInvalidValue + " at to": true},
+		`{"from":"yesterday","to":"","x":1}`:         {apierr.DetailInvalidValue + " at from": true, apierr.DetailRequired + " at to": true, apierr.DetailUnknownField + " at x": true},
+		`{"from":"2026-01-02","to":"2026-01-01"}`:    {apierr.DetailInvalidValue + " at to": true},
+		`{"from":"2010-01-01","to":"2020-01-01"}`:    {apierr.DetailInvalidValue + " at to": true},
+		`{"from":"2026-01-01T00:00:00Z","to":false}`: {apierr.DetailInvalidValue + " at to": true},
 	} {
 		an = c.do(oaCall{method: "POST", target: archive, op: archive, body: body, hdr: idem(rw, "rpt-bad"), want: 400})
 		if got := problems(an); !maps.Equal(got, want) {
@@ -845,7 +846,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 		t.Errorf("a PENDING report: %s, Retry-After %q", an.rec.Body, an.rec.Header().Get("Retry-After"))
 	}
 	an = c.do(oaCall{method: "GET", target: rpath(download, rid), op: download, hdr: ro, want: 409})
-	if an.detail() != DetailReportNotReady || an.rec.Header().Get("Retry-After") == "" {
+	if an.detail() != apierr.DetailReportNotReady || an.rec.Header().Get("Retry-After") == "" {
 		t.Errorf("downloading a PENDING report: %s, Retry-After %q", an.rec.Body, an.rec.Header().Get("Retry-After"))
 	}
 	if an = c.do(oaCall{method: "GET", target: "/api/v1/enterprise/eudr/jobs/" + jid, op: job, hdr: ro, want: 200}); an.body["type"] != jobArchiveReport {
@@ -947,10 +948,10 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 		t.Fatal(err)
 	}
 	an = c.do(oaCall{method: "GET", target: rpath(report, failID), op: report, hdr: ro, want: 200})
-	if em, _ := an.body["error"].(map[string]any); an.body["status"] != storage.ReportFailed || em["code"] != JobErrorFailed || an.body["sha256"] != nil {
+	if em, _ := an.body["error"].(map[string]any); an.body["status"] != storage.ReportFailed || em["code"] != apierr.JobFailed || an.body["sha256"] != nil {
 		t.Errorf("a FAILED report: %s", an.rec.Body)
 	}
-	if an = c.do(oaCall{method: "GET", target: rpath(download, failID), op: download, hdr: ro, want: 409}); an.detail() != DetailReportFailed {
+	if an = c.do(oaCall{method: "GET", target: rpath(download, failID), op: download, hdr: ro, want: 409}); an.detail() != apierr.DetailReportFailed {
 		t.Errorf("downloading a FAILED report: %s", an.rec.Body)
 	}
 	if an = c.do(oaCall{method: "GET", target: "/api/v1/enterprise/eudr/jobs/" + failJob, op: job, hdr: ro, want: 200}); an.body["status"] != storage.JobFailed {
@@ -983,7 +984,7 @@ func rawMember(t interface{ Fatalf(string, ...any) }, body []byte, name string) 
 func TestOpenAPI_JobAttemptCodes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	var codes []string
-	for name, v := range oaStringConstants(t, "*.go") {
+	for name, v := range oaStringConstants(t, "apierr/*.go") {
 		if strings.HasPrefix(name, "Attempt") {
 			codes = append(codes, v)
 		}

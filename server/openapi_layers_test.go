@@ -16,6 +16,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/geo/geotiff"
 	"github.com/eudr/eudr/geo/geotiff/geotifftest"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -206,7 +207,7 @@ func (c *oaConformance) rasterLayers() {
 		t.Fatal(err)
 	}
 	an = post("lyr-broken", rasterBody("loss-year", "broken"), 400)
-	if ds := oaList(an.body["details"]); len(ds) != 1 || !problems(an)[DetailInvalidValue+" at raster.directory"] ||
+	if ds := oaList(an.body["details"]); len(ds) != 1 || !problems(an)[apierr.DetailInvalidValue+" at raster.directory"] ||
 		!strings.HasPrefix(fmt.Sprint(ds[0].(map[string]any)["issue"]), "junk.tif: ") {
 		t.Errorf("a folder with an unreadable file: %s; want one INVALID_VALUE at raster.directory naming junk.tif", an.rec.Body)
 	}
@@ -217,29 +218,29 @@ func (c *oaConformance) rasterLayers() {
 		t.Errorf("overlapping tiles: %s", an.rec.Body)
 	}
 	an = post("lyr-outside", rasterBody("loss-year", "../x"), 400)
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at raster.directory": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at raster.directory": true}) {
 		t.Errorf("a folder outside the raster root: %v", slices.Sorted(maps.Keys(got)))
 	}
 	post("lyr-absolute", rasterBody("loss-year", t.TempDir()), 400)
 	an = post("lyr-empty", rasterBody("loss-year", "hansen/previous"), 400)
-	if !problems(an)[DetailInvalidValue+" at raster.directory"] {
+	if !problems(an)[apierr.DetailInvalidValue+" at raster.directory"] {
 		t.Errorf("a folder without tiles: %s", an.rec.Body)
 	}
 	an = post("lyr-none", `{"name":"x","kind":"alerts","version":"1","source":"s"}`, 400)
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailRequired + " at raster.directory": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailRequired + " at raster.directory": true}) {
 		t.Errorf("a raster kind without raster: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = post("lyr-mixed", `{"name":"x","kind":"loss-year","version":"1","source":"s","raster":{"directory":"hansen"},`+
 		`"features":{"type":"FeatureCollection","features":[]},"coverage":{"type":"FeatureCollection","features":[]}}`, 400)
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at features": true, DetailInvalidValue + " at coverage": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at features": true, apierr.DetailInvalidValue + " at coverage": true}) {
 		t.Errorf("a raster layer with features and coverage: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = post("lyr-vector", rasterBody("deforestation", "hansen"), 400)
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at kind": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at kind": true}) {
 		t.Errorf("a vector kind with raster: %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = post("lyr-novector", `{"name":"x","kind":"protected_area","version":"1","source":"s"}`, 400)
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailRequired + " at features": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailRequired + " at features": true}) {
 		t.Errorf("a vector kind without features: %v", slices.Sorted(maps.Keys(got)))
 	}
 	c.do(oaCall{env: storage.Production, method: "POST", target: imp, op: imp, body: rasterBody("loss-year", "hansen"),

@@ -22,6 +22,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -149,28 +150,28 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		return `{"batchId":"` + batchID + `","shipmentId":"` + shipmentID + `"}`
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, body: linkBody(b1, "SHP-L1"), hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("link without Idempotency-Key: detail %q", an.detail())
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-bad"), want: 400,
 		body: `{"batchId":"","shipmentId":"-x","billOfLading":"","containerNumbers":["CSQU3054384","CSQU3054383","CSQU3054383"],` +
 			`"portOfEntry":"nlrtm","eta":"soon","color":"red"}`})
 	want := map[string]bool{
-		DetailRequired + " at batchId": true, DetailInvalidValue + " at shipmentId": true, DetailInvalidValue + " at billOfLading": true,
-		DetailInvalidValue + " at containerNumbers[0]": true, DetailInvalidValue + " at containerNumbers[2]": true,
-		DetailInvalidValue + " at portOfEntry": true, DetailInvalidValue + " at eta": true, DetailUnknownField + " at color": true,
+		apierr.DetailRequired + " at batchId": true, apierr.DetailInvalidValue + " at shipmentId": true, apierr.DetailInvalidValue + " at billOfLading": true,
+		apierr.DetailInvalidValue + " at containerNumbers[0]": true, apierr.DetailInvalidValue + " at containerNumbers[2]": true,
+		apierr.DetailInvalidValue + " at portOfEntry": true, apierr.DetailInvalidValue + " at eta": true, apierr.DetailUnknownField + " at color": true,
 	}
 	if got := problems(an); !maps.Equal(got, want) {
 		t.Errorf("a link with eight problems: %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
 	c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-bad"), body: `{"batchId":`, want: 400})
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-404"), body: linkBody("bat_nope", "SHP-L9"), want: 404})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailInvalidValue + " at batchId": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailInvalidValue + " at batchId": true}) {
 		t.Errorf("a link of an unknown batch: %v", slices.Sorted(maps.Keys(got)))
 	}
 	for _, b := range []string{b3, b4} {
 		an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-422"), body: linkBody(b, "SHP-L9"), want: 422})
-		if got := problems(an); !maps.Equal(got, map[string]bool{DetailBatchNotVerified + " at batchId": true}) {
+		if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailBatchNotVerified + " at batchId": true}) {
 			t.Errorf("a link of a batch not VERIFIED: %v", slices.Sorted(maps.Keys(got)))
 		}
 	}
@@ -205,7 +206,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		t.Errorf("replayed link: Idempotent-Replayed %q, %v", an.rec.Header().Get("Idempotent-Replayed"), an.body)
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-1"), body: linkBody(b1, "SHP-L1"), want: 409})
-	if an.detail() != DetailIdempotencyKeyReused {
+	if an.detail() != apierr.DetailIdempotencyKeyReused {
 		t.Errorf("link with a reused key: detail %q", an.detail())
 	}
 	an = get("", eudrPrefix+"/shipments/SHP-L1", shipment, ro, 200)
@@ -218,11 +219,11 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		t.Errorf("queued link job: %v", oaShort(an.body))
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-c1"), body: linkBody(b2, "SHP-L1"), want: 409})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailShipmentAlreadyLinked + " at shipmentId": true}) || !strings.Contains(an.rec.Body.String(), linkID) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailShipmentAlreadyLinked + " at shipmentId": true}) || !strings.Contains(an.rec.Body.String(), linkID) {
 		t.Errorf("a link of a shipment a pending link holds: %s", an.rec.Body)
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-c2"), body: linkBody(b1, "SHP-L2"), want: 409})
-	if got := problems(an); !maps.Equal(got, map[string]bool{DetailBatchAlreadyLinked + " at batchId": true}) {
+	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailBatchAlreadyLinked + " at batchId": true}) {
 		t.Errorf("a link of a batch a pending link holds: %s", an.rec.Body)
 	}
 
@@ -279,7 +280,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	linked := an.body
 	an = get("", eudrPrefix+"/jobs/"+lateJob, job, ro, 200)
 	jerr, _ := an.body["error"].(map[string]any)
-	if an.body["status"] != storage.JobFailed || jerr["code"] != JobErrorConsensusTimeout || len(oaList(an.body["ledgerProofs"])) != 0 {
+	if an.body["status"] != storage.JobFailed || jerr["code"] != apierr.JobLedgerConsensusTimeout || len(oaList(an.body["ledgerProofs"])) != 0 {
 		t.Errorf("late link job: %v", oaShort(an.body))
 	}
 	if an = get("", eudrPrefix+"/shipments/SHP-LATE", shipment, ro, 200); an.body["status"] != storage.LinkFailed || an.body["linkId"] != lateLink {
@@ -296,11 +297,11 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		t.Errorf("the shipment linked again: %v", oaShort(an.body))
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-c3"), body: linkBody(b1, "SHP-L3"), want: 409})
-	if an.detail() != DetailBatchAlreadyLinked {
+	if an.detail() != apierr.DetailBatchAlreadyLinked {
 		t.Errorf("a link of a linked batch: %s", an.rec.Body)
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-c4"), body: linkBody(b2, "SHP-L1"), want: 409})
-	if an.detail() != DetailShipmentAlreadyLinked {
+	if an.detail() != apierr.DetailShipmentAlreadyLinked {
 		t.Errorf("a link of a linked shipment: %s", an.rec.Body)
 	}
 	get("", eudrPrefix+"/shipments/SHP-nope", shipment, ro, 404)
@@ -335,7 +336,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	if got := events[EventShipmentLinked+" "+againLink]; got == nil || got["ledgerIndex"] != float64(before+1) {
 		t.Errorf("shipment.linked of the link made again: %v", got)
 	}
-	if got, _ := events[EventJobFailed+" "+lateJob]["error"].(map[string]any); got["code"] != JobErrorConsensusTimeout ||
+	if got, _ := events[EventJobFailed+" "+lateJob]["error"].(map[string]any); got["code"] != apierr.JobLedgerConsensusTimeout ||
 		events[EventJobFailed+" "+lateJob]["type"] != jobShipmentLink {
 		t.Errorf("job.failed of the late link: %v", events[EventJobFailed+" "+lateJob])
 	}
@@ -425,10 +426,10 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		t.Errorf("consistency of a tree with itself: %v", oaShort(an.body))
 	}
 	for target, want := range map[string]map[string]bool{
-		inclusion + "?treeSize=1":          {DetailRequired + " at query.index": true},
-		inclusion + "?index=x&treeSize=-1": {DetailInvalidValue + " at query.index": true, DetailInvalidValue + " at query.treeSize": true},
-		consistency:                        {DetailRequired + " at query.from": true},
-		consistency + "?from=a&to=1.5":     {DetailInvalidValue + " at query.from": true, DetailInvalidValue + " at query.to": true},
+		inclusion + "?treeSize=1":          {apierr.DetailRequired + " at query.index": true},
+		inclusion + "?index=x&treeSize=-1": {apierr.DetailInvalidValue + " at query.index": true, apierr.DetailInvalidValue + " at query.treeSize": true},
+		consistency:                        {apierr.DetailRequired + " at query.from": true},
+		consistency + "?from=a&to=1.5":     {apierr.DetailInvalidValue + " at query.from": true, apierr.DetailInvalidValue + " at query.to": true},
 	} {
 		op, _, _ := strings.Cut(target, "?")
 		if got := problems(get("", target, op, ro, 400)); !maps.Equal(got, want) {
@@ -436,7 +437,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		}
 	}
 	for _, target := range []string{"x", "-1", "1e3"} {
-		if got := problems(get("", eudrPrefix+"/ledger/entries/"+target, entry, ro, 400)); !got[DetailInvalidValue+" at path.index"] {
+		if got := problems(get("", eudrPrefix+"/ledger/entries/"+target, entry, ro, 400)); !got[apierr.DetailInvalidValue+" at path.index"] {
 			t.Errorf("entry %s: %v", target, slices.Sorted(maps.Keys(got)))
 		}
 	}
@@ -526,7 +527,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		json.Unmarshal([]byte(served), &doc)
 		tc.edit(doc, doc["ledger"].(map[string]any))
 		an = post("", string(mustJSON(t, doc)), rw, 422)
-		if d := firstDetail(an); len(oaList(an.body["details"])) != 1 || d["code"] != DetailProofNotReproducible || d["field"] != tc.field ||
+		if d := firstDetail(an); len(oaList(an.body["details"])) != 1 || d["code"] != apierr.DetailProofNotReproducible || d["field"] != tc.field ||
 			!strings.HasPrefix(fmt.Sprint(d["issue"]), tc.step+": ") {
 			t.Errorf("verify, %s: %s; want %s at %s", tc.name, an.rec.Body, tc.step, tc.field)
 		}
@@ -559,13 +560,13 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		t.Errorf("evidence of a plot screened before the ledger: %s", an.rec.Body)
 	}
 	for body, want := range map[string]string{
-		an.rec.Body.String():       DetailRequired + " at ledger",
-		`{"polygonId":"x"}`:        DetailRequired + " at ledger",
-		`{"ledger":{"nope":1}}`:    DetailInvalidValue + " at ledger",
-		`{"ledger":{"index":"1"}}`: DetailInvalidValue + " at ledger",
-		`[]`:                       DetailInvalidValue + " at body",
-		`{"ledger":`:               DetailMalformedJSON + " at body",
-		``:                         DetailMalformedJSON + " at body",
+		an.rec.Body.String():       apierr.DetailRequired + " at ledger",
+		`{"polygonId":"x"}`:        apierr.DetailRequired + " at ledger",
+		`{"ledger":{"nope":1}}`:    apierr.DetailInvalidValue + " at ledger",
+		`{"ledger":{"index":"1"}}`: apierr.DetailInvalidValue + " at ledger",
+		`[]`:                       apierr.DetailInvalidValue + " at body",
+		`{"ledger":`:               apierr.DetailMalformedJSON + " at body",
+		``:                         apierr.DetailMalformedJSON + " at body",
 	} {
 		if got := problems(post("", body, rw, 400)); !maps.Equal(got, map[string]bool{want: true}) {
 			t.Errorf("verify %.40q: %v, want %s", body, slices.Sorted(maps.Keys(got)), want)
@@ -573,7 +574,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	}
 	post("", served, with(rw, "Content-Type", "text/plain"), 415)
 	an = post("", served, ro, 403)
-	if an.detail() != DetailScopeRequired {
+	if an.detail() != apierr.DetailScopeRequired {
 		t.Errorf("verify with a read-only key: detail %q", an.detail())
 	}
 	post("", served, nil, 401)

@@ -38,6 +38,7 @@ import (
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
@@ -621,7 +622,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		sort.Strings(got)
 		sort.Strings(codes)
 		if !slices.Equal(got, codes) {
-			t.Errorf("Error.code enum: got %v, want the Code* constants of errors.go %v", got, codes)
+			t.Errorf("Error.code enum: got %v, want the Code* constants of apierr %v", got, codes)
 		}
 		desc := oaMust(t, doc, "/components/schemas/ErrorDetail/description").(string)
 		intro := oaMust(t, doc, "/info/description").(string)
@@ -651,8 +652,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{healthResponse{}, "Health", true},
 			{storeHealth{}, "StoreHealth", true},
 			{probeResponse{}, "ProbeStatus", true},
-			{Error{}, "Error", true},
-			{Detail{}, "ErrorDetail", true},
+			{apierr.Error{}, "Error", true},
+			{apierr.Detail{}, "ErrorDetail", true},
 			{webhookRequest{}, "WebhookRequest", false},
 			{webhookResponse{}, "Webhook", true},
 			{secretResponse{}, "WebhookSecret", true},
@@ -813,8 +814,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/Error/properties/message/maxLength", float64(maxEchoedText)},
 			{"/components/schemas/ErrorDetail/properties/field/maxLength", float64(maxEchoedField)},
 			{"/components/schemas/ErrorDetail/properties/issue/maxLength", float64(maxEchoedText)},
-			{"/components/responses/Unauthorized" + resp, msgUnauthorized},
-			{"/components/responses/Forbidden" + resp, msgForbidden},
+			{"/components/responses/Unauthorized" + resp, apierr.MsgUnauthorized},
+			{"/components/responses/Forbidden" + resp, apierr.MsgForbidden},
 			{"/components/schemas/EventType/enum", oaAnys(subscribableEvents...)},
 			{"/components/schemas/AnyEventType/enum", oaAnys(append(slices.Clone(subscribableEvents), EventWebhookPing)...)},
 			{"/components/schemas/WebhookRequest/properties/targetUrl/maxLength", float64(maxTargetURLLen)},
@@ -908,7 +909,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			}
 		}
 		// The job error codes, where JobError's code is described.
-		for _, code := range []string{JobErrorFailed, JobErrorConsensusTimeout} {
+		for _, code := range []string{apierr.JobFailed, apierr.JobLedgerConsensusTimeout} {
 			if d, _ := oaMust(t, doc, "/components/schemas/JobError/properties/code/description").(string); !strings.Contains(d, "`"+code+"`") {
 				t.Errorf("JobError's code does not list %s", code)
 			}
@@ -1192,12 +1193,12 @@ func oaStrings(v any) []string {
 	return out
 }
 
-// oaErrorCodeConstants reads the values of the Code* and Detail* constants of
+// oaErrorCodeConstants reads the values of the Code* and apierr.Detail* constants of
 // the package (errors.go and the handlers' own, such as webhooks.go), so a
 // new code cannot be forgotten here.
 func oaErrorCodeConstants(t *testing.T) (codes, details []string) {
 	t.Helper()
-	for name, v := range oaStringConstants(t, "*.go") {
+	for name, v := range oaStringConstants(t, "apierr/*.go") {
 		switch {
 		case strings.HasPrefix(name, "Code"):
 			codes = append(codes, v)
@@ -1206,7 +1207,7 @@ func oaErrorCodeConstants(t *testing.T) (codes, details []string) {
 		}
 	}
 	if len(codes) == 0 || len(details) == 0 {
-		t.Fatal("found no Code* or Detail* constants in the package")
+		t.Fatal("found no Code* or apierr.Detail* constants in the package")
 	}
 	return codes, details
 }
@@ -1838,7 +1839,7 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 
 	// Login.
 	an = c.do(oaCall{method: "POST", target: login, op: login, body: `{"user":"admin"}`, hdr: jsonCT, want: 400})
-	if an.detail() != DetailRequired && an.detail() != DetailUnknownField {
+	if an.detail() != apierr.DetailRequired && an.detail() != apierr.DetailUnknownField {
 		t.Errorf("login with a bad body: detail %q", an.detail())
 	}
 	c.do(oaCall{method: "POST", target: login, op: login, body: `{"username":"admin","password":"wrong"}`, hdr: jsonCT, want: 401})
@@ -1851,8 +1852,8 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	// Key management.
 	c.do(oaCall{method: "GET", target: keys, op: keys, want: 401})
 	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: `{"environment":"sandbox"}`, hdr: with(jwt, jsonCT...), want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
-		t.Errorf("create key without Idempotency-Key: detail %q, want %s", an.detail(), DetailIdempotencyKeyMissing)
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
+		t.Errorf("create key without Idempotency-Key: detail %q, want %s", an.detail(), apierr.DetailIdempotencyKeyMissing)
 	}
 	rwBody := `{"name":"rw","environment":"sandbox"}`
 	an = c.do(oaCall{method: "POST", target: keys, op: keys, body: rwBody, hdr: with(jwt, "Idempotency-Key", "k-rw"), want: 200})
@@ -1886,8 +1887,8 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	c.do(oaCall{method: "GET", target: keys, op: keys, hdr: jwt, want: 200})
 	c.do(oaCall{method: "GET", target: keys + "?limit=0", op: keys, hdr: jwt, want: 400})
 	an = c.do(oaCall{method: "GET", target: keys, op: keys, hdr: []string{"X-API-Key", rwKey}, want: 403})
-	if an.detail() != DetailJWTRequired {
-		t.Errorf("API key on key management: detail %q, want %s", an.detail(), DetailJWTRequired)
+	if an.detail() != apierr.DetailJWTRequired {
+		t.Errorf("API key on key management: detail %q, want %s", an.detail(), apierr.DetailJWTRequired)
 	}
 
 	// Health and environments.
@@ -1897,8 +1898,8 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	}
 	c.do(oaCall{method: "GET", target: health, op: health, hdr: []string{"Authorization", "Bearer " + roKey}, want: 200})
 	an = c.do(oaCall{env: storage.Production, method: "GET", target: health, op: health, hdr: []string{"X-API-Key", rwKey}, want: 403})
-	if an.detail() != DetailWrongEnvironment {
-		t.Errorf("sandbox key on production: detail %q, want %s", an.detail(), DetailWrongEnvironment)
+	if an.detail() != apierr.DetailWrongEnvironment {
+		t.Errorf("sandbox key on production: detail %q, want %s", an.detail(), apierr.DetailWrongEnvironment)
 	}
 	an = c.do(oaCall{env: storage.Production, method: "GET", target: health, op: health, hdr: []string{"X-API-Key", liveKey}, want: 200})
 	if an.body["environment"] != "production" {
@@ -1934,8 +1935,8 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: `{"erpVendorId":`, hdr: with(rw, "Idempotency-Key", "s-bad"), want: 400})
 	c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: rw, want: 400})
 	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(ro, "Idempotency-Key", "s-ro"), want: 403})
-	if an.detail() != DetailScopeRequired {
-		t.Errorf("read-only key on a write: detail %q, want %s", an.detail(), DetailScopeRequired)
+	if an.detail() != apierr.DetailScopeRequired {
+		t.Errorf("read-only key on a write: detail %q, want %s", an.detail(), apierr.DetailScopeRequired)
 	}
 	c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(rw, "Idempotency-Key", "s-xml", "Content-Type", "application/xml"), want: 415})
 
@@ -1976,8 +1977,8 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 		t.Errorf("rotate: keyId %v (want %s), value changed: %v", an.body["keyId"], rwID, newKey != rwKey)
 	}
 	an = c.do(oaCall{method: "GET", target: health, op: health, hdr: []string{"X-API-Key", rwKey}, want: 403})
-	if an.detail() != DetailKeyRotated {
-		t.Errorf("old value after rotate: detail %q, want %s", an.detail(), DetailKeyRotated)
+	if an.detail() != apierr.DetailKeyRotated {
+		t.Errorf("old value after rotate: detail %q, want %s", an.detail(), apierr.DetailKeyRotated)
 	}
 	c.do(oaCall{method: "GET", target: health, op: health, hdr: []string{"X-API-Key", newKey}, want: 200})
 	c.do(oaCall{method: "POST", target: keys + "/" + rwID + "/rotate", op: rotate, hdr: with(jwt, "Idempotency-Key", "r-1"), want: 200})
@@ -2201,18 +2202,18 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	// Registration.
 	okBody := `{"targetUrl":"` + base + `/ok","eventTypes":["polygon.verified","polygon.failed","polygon.verified"]}`
 	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, body: okBody, hdr: with(rw, jsonCT...), want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("register without Idempotency-Key: detail %q", an.detail())
 	}
 	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-bad"), want: 400,
 		body: `{"targetUrl":"http://example.com/hook","eventTypes":["polygon.verified","webhook.ping"]}`})
-	if ds := oaList(an.body["details"]); len(ds) != 2 || an.detail() != DetailInvalidValue {
+	if ds := oaList(an.body["details"]); len(ds) != 2 || an.detail() != apierr.DetailInvalidValue {
 		t.Errorf("plain HTTP and webhook.ping: details %v, want two INVALID_VALUE", oaShort(ds))
 	}
 	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-bad"), want: 400,
 		body: `{"targetUrl":"https://example.com/hook","eventTypes":[]}`})
-	if an.detail() != DetailRequired {
-		t.Errorf("no event types: detail %q, want %s", an.detail(), DetailRequired)
+	if an.detail() != apierr.DetailRequired {
+		t.Errorf("no event types: detail %q, want %s", an.detail(), apierr.DetailRequired)
 	}
 	c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-bad"), want: 400,
 		body: `{"targetUrl":"https://example.com/hook","eventTypes":["job.failed"],"secret":"x"}`})
@@ -2230,16 +2231,16 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	}
 	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-2"), want: 409,
 		body: `{"targetUrl":"` + base + `/ok","eventTypes":["job.failed","polygon.failed"]}`})
-	if an.detail() != DetailWebhookDuplicate {
-		t.Errorf("duplicate webhook: detail %q, want %s", an.detail(), DetailWebhookDuplicate)
+	if an.detail() != apierr.DetailWebhookDuplicate {
+		t.Errorf("duplicate webhook: detail %q, want %s", an.detail(), apierr.DetailWebhookDuplicate)
 	}
 	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-3"), want: 200,
 		body: `{"targetUrl":"` + base + `/gone","eventTypes":["job.failed"]}`})
 	goneID := fmt.Sprint(an.body["webhookId"])
 	an = c.do(oaCall{env: storage.Production, method: "POST", target: webhooks, op: webhooks, hdr: idem(live, "w-live"), want: 400,
 		body: `{"targetUrl":"` + base + `/ok","eventTypes":["polygon.verified"]}`})
-	if an.detail() != DetailTargetNotAllowed {
-		t.Errorf("loopback target in production: detail %q, want %s", an.detail(), DetailTargetNotAllowed)
+	if an.detail() != apierr.DetailTargetNotAllowed {
+		t.Errorf("loopback target in production: detail %q, want %s", an.detail(), apierr.DetailTargetNotAllowed)
 	}
 
 	// Lists show the secrets redacted.
@@ -2316,7 +2317,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	testJobID := newID("job", time.Now())
 	verified := `{"eventType":"polygon.verified","data":{"jobId":"` + testJobID + `","polygonIds":["` + storage.PolygonID(testJobID, 0) + `"]}}`
 	an = c.do(oaCall{method: "POST", target: events, op: events, body: verified, hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
 		t.Errorf("sandbox event without Idempotency-Key: detail %q", an.detail())
 	}
 	an = c.do(oaCall{method: "POST", target: events, op: events, body: `{"eventType":"webhook.ping","data":[1]}`, hdr: idem(rw, "e-bad"), want: 400})
@@ -2384,7 +2385,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	}
 	c.do(oaCall{method: "GET", target: dlq + "?startDate=2026-11-21&endDate=2026-11-20", op: dlq, hdr: ro, want: 400})
 	an = c.do(oaCall{method: "GET", target: dlq + "?cursor=%21", op: dlq, hdr: ro, want: 400})
-	if an.detail() != DetailInvalidValue || oaList(an.body["details"])[0].(map[string]any)["field"] != "query.cursor" {
+	if an.detail() != apierr.DetailInvalidValue || oaList(an.body["details"])[0].(map[string]any)["field"] != "query.cursor" {
 		t.Errorf("DLQ with a malformed cursor: %v, want INVALID_VALUE at query.cursor", an.body)
 	}
 
@@ -2414,12 +2415,12 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	}
 	oaEventually(t, "job.failed back in the DLQ", deadLettered)
 	an = c.do(oaCall{method: "DELETE", target: dlq, op: dlq, body: `{}`, hdr: rw, want: 400})
-	if an.detail() != DetailRequired {
-		t.Errorf("bulk acknowledgement without eventIds: detail %q, want %s", an.detail(), DetailRequired)
+	if an.detail() != apierr.DetailRequired {
+		t.Errorf("bulk acknowledgement without eventIds: detail %q, want %s", an.detail(), apierr.DetailRequired)
 	}
 	an = c.do(oaCall{method: "DELETE", target: dlq, op: dlq, hdr: rw, want: 400})
-	if an.detail() != DetailMalformedJSON {
-		t.Errorf("bulk acknowledgement without a body: detail %q, want %s", an.detail(), DetailMalformedJSON)
+	if an.detail() != apierr.DetailMalformedJSON {
+		t.Errorf("bulk acknowledgement without a body: detail %q, want %s", an.detail(), apierr.DetailMalformedJSON)
 	}
 	c.do(oaCall{method: "DELETE", target: dlq, op: dlq, body: `{"eventIds":["evt_nope"]}`, hdr: ro, want: 403})
 	an = c.do(oaCall{method: "DELETE", target: dlq, op: dlq, body: `{"eventIds":["evt_nope"]}`, hdr: rw, want: 204})
@@ -2470,7 +2471,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 		now := tx.Now()
 		failed = &storage.Job{ID: newID("job", now), Type: "shipment_link", Status: storage.JobFailed,
 			Progress: storage.JobProgress{Total: 1, Processed: 1, Failed: 1},
-			Error:    &storage.JobError{Code: JobErrorFailed, Message: "boom"}, CreatedAt: now, StartedAt: &now, CompletedAt: &now}
+			Error:    &storage.JobError{Code: apierr.JobFailed, Message: "boom"}, CreatedAt: now, StartedAt: &now, CompletedAt: &now}
 		return tx.PutJob(tenant, failed)
 	})
 	if err != nil {
@@ -2506,8 +2507,8 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 
 	// Validation: the Idempotency-Key first, then every problem of the body.
 	an := c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{}`, hdr: rw, want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
-		t.Errorf("sandbox job without Idempotency-Key: detail %q, want %s", an.detail(), DetailIdempotencyKeyMissing)
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
+		t.Errorf("sandbox job without Idempotency-Key: detail %q, want %s", an.detail(), apierr.DetailIdempotencyKeyMissing)
 	}
 	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":0,"itemMillis":1001,"failAtItem":-1,"extra":1}`,
 		hdr: idem(rw, "j-bad"), want: 400})
@@ -2516,13 +2517,13 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 		dm, _ := dv.(map[string]any)
 		fields[fmt.Sprint(dm["field"])] = fmt.Sprint(dm["code"])
 	}
-	if want := map[string]string{"items": DetailInvalidValue, "itemMillis": DetailInvalidValue, "failAtItem": DetailInvalidValue,
-		"extra": DetailUnknownField}; !maps.Equal(fields, want) {
+	if want := map[string]string{"items": apierr.DetailInvalidValue, "itemMillis": apierr.DetailInvalidValue, "failAtItem": apierr.DetailInvalidValue,
+		"extra": apierr.DetailUnknownField}; !maps.Equal(fields, want) {
 		t.Errorf("sandbox job with four bad members: details %v, want %v", fields, want)
 	}
 	for _, body := range []string{`{"items":1001}`, `{"items":"ten"}`, `{"items":2.5}`, `{"items":3,"failAtItem":3}`, `{"itemMillis":-1}`} {
 		an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: body, hdr: idem(rw, "j-bad"), want: 400})
-		if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != DetailInvalidValue {
+		if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != apierr.DetailInvalidValue {
 			t.Errorf("sandbox job %s: details %v, want one INVALID_VALUE", body, oaShort(ds))
 		}
 	}
@@ -2591,8 +2592,8 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 		p["percent"] != 100.0 {
 		t.Errorf("failed sandbox job: %v, Retry-After %q; want FAILED after 1 of 3 items", oaShort(an.body), an.rec.Header().Get("Retry-After"))
 	}
-	if em, _ := jerr.(map[string]any); em["code"] != JobErrorFailed || fmt.Sprint(em["message"]) == "" {
-		t.Errorf("failed sandbox job: error %v, want code %s and a message", oaShort(jerr), JobErrorFailed)
+	if em, _ := jerr.(map[string]any); em["code"] != apierr.JobFailed || fmt.Sprint(em["message"]) == "" {
+		t.Errorf("failed sandbox job: error %v, want code %s and a message", oaShort(jerr), apierr.JobFailed)
 	}
 
 	var d oaDelivery
@@ -2709,8 +2710,8 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 
 	// Refusals: the Idempotency-Key first, then every problem at once.
 	an := c.do(oaCall{method: "POST", target: polygons, op: polygons, body: fixtureBody, hdr: with(rw, "Content-Type", "application/geo+json"), want: 400})
-	if an.detail() != DetailIdempotencyKeyMissing {
-		t.Errorf("polygons without Idempotency-Key: detail %q, want %s", an.detail(), DetailIdempotencyKeyMissing)
+	if an.detail() != apierr.DetailIdempotencyKeyMissing {
+		t.Errorf("polygons without Idempotency-Key: detail %q, want %s", an.detail(), apierr.DetailIdempotencyKeyMissing)
 	}
 	bad := collection(
 		plot("ok", square(5, 6, 0.001)),
@@ -2743,8 +2744,8 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 	}
 	for _, b := range []string{`{"type":"FeatureCollection","features":[`, ""} {
 		an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: b, hdr: geoJSON(rw, "pol-bad"), want: 400})
-		if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != DetailMalformedJSON {
-			t.Errorf("polygons with the body %q: details %v, want one %s", b, oaShort(ds), DetailMalformedJSON)
+		if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != apierr.DetailMalformedJSON {
+			t.Errorf("polygons with the body %q: details %v, want one %s", b, oaShort(ds), apierr.DetailMalformedJSON)
 		}
 	}
 	var six []string
@@ -2752,7 +2753,7 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 		six = append(six, plot(fmt.Sprint(i), square(5+0.01*float64(i), 6, 0.001)))
 	}
 	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: collection(six...), hdr: geoJSON(rw, "pol-six"), want: 413})
-	if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != DetailInvalidValue || ds[0].(map[string]any)["field"] != "features" {
+	if ds := oaList(an.body["details"]); len(ds) != 1 || an.detail() != apierr.DetailInvalidValue || ds[0].(map[string]any)["field"] != "features" {
 		t.Errorf("six features over a limit of five: details %v, want INVALID_VALUE at features", oaShort(ds))
 	}
 	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: collection(plot(strings.Repeat("x", 5000), square(5, 6, 0.001))),
@@ -2929,7 +2930,7 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 		}
 	}
 	an = c.do(oaCall{method: "GET", target: polygons + "?eudrStatus=compliant&commodity=tea&limit=0", op: polygons, hdr: ro, want: 400})
-	if got := problems(an); len(got) != 3 || !got[DetailInvalidValue+" at query.eudrStatus"] || !got[DetailInvalidValue+" at query.commodity"] {
+	if got := problems(an); len(got) != 3 || !got[apierr.DetailInvalidValue+" at query.eudrStatus"] || !got[apierr.DetailInvalidValue+" at query.commodity"] {
 		t.Errorf("polygons with three bad parameters: details %v", slices.Sorted(maps.Keys(got)))
 	}
 	an = c.do(oaCall{env: storage.Production, method: "GET", target: polygons, op: polygons, hdr: live, want: 200})

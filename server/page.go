@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -21,7 +22,7 @@ func parsePage(r *http.Request) (storage.Page, error) {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxPageLimit {
-			return p, validationFailed(Detail{Code: DetailInvalidValue, Field: "query.limit",
+			return p, apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "query.limit",
 				Issue: fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit)})
 		}
 		p.Limit = n

@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -36,7 +37,7 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 		return
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		writeError(w, r, validationFailed(Detail{Code: DetailMalformedJSON, Field: "body",
+		writeError(w, r, apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body",
 			Issue: "request body is empty; a GeoJSON FeatureCollection is required"}))
 		return
 	}
@@ -67,20 +68,12 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 // problems to the 400 envelope, too many features to 413.
 func polygonRequestError(err error, maxFeatures int) error {
 	if errors.Is(err, geo.ErrTooManyFeatures) {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+		return &apierr.Error{Status: http.StatusRequestEntityTooLarge, Code: apierr.CodePayloadTooLarge,
 			Message: fmt.Sprintf("a request may hold at most %d features; split the collection", maxFeatures),
-			Details: []Detail{{Code: DetailInvalidValue, Field: "features",
+			Details: []apierr.Detail{{Code: apierr.DetailInvalidValue, Field: "features",
 				Issue: fmt.Sprintf("more than %d features (limits.max_features)", maxFeatures)}}}
 	}
-	var probs geo.Problems
-	if !errors.As(err, &probs) {
-		return err
-	}
-	out := make(Problems, 0, len(probs))
-	for _, p := range probs {
-		out.Add(p.Code, p.Path, p.Issue)
-	}
-	return out.Err()
+	return err // geo.Problems: apierr.From lists them all
 }
 
 // polygonResponse is a polygon as GET /polygons lists it, and with its
@@ -159,14 +152,14 @@ func polygonFilter(r *http.Request) (storage.PolygonFilter, error) {
 	q := r.URL.Query()
 	f := storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
 		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
-	var probs Problems
+	var probs apierr.Problems
 	switch f.Status {
 	case "", geo.StatusCompliant, geo.StatusHighRisk, geo.StatusFailed:
 	default:
-		probs.Add(DetailInvalidValue, "query.eudrStatus", "must be COMPLIANT, HIGH_RISK or FAILED")
+		probs.Add(apierr.DetailInvalidValue, "query.eudrStatus", "must be COMPLIANT, HIGH_RISK or FAILED")
 	}
 	if f.Commodity != "" && !geo.IsCommodity(f.Commodity) {
-		probs.Add(DetailInvalidValue, "query.commodity", "must be one of cattle, cocoa, coffee, oil_palm, soya, wood, rubber")
+		probs.Add(apierr.DetailInvalidValue, "query.commodity", "must be one of cattle, cocoa, coffee, oil_palm, soya, wood, rubber")
 	}
 	return f, probs.Err()
 }
@@ -200,11 +193,11 @@ func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httpr
 }
 
 // problemsOf returns the details of a 400, or nil for no error.
-func problemsOf(err error) Problems {
+func problemsOf(err error) apierr.Problems {
 	if err == nil {
 		return nil
 	}
-	return asError(err).Details
+	return apierr.From(err).Details
 }
 
 // findPolygon reads the polygon of the request's path, and its detail when
@@ -221,9 +214,7 @@ func (a *App) findPolygon(r *http.Request, id string, withDetail bool) (*storage
 		d, err = tx.FindPolygonDetail(t, id)
 		return err
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("polygon " + id)
-	}
+	err = apierr.Named(err, "polygon", id)
 	return p, d, err
 }
 
@@ -284,9 +275,7 @@ func (a *App) handlePolygonsEvidence(w http.ResponseWriter, r *http.Request, ps 
 		body, err = withLedger(tx, t, d.Evidence, p.LedgerIndex)
 		return err
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("polygon " + id)
-	}
+	err = apierr.Named(err, "polygon", id)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -302,9 +291,9 @@ func (a *App) handlePolygonsDelete(w http.ResponseWriter, r *http.Request, ps ht
 	var inUse *storage.PolygonInUseError
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		err = notFound("polygon " + id)
+		err = apierr.NotFound{Kind: "polygon", ID: id}
 	case errors.As(err, &inUse):
-		err = conflict(DetailPolygonInUse, "polygonId", fmt.Sprintf("polygon %s is used by batch %s: a polygon in a batch cannot be deleted",
+		err = apierr.Conflict(apierr.DetailPolygonInUse, "polygonId", fmt.Sprintf("polygon %s is used by batch %s: a polygon in a batch cannot be deleted",
 			id, strings.Join(inUse.BatchIDs, ", ")))
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -150,9 +151,9 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 		t.Fatalf("DELETE: %d %s", w.Code, w.Body)
 	}
 	for _, p := range []string{"", "/status", "/evidence"} {
-		wantError(t, ta.do("GET", eudrPrefix+"/polygons/"+results[4].PolygonID+p, "", "X-API-Key", key), 404, CodeNotFound, "")
+		wantError(t, ta.do("GET", eudrPrefix+"/polygons/"+results[4].PolygonID+p, "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
 	}
-	wantError(t, ta.do("DELETE", eudrPrefix+"/polygons/"+results[4].PolygonID, "", "X-API-Key", key), 404, CodeNotFound, "")
+	wantError(t, ta.do("DELETE", eudrPrefix+"/polygons/"+results[4].PolygonID, "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
 }
 
 func TestPolygons_Refused(t *testing.T) {
@@ -167,7 +168,7 @@ func TestPolygons_Refused(t *testing.T) {
 		plot("ok", square(5, 6, 0.001)),
 		`{"type":"Feature","geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]},"properties":{"commodity":"cocoa","producerCountry":"GH"}}`,
 		`{"type":"Feature","geometry":{"type":"Point","coordinates":[5.000000,6.000000]},"properties":{"commodity":"tea","producerCountry":"GH","area":5}}`,
-	)), http.StatusBadRequest, CodeValidationFailed, "")
+	)), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	want := map[string]string{
 		"features[1].geometry.type":        "INVALID_GEOMETRY_TYPE",
 		"features[2].properties.commodity": "INVALID_VALUE",
@@ -182,18 +183,18 @@ func TestPolygons_Refused(t *testing.T) {
 			t.Errorf("detail at %s: got %q, want %q (all: %v)", f, got[f], c, e.Details)
 		}
 	}
-	wantError(t, post(`{"type":"FeatureCollection","features":[`), http.StatusBadRequest, CodeValidationFailed, DetailMalformedJSON)
-	wantError(t, post(" "), http.StatusBadRequest, CodeValidationFailed, DetailMalformedJSON)
+	wantError(t, post(`{"type":"FeatureCollection","features":[`), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailMalformedJSON)
+	wantError(t, post(" "), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailMalformedJSON)
 
 	four := collection(plot("a", square(5, 6, 0.001)), plot("b", square(5, 6, 0.001)), plot("c", square(5, 6, 0.001)), plot("d", square(5, 6, 0.001)))
-	e = wantError(t, post(four), http.StatusRequestEntityTooLarge, CodePayloadTooLarge, DetailInvalidValue)
+	e = wantError(t, post(four), http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, apierr.DetailInvalidValue)
 	if e.Details[0].Field != "features" || !strings.Contains(e.Message, "at most 3 features") {
 		t.Errorf("413 for features: %+v", e)
 	}
-	wantError(t, post(collection(plot(strings.Repeat("x", 5000), square(5, 6, 0.001)))), http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "")
-	wantError(t, post(fixtureCollection[:40], "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, DetailInvalidValue)
+	wantError(t, post(collection(plot(strings.Repeat("x", 5000), square(5, 6, 0.001)))), http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, "")
+	wantError(t, post(fixtureCollection[:40], "Content-Type", "text/plain"), http.StatusUnsupportedMediaType, apierr.CodeUnsupportedMediaType, apierr.DetailInvalidValue)
 	wantError(t, ta.do("POST", eudrPrefix+"/polygons", collection(plot("a", square(5, 6, 0.001))), "X-API-Key", key),
-		http.StatusBadRequest, CodeValidationFailed, DetailIdempotencyKeyMissing)
+		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailIdempotencyKeyMissing)
 
 	// Nothing was queued by any of these.
 	ta.view(func(tx *storage.Tx) error {
@@ -205,11 +206,11 @@ func TestPolygons_Refused(t *testing.T) {
 
 	// Filters are checked; a misspelt one is not an empty list.
 	e = wantError(t, ta.do("GET", eudrPrefix+"/polygons?eudrStatus=compliant&commodity=tea&limit=0", "", "X-API-Key", key),
-		http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 	if fs := detailSet(e.Details); len(e.Details) != 3 || !fs["INVALID_VALUE query.eudrStatus"] || !fs["INVALID_VALUE query.commodity"] || !fs["INVALID_VALUE query.limit"] {
 		t.Errorf("bad filters: %+v", e.Details)
 	}
-	wantError(t, ta.do("GET", eudrPrefix+"/polygons/pol_nope/status", "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	wantError(t, ta.do("GET", eudrPrefix+"/polygons/pol_nope/status", "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 }
 
 // TestPolygons_ScreenedTwice runs a finished job again from the middle, as
@@ -329,7 +330,7 @@ func TestPolygons_PartsAndAntimeridian(t *testing.T) {
 		plot("ok", square(5, 6, 0.001)),
 		plot("across", across),
 		multiPlot("across-multi", box(178.4, -17.8, 178.41, -17.79), across),
-	), "X-API-Key", key, "Idempotency-Key", "across"), http.StatusBadRequest, CodeValidationFailed, geo.CodeCrossesAntimeridian)
+	), "X-API-Key", key, "Idempotency-Key", "across"), http.StatusBadRequest, apierr.CodeValidationFailed, geo.CodeCrossesAntimeridian)
 	if fs := detailSet(e.Details); len(e.Details) != 2 || !fs["CROSSES_ANTIMERIDIAN features[1].geometry.coordinates[0]"] ||
 		!fs["CROSSES_ANTIMERIDIAN features[2].geometry.coordinates[1][0]"] || !strings.Contains(e.Details[0].Issue, "split the plot into two polygons") {
 		t.Errorf("details: %+v", e.Details)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/geo/geotiff"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -26,11 +27,11 @@ const maxOpenTiles = 32
 // describes the tiles, sorted by name. A file it cannot read, two tiles
 // that overlap, or a folder without tiles is a problem at field, naming
 // the file: the layer is imported whole or not at all.
-func readRasterDir(dir, field string) ([]storage.RasterTile, Problems) {
-	var p Problems
+func readRasterDir(dir, field string) ([]storage.RasterTile, apierr.Problems) {
+	var p apierr.Problems
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		p.Add(DetailInvalidValue, field, fmt.Sprintf("the folder cannot be read: %v", pathErrorCause(err)))
+		p.Add(apierr.DetailInvalidValue, field, fmt.Sprintf("the folder cannot be read: %v", pathErrorCause(err)))
 		return nil, p
 	}
 	var tiles []storage.RasterTile
@@ -41,18 +42,18 @@ func readRasterDir(dir, field string) ([]storage.RasterTile, Problems) {
 		}
 		t, err := readTileHeader(filepath.Join(dir, e.Name()))
 		if err != nil {
-			p.Add(DetailInvalidValue, field, fmt.Sprintf("%s: %v", e.Name(), err))
+			p.Add(apierr.DetailInvalidValue, field, fmt.Sprintf("%s: %v", e.Name(), err))
 			continue
 		}
 		tiles = append(tiles, t)
 	}
 	if len(tiles) == 0 && len(p) == 0 {
-		p.Add(DetailInvalidValue, field, "the folder holds no GeoTIFF tiles (.tif or .tiff files)")
+		p.Add(apierr.DetailInvalidValue, field, "the folder holds no GeoTIFF tiles (.tif or .tiff files)")
 	}
 	for i := range tiles {
 		for j := i + 1; j < len(tiles); j++ {
 			if overlaps(tileGrid(tiles[i]).Bounds(), tileGrid(tiles[j]).Bounds()) {
-				p.Add(DetailInvalidValue, field, fmt.Sprintf("tiles %s and %s overlap: a layer's tiles must not (import each dataset as its own layer)",
+				p.Add(apierr.DetailInvalidValue, field, fmt.Sprintf("tiles %s and %s overlap: a layer's tiles must not (import each dataset as its own layer)",
 					tiles[i].Name, tiles[j].Name))
 			}
 		}
@@ -147,14 +148,14 @@ func (a *App) checkTiles(l *storage.Layer) {
 // relative to layers.raster_root, or absolute inside it. The API may not
 // make the appliance read folders elsewhere; `eudr layers import` may.
 // Symbolic links inside the root are followed: the operator made them.
-func (a *App) rasterDir(dir string) (string, Problems) {
+func (a *App) rasterDir(dir string) (string, apierr.Problems) {
 	if dir == "" {
 		return "", nil // REQUIRED, reported with the rest
 	}
-	var probs Problems
+	var probs apierr.Problems
 	root, err := filepath.Abs(a.cfg.Layers.rasterRoot(a.cfg.DataDir))
 	if err != nil {
-		probs.Add(DetailInvalidValue, "raster.directory", "the raster root (layers.raster_root) cannot be resolved")
+		probs.Add(apierr.DetailInvalidValue, "raster.directory", "the raster root (layers.raster_root) cannot be resolved")
 		return "", probs
 	}
 	p := dir
@@ -163,7 +164,7 @@ func (a *App) rasterDir(dir string) (string, Problems) {
 	}
 	p = filepath.Clean(p)
 	if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		probs.Add(DetailInvalidValue, "raster.directory",
+		probs.Add(apierr.DetailInvalidValue, "raster.directory",
 			"must be a folder inside the raster root (layers.raster_root), given relative to it; use `eudr layers import --raster DIR` for folders elsewhere")
 		return "", probs
 	}

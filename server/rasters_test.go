@@ -13,6 +13,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/geo/geotiff"
 	"github.com/eudr/eudr/geo/geotiff/geotifftest"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -169,7 +170,7 @@ func TestRasterLayers_ImportRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := ta.serve(storage.Production, newRequest("POST", enterprisePrefix+"/layers", c.body,
 				"Authorization", "Bearer "+ta.adminToken(), "Idempotency-Key", fmt.Sprintf("bad-%d", i)))
-			e := wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "")
+			e := wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, "")
 			found := false
 			for _, d := range e.Details {
 				found = found || d.Field == c.field && strings.Contains(d.Issue, c.issue)
@@ -186,7 +187,7 @@ func TestRasterLayers_ImportRefused(t *testing.T) {
 	w := ta.serve(storage.Production, newRequest("POST", enterprisePrefix+"/layers",
 		`{"kind":"loss-year","version":"1","source":"s","extra":1,"raster":{"directory":"../.."}}`,
 		"Authorization", "Bearer "+ta.adminToken(), "Idempotency-Key", "bad-all"))
-	if got := detailSet(wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "").Details); len(got) != 3 ||
+	if got := detailSet(wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, "").Details); len(got) != 3 ||
 		!got["UNKNOWN_FIELD extra"] || !got["REQUIRED name"] || !got["INVALID_VALUE raster.directory"] {
 		t.Errorf("details = %v, want UNKNOWN_FIELD extra, REQUIRED name and INVALID_VALUE raster.directory", got)
 	}
@@ -389,7 +390,7 @@ func TestLayers_Delete(t *testing.T) {
 		t.Errorf("DELETE again: %d, want 404", res.StatusCode)
 	}
 	w := ta.serve(storage.Production, newRequest("DELETE", enterprisePrefix+"/layers/"+current.LayerID, "", "X-API-Key", key))
-	wantError(t, w, http.StatusForbidden, CodeForbidden, DetailJWTRequired)
+	wantError(t, w, http.StatusForbidden, apierr.CodeForbidden, apierr.DetailJWTRequired)
 
 	if r := ta.indexFor(storage.Production).Rasters(); len(r) != 1 || r[0].ID != current.LayerID {
 		t.Fatalf("rasters after delete = %+v", r)

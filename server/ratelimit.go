@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -109,7 +110,7 @@ func (a *App) rateLimit(next http.Handler) http.Handler {
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(v.remaining))
 		h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilUnix(v.reset), 10))
 		if !v.allowed {
-			writeError(w, r, &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimitExceeded,
+			writeError(w, r, &apierr.Error{Status: http.StatusTooManyRequests, Code: apierr.CodeRateLimitExceeded,
 				Message:    "rate limit exceeded; retry after the number of seconds in Retry-After",
 				RetryAfter: retryAfterSeconds(v.retryAfter)})
 			return

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apierr"
 )
 
 func TestRateLimiter_Take(t *testing.T) {
@@ -261,7 +263,7 @@ func TestApp_RateLimit(t *testing.T) {
 			}
 		}
 		w := ta.do("GET", health, "", "X-API-Key", key)
-		wantError(t, w, http.StatusTooManyRequests, CodeRateLimitExceeded, "")
+		wantError(t, w, http.StatusTooManyRequests, apierr.CodeRateLimitExceeded, "")
 		if got := w.Header().Get("Retry-After"); got != "1" {
 			t.Errorf("429: Retry-After got %q, want 1", got)
 		}
@@ -301,7 +303,7 @@ func TestApp_RateLimit(t *testing.T) {
 			}
 		}
 		w := fromClient("1.2.3.4")
-		wantError(t, w, http.StatusTooManyRequests, CodeRateLimitExceeded, "")
+		wantError(t, w, http.StatusTooManyRequests, apierr.CodeRateLimitExceeded, "")
 		if got := w.Header().Get("X-RateLimit-Limit"); got != "2" {
 			t.Errorf("X-RateLimit-Limit per IP: got %s, want 2", got)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -75,15 +76,15 @@ type reportResponse struct {
 // read them (parseDate): to covers the whole day of a date, the whole
 // millisecond of a date-time. It returns every problem at once.
 func (req *archiveRequest) validate() (from, to time.Time, err error) {
-	var probs Problems
+	var probs apierr.Problems
 	read := func(field string, v *string, end bool) (time.Time, bool) {
 		if v == nil || *v == "" {
-			probs.Add(DetailRequired, field, "is required")
+			probs.Add(apierr.DetailRequired, field, "is required")
 			return time.Time{}, false
 		}
 		t, err := parseDate(*v, end)
 		if err != nil {
-			probs.Add(DetailInvalidValue, field, fmt.Sprintf(
+			probs.Add(apierr.DetailInvalidValue, field, fmt.Sprintf(
 				"must be an RFC 3339 date-time (2026-01-31T00:00:00Z) or a date (2026-01-31), not %q", *v))
 			return time.Time{}, false
 		}
@@ -94,9 +95,9 @@ func (req *archiveRequest) validate() (from, to time.Time, err error) {
 	if okFrom && okTo {
 		switch {
 		case to.Before(from):
-			probs.Add(DetailInvalidValue, "to", "must not be before from")
+			probs.Add(apierr.DetailInvalidValue, "to", "must not be before from")
 		case !to.Before(from.AddDate(maxReportYears, 0, 0)):
-			probs.Add(DetailInvalidValue, "to", fmt.Sprintf("the period may span at most %d years; request several reports", maxReportYears))
+			probs.Add(apierr.DetailInvalidValue, "to", fmt.Sprintf("the period may span at most %d years; request several reports", maxReportYears))
 		}
 	}
 	return from, to, probs.Err()
@@ -158,7 +159,7 @@ func (a *App) findReport(r *http.Request, id string) (*storage.Report, *storage.
 		return err
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, notFound("report " + id)
+		return nil, nil, apierr.NotFound{Kind: "report", ID: id}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -214,7 +215,7 @@ func reportUnavailable(rep *storage.Report, job *storage.Job) error {
 	case storage.ReportPending:
 		issue := fmt.Sprintf("report %s is being written (job %s); download it once report.ready is sent or GET /reports/%s says READY",
 			rep.ID, rep.JobID, rep.ID)
-		e := conflict(DetailReportNotReady, "reportId", issue)
+		e := apierr.Conflict(apierr.DetailReportNotReady, "reportId", issue)
 		e.RetryAfter = 2
 		return e
 	case storage.ReportFailed:
@@ -222,9 +223,9 @@ func reportUnavailable(rep *storage.Report, job *storage.Job) error {
 		if job != nil && job.Error != nil {
 			issue += ": " + job.Error.Message
 		}
-		return conflict(DetailReportFailed, "reportId", issue)
+		return apierr.Conflict(apierr.DetailReportFailed, "reportId", issue)
 	default: // EXPIRED
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: fmt.Sprintf(
+		return &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: fmt.Sprintf(
 			"the archive of report %s was deleted when it expired (reports.retention); request a new one", rep.ID)}
 	}
 }
@@ -246,7 +247,7 @@ func (a *App) handleReportsDownload(w http.ResponseWriter, r *http.Request, ps h
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		l.Warn().Str("report_id", rep.ID).Str("file", path).Msg("report file is missing")
-		writeError(w, r, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: fmt.Sprintf(
+		writeError(w, r, &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: fmt.Sprintf(
 			"the archive of report %s is missing from the appliance's reports directory; request a new one", rep.ID)})
 		return
 	}
@@ -354,7 +355,7 @@ func (a *App) failReport(ctx context.Context, t storage.Tenant, job *storage.Job
 		if err := tx.PutReport(t, rep); err != nil {
 			return err
 		}
-		if err := a.markJobFailed(tx, t, job, storage.JobError{Code: JobErrorFailed, Message: fmt.Sprintf(
+		if err := a.markJobFailed(tx, t, job, storage.JobError{Code: apierr.JobFailed, Message: fmt.Sprintf(
 			"the archive of report %s could not be written; the appliance's log has the cause (job %s)", rep.ID, job.ID)}); err != nil {
 			return err
 		}

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -391,7 +392,7 @@ func TestReports_ArchiveValidation(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, w := ta.requestReport(storage.Sandbox, key, "v-"+strings.ReplaceAll(c.name, " ", "-"), c.body)
-			e := wantError(t, w, http.StatusBadRequest, CodeValidationFailed, "")
+			e := wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, "")
 			got := detailSet(e.Details)
 			for _, d := range c.want {
 				if !got[d] {
@@ -410,10 +411,10 @@ func TestReports_ArchiveValidation(t *testing.T) {
 		}
 	}
 	wantError(t, ta.do("POST", eudrPrefix+"/reports/archive", `{"from":"2026-01-01","to":"2026-01-02"}`, "X-API-Key", key),
-		http.StatusBadRequest, CodeValidationFailed, DetailIdempotencyKeyMissing)
+		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailIdempotencyKeyMissing)
 	_, read := ta.newKey(storage.Sandbox, "read")
 	wantError(t, ta.do("POST", eudrPrefix+"/reports/archive", `{"from":"2026-01-01","to":"2026-01-02"}`, "X-API-Key", read, "Idempotency-Key", "r"),
-		http.StatusForbidden, CodeForbidden, DetailScopeRequired)
+		http.StatusForbidden, apierr.CodeForbidden, apierr.DetailScopeRequired)
 }
 
 func TestReports_DownloadStates(t *testing.T) {
@@ -433,16 +434,16 @@ func TestReports_DownloadStates(t *testing.T) {
 		t.Errorf("pending report: %s (Retry-After %q)", g.Body, g.Header().Get("Retry-After"))
 	}
 	d := ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key)
-	wantError(t, d, http.StatusConflict, CodeConflict, DetailReportNotReady)
+	wantError(t, d, http.StatusConflict, apierr.CodeConflict, apierr.DetailReportNotReady)
 	if d.Header().Get("Retry-After") != "2" {
 		t.Errorf("409 Retry-After: %q", d.Header().Get("Retry-After"))
 	}
 	// Unknown, or another tenant's: 404.
-	wantError(t, ta.do("GET", reportDownloadPath("rpt_01JD0000000000000000000000"), "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	wantError(t, ta.do("GET", reportDownloadPath("rpt_01JD0000000000000000000000"), "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 	wantError(t, ta.serve(storage.Production, newRequest("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", live)),
-		http.StatusNotFound, CodeNotFound, "")
+		http.StatusNotFound, apierr.CodeNotFound, "")
 	wantError(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", live)),
-		http.StatusNotFound, CodeNotFound, "")
+		http.StatusNotFound, apierr.CodeNotFound, "")
 
 	// Files of an interrupted run are removed when the job runs again.
 	dir := filepath.Join(ta.dir, "reports")
@@ -466,7 +467,7 @@ func TestReports_DownloadStates(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, rep.ReportID+".zip")); err != nil {
 		t.Fatal(err)
 	}
-	e := wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	e := wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 	if !strings.Contains(e.Message, "missing") {
 		t.Errorf("missing file: %q", e.Message)
 	}
@@ -484,7 +485,7 @@ func TestReports_ArchiveFails(t *testing.T) {
 	ta.runQueues()
 	rep, _ := ta.requestReport(storage.Sandbox, key, "f-1", `{"from":"2026-11-01","to":"2026-11-30"}`)
 	job := ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobFailed)
-	if job.Error == nil || job.Error.Code != JobErrorFailed || strings.Contains(job.Error.Message, notADir) {
+	if job.Error == nil || job.Error.Code != apierr.JobFailed || strings.Contains(job.Error.Message, notADir) {
 		t.Errorf("job error: %+v", job.Error)
 	}
 	if typ, data := rc.next(t); typ != EventJobFailed || !strings.Contains(string(data), rep.JobID) {
@@ -492,10 +493,10 @@ func TestReports_ArchiveFails(t *testing.T) {
 	}
 	var got reportResponse
 	mustDecode(t, ta.do("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", key), &got)
-	if got.Status != storage.ReportFailed || got.Error == nil || got.Error.Code != JobErrorFailed {
+	if got.Status != storage.ReportFailed || got.Error == nil || got.Error.Code != apierr.JobFailed {
 		t.Errorf("failed report: %+v", got)
 	}
-	wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusConflict, CodeConflict, DetailReportFailed)
+	wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusConflict, apierr.CodeConflict, apierr.DetailReportFailed)
 }
 
 func TestReports_Expiry(t *testing.T) {
@@ -521,7 +522,7 @@ func TestReports_Expiry(t *testing.T) {
 	if got.Status != storage.ReportExpired || got.ExpiresAt == nil || got.DownloadPath != nil {
 		t.Errorf("expired report: %+v", got)
 	}
-	e := wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	e := wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 	if !strings.Contains(e.Message, "expired") {
 		t.Errorf("expired download: %q", e.Message)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -167,10 +168,10 @@ func newRouter() *httprouter.Router {
 	rt.HandleOPTIONS = true // 200 with Allow, which the 405 answers advertise
 	rt.HandleMethodNotAllowed = true
 	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, notFound("route "+r.URL.Path))
+		writeError(w, r, apierr.NotFound{Kind: "route", ID: r.URL.Path})
 	})
 	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+		writeError(w, r, &apierr.Error{Status: http.StatusMethodNotAllowed, Code: apierr.CodeMethodNotAllowed,
 			Message: "method " + r.Method + " is not allowed on " + r.URL.Path + "; see the Allow header"})
 	})
 	return rt

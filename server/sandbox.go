@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -40,19 +41,19 @@ type jobAcceptedResponse struct {
 
 func (req *sandboxJobRequest) validate() (sandboxJobInput, error) {
 	in := sandboxJobInput{Items: 10, ItemMillis: 10, FailAtItem: req.FailAtItem}
-	var probs Problems
+	var probs apierr.Problems
 	if req.Items != nil {
 		if in.Items = *req.Items; in.Items < 1 || in.Items > maxSandboxItems {
-			probs.Add(DetailInvalidValue, "items", fmt.Sprintf("must be from 1 to %d", maxSandboxItems))
+			probs.Add(apierr.DetailInvalidValue, "items", fmt.Sprintf("must be from 1 to %d", maxSandboxItems))
 		}
 	}
 	if req.ItemMillis != nil {
 		if in.ItemMillis = *req.ItemMillis; in.ItemMillis < 0 || in.ItemMillis > maxSandboxItemMillis {
-			probs.Add(DetailInvalidValue, "itemMillis", fmt.Sprintf("must be from 0 to %d", maxSandboxItemMillis))
+			probs.Add(apierr.DetailInvalidValue, "itemMillis", fmt.Sprintf("must be from 0 to %d", maxSandboxItemMillis))
 		}
 	}
 	if f := req.FailAtItem; f != nil && (*f < 0 || *f >= in.Items) {
-		probs.Add(DetailInvalidValue, "failAtItem", "must be an item index from 0 to items-1")
+		probs.Add(apierr.DetailInvalidValue, "failAtItem", "must be an item index from 0 to items-1")
 	}
 	return in, probs.Err()
 }

@@ -12,15 +12,12 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
 // jobShipmentLink is the job type of POST /shipments/link.
 const jobShipmentLink = "shipment_link"
-
-// JobErrorConsensusTimeout is the error code of a link job that could not
-// anchor its link in time.
-const JobErrorConsensusTimeout = "LEDGER_CONSENSUS_TIMEOUT"
 
 var (
 	// shipmentIDPattern keeps shipment IDs usable as a URL path segment.
@@ -97,53 +94,53 @@ type shipmentEntry struct {
 const entryShipmentLinked = "shipment.linked"
 
 func (req *shipmentLinkRequest) validate() (*storage.ShipmentLink, error) {
-	var probs Problems
+	var probs apierr.Problems
 	l := &storage.ShipmentLink{}
 	switch {
 	case req.BatchID == nil || *req.BatchID == "":
-		probs.Add(DetailRequired, "batchId", "is required")
+		probs.Add(apierr.DetailRequired, "batchId", "is required")
 	default:
 		l.BatchID = *req.BatchID
 	}
 	switch {
 	case req.ShipmentID == nil || *req.ShipmentID == "":
-		probs.Add(DetailRequired, "shipmentId", "is required")
+		probs.Add(apierr.DetailRequired, "shipmentId", "is required")
 	case !shipmentIDPattern.MatchString(*req.ShipmentID):
-		probs.Add(DetailInvalidValue, "shipmentId", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+		probs.Add(apierr.DetailInvalidValue, "shipmentId", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	default:
 		l.ShipmentID = *req.ShipmentID
 	}
 	if b := req.BillOfLading; b != nil {
 		if *b == "" || len(*b) > maxBillOfLadingLen {
-			probs.Add(DetailInvalidValue, "billOfLading", fmt.Sprintf("must be 1-%d characters", maxBillOfLadingLen))
+			probs.Add(apierr.DetailInvalidValue, "billOfLading", fmt.Sprintf("must be 1-%d characters", maxBillOfLadingLen))
 		}
 		l.BillOfLading = *b
 	}
 	if len(req.ContainerNumbers) > maxContainers {
-		probs.Add(DetailInvalidValue, "containerNumbers", fmt.Sprintf("must list at most %d containers", maxContainers))
+		probs.Add(apierr.DetailInvalidValue, "containerNumbers", fmt.Sprintf("must list at most %d containers", maxContainers))
 	}
 	seen := map[string]bool{}
 	for i, c := range req.ContainerNumbers {
 		field := fmt.Sprintf("containerNumbers[%d]", i)
 		switch {
 		case !containerPattern.MatchString(c) || !containerCheckDigitOK(c):
-			probs.Add(DetailInvalidValue, field, "must be an ISO 6346 container number (e.g. MSCU1234566) with a valid check digit")
+			probs.Add(apierr.DetailInvalidValue, field, "must be an ISO 6346 container number (e.g. MSCU1234566) with a valid check digit")
 		case seen[c]:
-			probs.Add(DetailInvalidValue, field, "is listed twice")
+			probs.Add(apierr.DetailInvalidValue, field, "is listed twice")
 		}
 		seen[c] = true
 	}
 	l.ContainerNumbers = req.ContainerNumbers
 	if p := req.PortOfEntry; p != nil {
 		if !unlocodePattern.MatchString(*p) {
-			probs.Add(DetailInvalidValue, "portOfEntry", "must be a UN/LOCODE such as NLRTM")
+			probs.Add(apierr.DetailInvalidValue, "portOfEntry", "must be a UN/LOCODE such as NLRTM")
 		}
 		l.PortOfEntry = *p
 	}
 	if e := req.ETA; e != nil {
 		if _, err := time.Parse(time.DateOnly, *e); err != nil {
 			if _, err := time.Parse(time.RFC3339, *e); err != nil {
-				probs.Add(DetailInvalidValue, "eta", "must be a date (YYYY-MM-DD) or an RFC 3339 date-time")
+				probs.Add(apierr.DetailInvalidValue, "eta", "must be a date (YYYY-MM-DD) or an RFC 3339 date-time")
 			}
 		}
 		l.ETA = *e
@@ -212,25 +209,25 @@ func (a *App) handleShipmentLink(w http.ResponseWriter, r *http.Request, _ httpr
 func checkLinkable(tx *storage.Tx, t storage.Tenant, l *storage.ShipmentLink) error {
 	b, err := tx.FindBatch(t, l.BatchID)
 	if errors.Is(err, storage.ErrNotFound) {
-		return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "batch " + l.BatchID + " not found",
-			Details: []Detail{{Code: DetailInvalidValue, Field: "batchId", Issue: "no batch " + l.BatchID}}}
+		return &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: "batch " + l.BatchID + " not found",
+			Details: []apierr.Detail{{Code: apierr.DetailInvalidValue, Field: "batchId", Issue: "no batch " + l.BatchID}}}
 	}
 	if err != nil {
 		return err
 	}
 	if b.Status != storage.BatchVerified {
 		issue := fmt.Sprintf("batch %s is %s; only a VERIFIED batch can be linked to a shipment", b.ID, b.Status)
-		return &Error{Status: http.StatusUnprocessableEntity, Code: CodeBusinessRule, Message: issue,
-			Details: []Detail{{Code: DetailBatchNotVerified, Field: "batchId", Issue: issue}}}
+		return &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule, Message: issue,
+			Details: []apierr.Detail{{Code: apierr.DetailBatchNotVerified, Field: "batchId", Issue: issue}}}
 	}
 	if held, err := tx.ShipmentLinkOf(t, l.ShipmentID); err == nil && held.Holds() {
-		return conflict(DetailShipmentAlreadyLinked, "shipmentId", fmt.Sprintf(
+		return apierr.Conflict(apierr.DetailShipmentAlreadyLinked, "shipmentId", fmt.Sprintf(
 			"shipment %s is already linked to batch %s (link %s)", l.ShipmentID, held.BatchID, held.ID))
 	} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return err
 	}
 	if held, err := tx.BatchLinkOf(t, l.BatchID); err == nil && held.Holds() {
-		return conflict(DetailBatchAlreadyLinked, "batchId", fmt.Sprintf(
+		return apierr.Conflict(apierr.DetailBatchAlreadyLinked, "batchId", fmt.Sprintf(
 			"batch %s is already linked to shipment %s (link %s)", l.BatchID, held.ShipmentID, held.ID))
 	} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return err
@@ -259,7 +256,7 @@ func (a *App) runShipmentLinkJob(ctx context.Context, t storage.Tenant, job *sto
 			if err := tx.PutShipmentLink(t, l); err != nil {
 				return err
 			}
-			if err := a.markJobFailed(tx, t, job, storage.JobError{Code: JobErrorConsensusTimeout, Message: fmt.Sprintf(
+			if err := a.markJobFailed(tx, t, job, storage.JobError{Code: apierr.JobLedgerConsensusTimeout, Message: fmt.Sprintf(
 				"the link was not anchored under a signed checkpoint within %s (it waited %s); the batch and shipment are free to link again",
 				a.cfg.Ledger.ConsensusTimeout, waited.Round(time.Millisecond))}); err != nil {
 				return err
@@ -301,9 +298,7 @@ func (a *App) handleShipmentGet(w http.ResponseWriter, r *http.Request, ps httpr
 		l, err = tx.ShipmentLinkOf(tenantFrom(r.Context()), id)
 		return err
 	})
-	if errors.Is(err, storage.ErrNotFound) {
-		err = notFound("shipment " + id)
-	}
+	err = apierr.Named(err, "shipment", id)
 	if err != nil {
 		writeError(w, r, err)
 		return

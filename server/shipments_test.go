@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -89,22 +90,22 @@ func TestShipments_Link(t *testing.T) {
 
 	// Refusals.
 	other := ta.verifiedBatch(key, 5.5)
-	wantError(t, ta.link(key, "l2", other, "SHP-1"), http.StatusConflict, CodeConflict, DetailShipmentAlreadyLinked)
-	wantError(t, ta.link(key, "l3", batch, "SHP-2"), http.StatusConflict, CodeConflict, DetailBatchAlreadyLinked)
-	wantError(t, ta.link(key, "l4", batch, "SHP-1"), http.StatusConflict, CodeConflict, DetailShipmentAlreadyLinked)
-	wantError(t, ta.link(key, "l5", "bat_nope", "SHP-3"), http.StatusNotFound, CodeNotFound, DetailInvalidValue)
+	wantError(t, ta.link(key, "l2", other, "SHP-1"), http.StatusConflict, apierr.CodeConflict, apierr.DetailShipmentAlreadyLinked)
+	wantError(t, ta.link(key, "l3", batch, "SHP-2"), http.StatusConflict, apierr.CodeConflict, apierr.DetailBatchAlreadyLinked)
+	wantError(t, ta.link(key, "l4", batch, "SHP-1"), http.StatusConflict, apierr.CodeConflict, apierr.DetailShipmentAlreadyLinked)
+	wantError(t, ta.link(key, "l5", "bat_nope", "SHP-3"), http.StatusNotFound, apierr.CodeNotFound, apierr.DetailInvalidValue)
 	ids := ta.screen(key, countryPlot("cocoa", "RU", 6, 6))
 	risky := ta.assessBatch(key, batchBody("RU", ids...))
-	wantError(t, ta.link(key, "l6", risky.BatchID, "SHP-3"), http.StatusUnprocessableEntity, CodeBusinessRule, DetailBatchNotVerified)
+	wantError(t, ta.link(key, "l6", risky.BatchID, "SHP-3"), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailBatchNotVerified)
 	e := wantError(t, ta.do("POST", eudrPrefix+"/shipments/link",
 		`{"shipmentId":"a b","containerNumbers":["CSQU3054384","x"],"portOfEntry":"rotterdam","eta":"soon","billOfLading":""}`,
-		"X-API-Key", key, "Idempotency-Key", "l7"), http.StatusBadRequest, CodeValidationFailed, "")
+		"X-API-Key", key, "Idempotency-Key", "l7"), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 	for _, f := range []string{"batchId", "shipmentId", "containerNumbers[0]", "containerNumbers[1]", "portOfEntry", "eta", "billOfLading"} {
 		if !strings.Contains(fmt.Sprint(e.Details), f+" ") {
 			t.Errorf("no problem at %s: %+v", f, e.Details)
 		}
 	}
-	wantError(t, ta.do("GET", eudrPrefix+"/shipments/SHP-9", "", "X-API-Key", key), http.StatusNotFound, CodeNotFound, "")
+	wantError(t, ta.do("GET", eudrPrefix+"/shipments/SHP-9", "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 }
 
 // TestShipments_Race: of concurrent links of one shipment to different
@@ -180,7 +181,7 @@ func TestShipments_ConsensusTimeout(t *testing.T) {
 		return tx.PutJobInput(sandbox, job.ID, []byte(l.ID))
 	})
 	failed, _ := ta.waitJob(key, jobID, storage.JobFailed)
-	if failed.Error == nil || failed.Error.Code != JobErrorConsensusTimeout || len(failed.LedgerProofs) != 0 {
+	if failed.Error == nil || failed.Error.Code != apierr.JobLedgerConsensusTimeout || len(failed.LedgerProofs) != 0 {
 		t.Errorf("late link job: %+v", failed)
 	}
 	var s shipmentResponse

@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -62,44 +63,44 @@ const maxSupplierNameLen = 200
 // validate checks every field and reports every problem, and returns the
 // mapping to store with normalised values.
 func (req *supplierRequest) validate() (*storage.Supplier, error) {
-	var probs Problems
+	var probs apierr.Problems
 	switch {
 	case req.ERPVendorID == "":
-		probs.Add(DetailRequired, "erpVendorId", "is required")
+		probs.Add(apierr.DetailRequired, "erpVendorId", "is required")
 	case !erpVendorIDPattern.MatchString(req.ERPVendorID):
-		probs.Add(DetailInvalidValue, "erpVendorId", "must be 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
+		probs.Add(apierr.DetailInvalidValue, "erpVendorId", "must be 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-', starting with a letter or digit")
 	}
 	switch {
 	case req.EUOperatorUUID == "":
-		probs.Add(DetailRequired, "euOperatorUuid", "is required")
+		probs.Add(apierr.DetailRequired, "euOperatorUuid", "is required")
 	case !uuidPattern.MatchString(req.EUOperatorUUID):
-		probs.Add(DetailInvalidValue, "euOperatorUuid", "must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
+		probs.Add(apierr.DetailInvalidValue, "euOperatorUuid", "must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
 	}
 	name := strings.TrimSpace(req.Name)
 	switch {
 	case name == "":
-		probs.Add(DetailRequired, "name", "is required")
+		probs.Add(apierr.DetailRequired, "name", "is required")
 	case utf8.RuneCountInString(name) > maxSupplierNameLen:
-		probs.Add(DetailInvalidValue, "name", fmt.Sprintf("must be at most %d characters", maxSupplierNameLen))
+		probs.Add(apierr.DetailInvalidValue, "name", fmt.Sprintf("must be at most %d characters", maxSupplierNameLen))
 	}
 	switch {
 	case req.Country == "":
-		probs.Add(DetailRequired, "country", "is required")
+		probs.Add(apierr.DetailRequired, "country", "is required")
 	case !geo.IsCountryCode(req.Country):
-		probs.Add(DetailInvalidValue, "country", fmt.Sprintf("must be an ISO 3166-1 alpha-2 code in upper case, not %q", req.Country))
+		probs.Add(apierr.DetailInvalidValue, "country", fmt.Sprintf("must be an ISO 3166-1 alpha-2 code in upper case, not %q", req.Country))
 	}
 	var eori string
 	if req.EORI != nil {
 		eori = strings.TrimSpace(*req.EORI)
 		if !eoriPattern.MatchString(eori) {
-			probs.Add(DetailInvalidValue, "eori", "must be an EORI number: two capital letters and up to 15 letters or digits")
+			probs.Add(apierr.DetailInvalidValue, "eori", "must be an EORI number: two capital letters and up to 15 letters or digits")
 		}
 	}
 	role := roleOperator
 	if req.Role != nil {
 		role = *req.Role
 		if role != roleOperator && role != roleTrader {
-			probs.Add(DetailInvalidValue, "role", fmt.Sprintf("must be OPERATOR or TRADER, not %q", role))
+			probs.Add(apierr.DetailInvalidValue, "role", fmt.Sprintf("must be OPERATOR or TRADER, not %q", role))
 		}
 	}
 	if err := probs.Err(); err != nil {
@@ -191,8 +192,8 @@ func (a *App) handleSuppliersDelete(w http.ResponseWriter, r *http.Request, ps h
 }
 
 func supplierError(err error, id string) error {
-	if asError(err).Status == http.StatusNotFound {
-		return notFound("supplier " + id)
+	if apierr.From(err).Status == http.StatusNotFound {
+		return apierr.NotFound{Kind: "supplier", ID: id}
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -123,8 +124,8 @@ func TestSupplierRequest_Validate(t *testing.T) {
 			if s != nil {
 				t.Errorf("validate: got supplier %+v with an error, want nil", s)
 			}
-			e := asError(err)
-			if e.Status != http.StatusBadRequest || e.Code != CodeValidationFailed {
+			e := apierr.From(err)
+			if e.Status != http.StatusBadRequest || e.Code != apierr.CodeValidationFailed {
 				t.Fatalf("validate: got %v, want 400 VALIDATION_FAILED", err)
 			}
 			var got []string
@@ -198,7 +199,7 @@ func TestApp_Suppliers(t *testing.T) {
 
 	t.Run("ValidationListsAll", func(t *testing.T) {
 		r := post(`{"erpVendorId":"a b","euOperatorUuid":"nope","country":"XX","role":"X"}`)
-		e := wantError(t, r, 400, CodeValidationFailed, "")
+		e := wantError(t, r, 400, apierr.CodeValidationFailed, "")
 		want := map[string]bool{"INVALID_VALUE erpVendorId": true, "INVALID_VALUE euOperatorUuid": true, "REQUIRED name": true,
 			"INVALID_VALUE country": true, "INVALID_VALUE role": true}
 		if got := detailSet(e.Details); !maps.Equal(got, want) {
@@ -208,14 +209,14 @@ func TestApp_Suppliers(t *testing.T) {
 
 	t.Run("WrongTypeAndUnknown", func(t *testing.T) {
 		r := post(`{"erpVendorId":1}`)
-		e := wantError(t, r, 400, CodeValidationFailed, DetailInvalidValue)
+		e := wantError(t, r, 400, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 		if e.Details[0].Field != "erpVendorId" {
 			t.Errorf("field: got %q, want erpVendorId", e.Details[0].Field)
 		}
 		r = post(`{"erpVendorId":"V9","vendor":"x"}`)
-		wantError(t, r, 400, CodeValidationFailed, DetailUnknownField)
+		wantError(t, r, 400, apierr.CodeValidationFailed, apierr.DetailUnknownField)
 		w := ta.do("POST", path, `{}`, "X-API-Key", key, "Idempotency-Key", "ct", "Content-Type", "text/plain")
-		wantError(t, w, http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "")
+		wantError(t, w, http.StatusUnsupportedMediaType, apierr.CodeUnsupportedMediaType, "")
 	})
 
 	t.Run("List", func(t *testing.T) {
@@ -239,7 +240,7 @@ func TestApp_Suppliers(t *testing.T) {
 			t.Errorf("production list: got %d %s, want 200 [] (sandbox data is not visible)", w.Code, w.Body)
 		}
 		w = ta.serve(storage.Production, newRequest("GET", path+"/V1", "", "X-API-Key", live))
-		wantError(t, w, 404, CodeNotFound, "")
+		wantError(t, w, 404, apierr.CodeNotFound, "")
 	})
 
 	t.Run("Delete", func(t *testing.T) {
@@ -247,10 +248,10 @@ func TestApp_Suppliers(t *testing.T) {
 		if w.Code != http.StatusNoContent {
 			t.Fatalf("DELETE: got %d %s, want 204", w.Code, w.Body)
 		}
-		e := wantError(t, ta.do("GET", path+"/V1", "", "X-API-Key", key), 404, CodeNotFound, "")
+		e := wantError(t, ta.do("GET", path+"/V1", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
 		if !strings.Contains(e.Message, "V1") {
 			t.Errorf("404 message: got %q, want it to name V1", e.Message)
 		}
-		wantError(t, ta.do("DELETE", path+"/V1", "", "X-API-Key", key), 404, CodeNotFound, "")
+		wantError(t, ta.do("DELETE", path+"/V1", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
 	})
 }

@@ -16,13 +16,12 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
 // Webhook detail codes.
 const (
-	DetailWebhookDuplicate  = "WEBHOOK_DUPLICATE"
-	DetailTargetNotAllowed  = "TARGET_NOT_ALLOWED"
 	webhookStatusRegistered = "REGISTERED"
 	maxTargetURLLen         = 2048
 )
@@ -62,28 +61,28 @@ func redactSecret(secret string) string {
 
 // validate checks the registration and returns the normalised event types.
 func (req *webhookRequest) validate() ([]string, error) {
-	var probs Problems
+	var probs apierr.Problems
 	switch u, err := url.Parse(req.TargetURL); {
 	case req.TargetURL == "":
-		probs.Add(DetailRequired, "targetUrl", "is required")
+		probs.Add(apierr.DetailRequired, "targetUrl", "is required")
 	case len(req.TargetURL) > maxTargetURLLen:
-		probs.Add(DetailInvalidValue, "targetUrl", fmt.Sprintf("must be at most %d bytes", maxTargetURLLen))
+		probs.Add(apierr.DetailInvalidValue, "targetUrl", fmt.Sprintf("must be at most %d bytes", maxTargetURLLen))
 	case !strings.HasPrefix(req.TargetURL, "https://"):
-		probs.Add(DetailInvalidValue, "targetUrl", "must be an https:// URL; plain HTTP is refused")
+		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must be an https:// URL; plain HTTP is refused")
 	case err != nil || u.Host == "" || u.Hostname() == "":
-		probs.Add(DetailInvalidValue, "targetUrl", "must be an absolute https:// URL with a host")
+		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must be an absolute https:// URL with a host")
 	case u.User != nil:
-		probs.Add(DetailInvalidValue, "targetUrl", "must not carry credentials; deliveries are authenticated by their signature")
+		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must not carry credentials; deliveries are authenticated by their signature")
 	case u.Fragment != "":
-		probs.Add(DetailInvalidValue, "targetUrl", "must not have a #fragment")
+		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must not have a #fragment")
 	}
 	var types []string
 	if len(req.EventTypes) == 0 {
-		probs.Add(DetailRequired, "eventTypes", "must list at least one event type")
+		probs.Add(apierr.DetailRequired, "eventTypes", "must list at least one event type")
 	}
 	for i, et := range req.EventTypes {
 		if !isSubscribable(et) {
-			probs.Add(DetailInvalidValue, fmt.Sprintf("eventTypes[%d]", i),
+			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("eventTypes[%d]", i),
 				fmt.Sprintf("unsupported event type %q; one of %s", et, strings.Join(subscribableEvents, ", ")))
 			continue
 		}
@@ -127,7 +126,7 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 	t := tenantFrom(r.Context())
 	if !a.allowPrivateTargets(t.Env) {
 		if err := netguard.CheckTarget(r.Context(), req.TargetURL); errors.Is(err, netguard.ErrTargetNotAllowed) {
-			writeError(w, r, validationFailed(Detail{Code: DetailTargetNotAllowed, Field: "targetUrl",
+			writeError(w, r, apierr.Validation(apierr.Detail{Code: apierr.DetailTargetNotAllowed, Field: "targetUrl",
 				Issue: "the target resolves to a loopback, link-local, multicast or unspecified address, which " + string(t.Env) + " does not deliver to"}))
 			return
 		}
@@ -149,7 +148,7 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 			}
 			for _, et := range types {
 				if slices.Contains(s.EventTypes, et) {
-					return reply{}, conflict(DetailWebhookDuplicate, "eventTypes",
+					return reply{}, apierr.Conflict(apierr.DetailWebhookDuplicate, "eventTypes",
 						fmt.Sprintf("webhook %s already delivers %s to this URL", s.ID, et))
 				}
 			}
@@ -288,7 +287,7 @@ func (a *App) handleWebhooksDeliveries(w http.ResponseWriter, r *http.Request, p
 
 func webhookError(err error, id string) error {
 	if errors.Is(err, queue.ErrNotFound) {
-		return notFound("webhook " + id)
+		return apierr.NotFound{Kind: "webhook", ID: id}
 	}
 	return err
 }
@@ -323,9 +322,9 @@ type dlqEventIDs struct {
 func parseDLQFilter(r *http.Request, paged bool) (queue.DLQFilter, error) {
 	q := r.URL.Query()
 	f := queue.DLQFilter{EventType: q.Get("eventType")}
-	var probs Problems
+	var probs apierr.Problems
 	if f.EventType != "" && !isSubscribable(f.EventType) {
-		probs.Add(DetailInvalidValue, "query.eventType", "must be one of "+strings.Join(subscribableEvents, ", "))
+		probs.Add(apierr.DetailInvalidValue, "query.eventType", "must be one of "+strings.Join(subscribableEvents, ", "))
 	}
 	for _, p := range []struct {
 		name string
@@ -338,18 +337,18 @@ func parseDLQFilter(r *http.Request, paged bool) (queue.DLQFilter, error) {
 		}
 		t, err := parseDate(s, p.end)
 		if err != nil {
-			probs.Add(DetailInvalidValue, "query."+p.name, "must be an ISO 8601 date (2026-11-20) or date-time (2026-11-20T10:15:30Z)")
+			probs.Add(apierr.DetailInvalidValue, "query."+p.name, "must be an ISO 8601 date (2026-11-20) or date-time (2026-11-20T10:15:30Z)")
 			continue
 		}
 		*p.dst = t
 	}
 	if !f.Start.IsZero() && !f.End.IsZero() && f.End.Before(f.Start) {
-		probs.Add(DetailInvalidValue, "query.endDate", "must not be before startDate")
+		probs.Add(apierr.DetailInvalidValue, "query.endDate", "must not be before startDate")
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxPageLimit {
-			probs.Add(DetailInvalidValue, "query.limit", fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit))
+			probs.Add(apierr.DetailInvalidValue, "query.limit", fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit))
 		} else {
 			f.Limit = n
 		}
@@ -357,7 +356,7 @@ func parseDLQFilter(r *http.Request, paged bool) (queue.DLQFilter, error) {
 	if s := q.Get("cursor"); paged && s != "" {
 		c, err := queue.ParseDLQCursor(s)
 		if err != nil {
-			probs.Add(DetailInvalidValue, "query.cursor", "must be the X-Next-Cursor of a page of this list")
+			probs.Add(apierr.DetailInvalidValue, "query.cursor", "must be the X-Next-Cursor of a page of this list")
 		} else {
 			f.After = &c
 		}
@@ -449,7 +448,7 @@ func (a *App) dlqAction(w http.ResponseWriter, r *http.Request, f queue.DLQFilte
 			return reply{}, err
 		}
 		if n == 0 && single {
-			return reply{}, notFound("dead-lettered event " + f.EventIDs[0])
+			return reply{}, apierr.NotFound{Kind: "dead-lettered event", ID: f.EventIDs[0]}
 		}
 		return reply{status: status, header: http.Header{header: {strconv.Itoa(n)}}}, nil
 	})
@@ -487,9 +486,9 @@ func (a *App) handleDLQAckBulk(w http.ResponseWriter, r *http.Request, _ httprou
 		writeError(w, r, err)
 		return
 	}
-	var probs Problems
+	var probs apierr.Problems
 	if len(req.EventIDs) == 0 {
-		probs.Add(DetailRequired, "eventIds", "must list at least one eventId")
+		probs.Add(apierr.DetailRequired, "eventIds", "must list at least one eventId")
 	}
 	if err := mergeProblems(decoded, probs.Err()); err != nil {
 		writeError(w, r, err)

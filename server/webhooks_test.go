@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -219,7 +220,7 @@ func TestDLQList_Pages(t *testing.T) {
 		})
 	}
 
-	wantError(t, ta.do("GET", dlq+"?cursor=not-a-cursor", "", "X-API-Key", key), http.StatusBadRequest, CodeValidationFailed, DetailInvalidValue)
+	wantError(t, ta.do("GET", dlq+"?cursor=not-a-cursor", "", "X-API-Key", key), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 }
 
 func firstDiff(a, b []string) int {

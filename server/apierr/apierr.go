@@ -1,0 +1,184 @@
+// Package apierr is the API's error envelope: the Error every non-2xx
+// answer carries, its Details, and the codes API.md names. Workflow
+// packages return these for business rules; From maps every other error
+// (not found, geo problems, internal failures) in one place.
+//
+// The package knows HTTP statuses as numbers only; writing an Error onto
+// a response is the server's job.
+package apierr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/storage"
+)
+
+// The statuses an Error can carry.
+const (
+	StatusBadRequest          = 400
+	StatusUnauthorized        = 401
+	StatusForbidden           = 403
+	StatusNotFound            = 404
+	StatusMethodNotAllowed    = 405
+	StatusConflict            = 409
+	StatusPayloadTooLarge     = 413
+	StatusUnsupportedMedia    = 415
+	StatusUnprocessableEntity = 422
+	StatusLocked              = 423
+	StatusTooManyRequests     = 429
+	StatusInternal            = 500
+	StatusServiceUnavailable  = 503
+)
+
+// Error is an API error: the body of every non-2xx response.
+type Error struct {
+	Status  int      `json:"-"`
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Details []Detail `json:"details"` // never nil on the wire: [] not null
+	Err     error    `json:"-"`       // cause; logged for 5xx, never sent
+	// RetryAfter, in seconds, is sent as the Retry-After header when set.
+	RetryAfter int `json:"-"`
+}
+
+// Detail names one problem: its case, the JSON path it concerns and what
+// is wrong.
+type Detail struct {
+	Code  string `json:"code"`
+	Field string `json:"field"`
+	Issue string `json:"issue"`
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Problems collects field-level validation problems; Err turns them into
+// one 400 or nil.
+type Problems []Detail
+
+// Add records one problem.
+func (p *Problems) Add(code, field, issue string) {
+	*p = append(*p, Detail{Code: code, Field: field, Issue: issue})
+}
+
+// Err is nil when no problem was found, else a 400 VALIDATION_FAILED
+// listing all.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return Validation(p...)
+}
+
+// Validation is a 400 VALIDATION_FAILED listing details; its message is
+// the only detail's issue when there is one.
+func Validation(details ...Detail) *Error {
+	msg := "request validation failed"
+	if len(details) == 1 {
+		msg = details[0].Issue
+	}
+	return &Error{Status: StatusBadRequest, Code: CodeValidationFailed, Message: msg, Details: details}
+}
+
+// Invalid is a 400 with one INVALID_VALUE detail.
+func Invalid(field, issue string) *Error {
+	return Validation(Detail{Code: DetailInvalidValue, Field: field, Issue: issue})
+}
+
+// Unauthorized is the 401 of SPEC.md, with its fixed message.
+func Unauthorized() *Error {
+	return &Error{Status: StatusUnauthorized, Code: CodeUnauthorized, Message: MsgUnauthorized}
+}
+
+// Forbidden is the 403 of SPEC.md, with its fixed message and one detail
+// saying why.
+func Forbidden(detail, issue string) *Error {
+	return &Error{Status: StatusForbidden, Code: CodeForbidden, Message: MsgForbidden,
+		Details: []Detail{{Code: detail, Field: "headers.Authorization", Issue: issue}}}
+}
+
+// Conflict is a 409 whose message is its one detail's issue.
+func Conflict(detail, field, issue string) *Error {
+	return &Error{Status: StatusConflict, Code: CodeConflict, Message: issue,
+		Details: []Detail{{Code: detail, Field: field, Issue: issue}}}
+}
+
+// BusinessRule is a 422 whose message is its one detail's issue.
+func BusinessRule(detail, field, issue string) *Error {
+	return &Error{Status: StatusUnprocessableEntity, Code: CodeBusinessRule, Message: issue,
+		Details: []Detail{{Code: detail, Field: field, Issue: issue}}}
+}
+
+// NotFound is the error of a lookup that found nothing: Kind names what
+// was looked for ("batch", "ledger entry") and ID which one. It is a
+// storage.ErrNotFound, and From answers it 404 "<kind> <id> not found".
+type NotFound struct {
+	Kind, ID string
+}
+
+func (e NotFound) Error() string {
+	if e.ID == "" {
+		return e.Kind + " not found"
+	}
+	return e.Kind + " " + e.ID + " not found"
+}
+
+// Is makes a NotFound match storage.ErrNotFound.
+func (e NotFound) Is(target error) bool { return target == storage.ErrNotFound }
+
+// Named is err with a storage.ErrNotFound in it said as NotFound{kind,
+// id}; other errors, and nil, are returned as they are.
+func Named(err error, kind, id string) error {
+	var nf NotFound
+	if err == nil || errors.As(err, &nf) || !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	return NotFound{Kind: kind, ID: id}
+}
+
+// From maps any error to the API error to send: an *Error as it is; a
+// NotFound, storage.ErrNotFound or ledger.ErrNotFound to 404; geo
+// problems to one 400 listing them all; anything else to a 500 that keeps
+// err as its cause.
+func From(err error) *Error {
+	var e *Error
+	var nf NotFound
+	var probs geo.Problems
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &nf):
+		return &Error{Status: StatusNotFound, Code: CodeNotFound, Message: nf.Error()}
+	case errors.As(err, &probs):
+		return FromGeo(probs, nil)
+	case errors.Is(err, ledger.ErrNotFound):
+		return &Error{Status: StatusNotFound, Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, storage.ErrNotFound):
+		return &Error{Status: StatusNotFound, Code: CodeNotFound, Message: "resource not found"}
+	default:
+		return &Error{Status: StatusInternal, Code: CodeInternal, Message: "internal error", Err: err}
+	}
+}
+
+// FromGeo is the 400 of geo problems: one detail per problem, its path
+// passed through field when field is not nil.
+func FromGeo(probs geo.Problems, field func(path string) string) *Error {
+	out := make(Problems, 0, len(probs))
+	for _, p := range probs {
+		path := p.Path
+		if field != nil {
+			path = field(path)
+		}
+		out.Add(p.Code, path, p.Issue)
+	}
+	return Validation(out...)
+}

@@ -1,0 +1,90 @@
+package apierr
+
+// Top-level error codes: one per class of failure (API.md section 3).
+const (
+	CodeValidationFailed     = "VALIDATION_FAILED"
+	CodeUnauthorized         = "UNAUTHORIZED"
+	CodeForbidden            = "FORBIDDEN"
+	CodeNotFound             = "NOT_FOUND"
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
+	CodeConflict             = "CONFLICT"
+	CodePayloadTooLarge      = "PAYLOAD_TOO_LARGE"
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	CodeBusinessRule         = "BUSINESS_RULE"
+	CodeResourceLocked       = "RESOURCE_LOCKED"
+	CodeRateLimitExceeded    = "RATE_LIMIT_EXCEEDED"
+	CodeInternal             = "INTERNAL"
+	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"
+)
+
+// Detail codes: the case within a class.
+const (
+	DetailRequired              = "REQUIRED"
+	DetailInvalidValue          = "INVALID_VALUE"
+	DetailUnknownField          = "UNKNOWN_FIELD"
+	DetailMalformedJSON         = "MALFORMED_JSON"
+	DetailIdempotencyKeyMissing = "IDEMPOTENCY_KEY_MISSING"
+	DetailIdempotencyKeyReused  = "IDEMPOTENCY_KEY_REUSED"
+	DetailIdempotencyInProgress = "IDEMPOTENCY_IN_PROGRESS"
+	DetailWrongEnvironment      = "WRONG_ENVIRONMENT"
+	DetailKeyRotated            = "KEY_ROTATED"
+	DetailJWTRequired           = "JWT_REQUIRED"
+	DetailScopeRequired         = "SCOPE_REQUIRED"
+	DetailAdminRequired         = "ADMIN_REQUIRED"
+	// Batches (API.md section 6).
+	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode of no commodity; 422: of another commodity only
+	DetailSupplierNotFound    = "SUPPLIER_NOT_FOUND"     // 404: no supplier mapping with that ERP vendor ID
+	DetailPolygonNotFound     = "POLYGON_NOT_FOUND"      // 404: no such polygon
+	DetailPolygonNotCompliant = "POLYGON_NOT_COMPLIANT"  // 422: a batch polygon is HIGH_RISK or FAILED
+	DetailCommodityMismatch   = "COMMODITY_MISMATCH"     // 422: a batch polygon is of another commodity
+	DetailPolygonInUse        = "POLYGON_IN_USE"         // 409: a polygon a batch uses cannot be deleted
+	// Shipment links and the ledger (API.md sections 6 and 8).
+	DetailBatchNotVerified      = "BATCH_NOT_VERIFIED"      // 422: only a VERIFIED batch can be linked
+	DetailShipmentAlreadyLinked = "SHIPMENT_ALREADY_LINKED" // 409: another link holds the shipment
+	DetailBatchAlreadyLinked    = "BATCH_ALREADY_LINKED"    // 409: another link holds the batch
+	DetailProofNotReproducible  = "PROOF_NOT_REPRODUCIBLE"  // 422: evidence that does not verify
+	// Archive reports (API.md section 8).
+	DetailReportNotReady = "REPORT_NOT_READY" // 409: the report's job has not written the archive yet
+	DetailReportFailed   = "REPORT_FAILED"    // 409: the report's job failed; there is no archive
+	// Due-diligence statements (API.md section 7).
+	DetailEUSystemRule          = "EU_SYSTEM_RULE"           // 422: the statement breaks a rule or limit of the EU system
+	DetailEUSystemNotConfigured = "EU_SYSTEM_NOT_CONFIGURED" // 422: no EU system credentials (production)
+	DetailDDSNotDraft           = "DDS_NOT_DRAFT"            // 409: only a DRAFT can be submitted, once
+	DetailDDSNotRevocable       = "DDS_NOT_REVOCABLE"        // 409: not SUBMITTED or VALIDATED, past 72 h, or grouped
+	// Webhooks (API.md section 9).
+	DetailWebhookDuplicate = "WEBHOOK_DUPLICATE"  // 409: a webhook with that URL exists
+	DetailTargetNotAllowed = "TARGET_NOT_ALLOWED" // 400: a private, loopback or metadata target
+)
+
+// Job error codes: a job's error.code when it failed for good.
+const (
+	JobFailed                = "JOB_FAILED"
+	JobLedgerConsensusTimeout = "LEDGER_CONSENSUS_TIMEOUT" // a link not anchored within ledger.consensus_timeout
+)
+
+// Codes of a failed attempt of a job to reach the EU information system
+// (lastAttempt.code of the job and of the statement's submission):
+// failures that may go away by themselves, after which the job tries
+// again.
+const (
+	// AttemptEUSystemUnavailable: HTTP 5xx, or a SOAP server fault such as
+	// InternalSystemException.
+	AttemptEUSystemUnavailable = "EU_SYSTEM_UNAVAILABLE"
+	// AttemptEUSystemTimeout: no answer within eu_system.timeout, or HTTP
+	// 408 or 504 (a relay gave up waiting).
+	AttemptEUSystemTimeout = "EU_SYSTEM_TIMEOUT"
+	// AttemptEUSystemUnreachable: no connection (refused, reset, host not
+	// found), or one closed before the answer.
+	AttemptEUSystemUnreachable = "EU_SYSTEM_UNREACHABLE"
+	// AttemptEUSystemRateLimited: HTTP 429.
+	AttemptEUSystemRateLimited = "EU_SYSTEM_RATE_LIMITED"
+	// AttemptEUSystemUnreadableAnswer: a 2xx answer that is not the SOAP
+	// answer asked for (a maintenance page, say).
+	AttemptEUSystemUnreadableAnswer = "EU_SYSTEM_UNREADABLE_ANSWER"
+)
+
+// The fixed messages of SPEC.md section 7.
+const (
+	MsgUnauthorized = "Missing or invalid API key"
+	MsgForbidden    = "API key does not have the required scope"
+)
