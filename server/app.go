@@ -26,6 +26,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -60,6 +61,7 @@ type App struct {
 
 	runner     *queue.Runner     // jobs
 	dispatcher *queue.Dispatcher // webhook deliveries
+	events     *event.Publisher
 
 	// sandboxIndex holds the sandbox fixture layers, built once;
 	// prodIndex the imported layers, rebuilt after each import.
@@ -279,7 +281,7 @@ func (a *App) startQueues() error {
 	}
 	a.dispatcher = queue.NewDispatcher(queue.DispatcherOptions{
 		DB:        a.db.Bolt(),
-		PolicyFor: func(scope string) queue.Policy { return policies[envOfScope(scope)] },
+		PolicyFor: func(scope string) queue.Policy { return policies[event.EnvOfScope(scope)] },
 		Workers:   a.cfg.Webhooks.Workers,
 		PerTarget: a.cfg.Webhooks.PerTarget,
 		// A send lasts at most the timeout; a claim outlives it with room to
@@ -289,6 +291,7 @@ func (a *App) startQueues() error {
 		Now:    a.now,
 		Logger: a.log.With().Str("component", "webhooks").Logger(),
 	})
+	a.events = event.NewPublisher(a.dispatcher.Wake)
 	a.runner = queue.NewRunner(queue.RunnerOptions{
 		DB:           a.db.Bolt(),
 		Workers:      a.cfg.Jobs.Workers,

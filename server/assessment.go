@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -26,48 +27,6 @@ type batchJobResult struct {
 	RiskLevel string `json:"riskLevel"`
 }
 
-// riskFactor is one factor of a risk assessment: its name, what it was
-// computed from, its score and a sentence saying why. Inputs is one of
-// countryFactorInputs, plotFactorInputs and supplierFactorInputs.
-type riskFactor struct {
-	Name        string `json:"name"`
-	Score       int    `json:"score"`
-	Inputs      any    `json:"inputs"`
-	Explanation string `json:"explanation"`
-}
-
-// countryFactorInputs are the inputs of country_benchmark: the batch's
-// plots by country of production, the worst risk class first.
-type countryFactorInputs struct {
-	BenchmarkVersion string             `json:"benchmarkVersion"`
-	Countries        []countryPlotsBody `json:"countries"`
-}
-
-type countryPlotsBody struct {
-	Country      string  `json:"country"`
-	RiskClass    string  `json:"riskClass"`
-	PolygonCount int     `json:"polygonCount"`
-	AreaHa       float64 `json:"areaHa"`
-}
-
-// plotFactorInputs are the inputs of plot_risk.
-type plotFactorInputs struct {
-	PolygonCount              int     `json:"polygonCount"`
-	TotalAreaHa               float64 `json:"totalAreaHa"`
-	MaxRiskScore              int     `json:"maxRiskScore"`
-	MaxRiskPolygonID          string  `json:"maxRiskPolygonId"`
-	AreaWeightedMeanRiskScore float64 `json:"areaWeightedMeanRiskScore"`
-}
-
-// supplierFactorInputs are the inputs of supplier_history.
-type supplierFactorInputs struct {
-	SupplierID       string  `json:"supplierId"`
-	ScreenedPolygons int     `json:"screenedPolygons"`
-	HighRiskPolygons int     `json:"highRiskPolygons"`
-	FailedPolygons   int     `json:"failedPolygons"`
-	HighRiskPct      float64 `json:"highRiskPct"`
-}
-
 // riskAssessmentDocument is GET /batches/{batchId}/risk-assessment: the
 // assessment as recorded when the batch was assessed, never changed; while
 // the batch is ASSESSING only its IDs and status, the rest null and no
@@ -79,7 +38,7 @@ type riskAssessmentDocument struct {
 	RiskScore     *int              `json:"riskScore"`
 	RiskLevel     *string           `json:"riskLevel"`
 	MaxScore      *int              `json:"maxScore"`
-	Factors       []riskFactor      `json:"factors"`
+	Factors       []risk.Factor     `json:"factors"`
 	DataVersions  *riskDataVersions `json:"dataVersions"`
 	EngineVersion *string           `json:"engineVersion"`
 	AppVersion    *string           `json:"appVersion"`
@@ -97,34 +56,6 @@ type riskDataSet struct {
 	Source  string `json:"source"`
 	Date    string `json:"date"`
 	SHA256  string `json:"sha256"`
-}
-
-// batchRiskAssessedData is the event of an assessed batch (API.md
-// section 6).
-type batchRiskAssessedData struct {
-	BatchID   string       `json:"batchId"`
-	RiskScore int          `json:"riskScore"`
-	RiskLevel string       `json:"riskLevel"`
-	Factors   []riskFactor `json:"factors"`
-}
-
-// toRiskFactors lists an assessment's factors in the API's shape.
-func toRiskFactors(as risk.Assessment, b *risk.Benchmark) []riskFactor {
-	countries := make([]countryPlotsBody, len(as.Country.Countries))
-	for i, c := range as.Country.Countries {
-		countries[i] = countryPlotsBody{Country: c.Country, RiskClass: c.Class, PolygonCount: c.Plots, AreaHa: c.AreaHa}
-	}
-	p, s := as.Plots, as.Supplier
-	return []riskFactor{
-		{Name: risk.FactorCountryBenchmark, Score: as.Country.Score, Explanation: as.Country.Explanation,
-			Inputs: countryFactorInputs{BenchmarkVersion: b.Version, Countries: countries}},
-		{Name: risk.FactorPlotRisk, Score: p.Score, Explanation: p.Explanation,
-			Inputs: plotFactorInputs{PolygonCount: p.Plots, TotalAreaHa: p.TotalAreaHa, MaxRiskScore: p.Score,
-				MaxRiskPolygonID: p.MaxPolygonID, AreaWeightedMeanRiskScore: p.AreaWeightedMean}},
-		{Name: risk.FactorSupplierHistory, Score: s.Score, Explanation: s.Explanation,
-			Inputs: supplierFactorInputs{SupplierID: s.SupplierID, ScreenedPolygons: s.Screened, HighRiskPolygons: s.HighRisk,
-				FailedPolygons: s.Failed, HighRiskPct: s.HighRiskPct}},
-	}
 }
 
 // runBatchJob assesses a batch: it reads the batch's polygons and its
@@ -202,7 +133,7 @@ func (a *App) recordAssessment(tx *storage.Tx, t storage.Tenant, job *storage.Jo
 	}
 	score := as.Score
 	b.RiskScore, b.RiskLevel, b.AssessedAt = &score, as.Level, &now
-	factors := toRiskFactors(as, a.benchmark)
+	factors := risk.FactorsOf(as, a.benchmark)
 	scope := risk.AnnexI()
 	maxScore, engine, app, assessedAt := a.cfg.Risk.MaxScore, risk.EngineVersion, a.version, formatTime(now)
 	doc, err := marshalJSON(riskAssessmentDocument{BatchID: b.ID, JobID: b.JobID, Status: b.Status, RiskScore: &score,
@@ -228,7 +159,7 @@ func (a *App) recordAssessment(tx *storage.Tx, t storage.Tenant, job *storage.Jo
 		return err
 	}
 	job.Progress.Processed, job.Progress.Succeeded = 1, 1
-	_, _, err = a.publish(tx, t, EventBatchRiskAssessed, batchRiskAssessedData{BatchID: b.ID, RiskScore: score,
+	_, _, err = a.events.Publish(tx, t, event.BatchRiskAssessed, event.BatchRiskAssessedData{BatchID: b.ID, RiskScore: score,
 		RiskLevel: as.Level, Factors: factors})
 	return err
 }

@@ -334,7 +334,7 @@ func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygon
 // undeletable) and its batch_risk_assessment job, in the caller's
 // transaction; it sets the batch's ID, job, status and creation time.
 func (a *App) registerBatch(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygonIDs []string) error {
-	b.ID = newID("bat", tx.Now())
+	b.ID = storage.NewID("bat", tx.Now())
 	job, err := a.enqueueJob(tx, t, jobBatchRiskAssessment, 1, batchJobInput{BatchID: b.ID})
 	if err != nil {
 		return err
@@ -436,7 +436,7 @@ func (a *App) handleBatchesRiskAssessment(w http.ResponseWriter, r *http.Request
 	}
 	if doc == nil {
 		w.Header().Set("Retry-After", "2")
-		writeJSON(w, r, http.StatusOK, riskAssessmentDocument{BatchID: b.ID, JobID: b.JobID, Status: b.Status, Factors: []riskFactor{}})
+		writeJSON(w, r, http.StatusOK, riskAssessmentDocument{BatchID: b.ID, JobID: b.JobID, Status: b.Status, Factors: []risk.Factor{}})
 		return
 	}
 	writeJSON(w, r, http.StatusOK, json.RawMessage(doc))

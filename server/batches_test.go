@@ -13,6 +13,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -85,7 +86,7 @@ func TestBatches_Verified(t *testing.T) {
 	rc := newReceiver(t)
 	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
 	_, key := ta.newKey(storage.Sandbox)
-	rc.subscribe(ta, key, EventBatchRiskAssessed)
+	rc.subscribe(ta, key, event.BatchRiskAssessed)
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
 	ids := ta.screen(key, countryPlot("cocoa", "GH", 5, 6), countryPlot("cocoa", "BR", 5.1, 6), countryPlot("cocoa", "GH", 5.2, 6))
@@ -138,8 +139,8 @@ func TestBatches_Verified(t *testing.T) {
 
 	// The event: the same score, level and factors as the assessment.
 	typ, data := rc.next(t)
-	var ev batchRiskAssessedData
-	if err := json.Unmarshal(data, &ev); err != nil || typ != EventBatchRiskAssessed {
+	var ev event.BatchRiskAssessedData
+	if err := json.Unmarshal(data, &ev); err != nil || typ != event.BatchRiskAssessed {
 		t.Fatalf("event %s: %s (%v)", typ, data, err)
 	}
 	var docFactors struct {

@@ -185,7 +185,7 @@ func (a *App) handleDDSCreate(w http.ResponseWriter, r *http.Request, _ httprout
 
 // newDDS records a DRAFT of statement s.
 func (a *App) newDDS(tx *storage.Tx, t storage.Tenant, req *ddsRequest, s euis.Statement, actor string) (*storage.DDS, error) {
-	id := newID("dds", tx.Now())
+	id := storage.NewID("dds", tx.Now())
 	if s.InternalReference == "" {
 		// The DDS ID (30 characters): a statement can always be found
 		// again in the EU system by its internal reference.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -82,7 +83,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 	ta.mapSupplier(key, "V-1")
 	batch := ta.linkedBatch(key, 5)
 	ta.mapEUOperator(key)
-	rc.subscribe(ta, key, EventDDSSubmitted, EventDDSValidated, EventDDSRejected)
+	rc.subscribe(ta, key, event.DDSSubmitted, event.DDSValidated, event.DDSRejected)
 
 	d := ta.draft(key, ddsBody(supplierOperator, batch))
 	if d.Status != storage.DDSDraft || len(d.History) != 1 || d.History[0].LedgerIndex == nil {
@@ -108,7 +109,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 	}
 	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub-2"),
 		http.StatusConflict, apierr.CodeConflict, apierr.DetailDDSNotDraft)
-	if typ, data := rc.next(t); typ != EventDDSSubmitted || !strings.Contains(string(data), d.DDSID) {
+	if typ, data := rc.next(t); typ != event.DDSSubmitted || !strings.Contains(string(data), d.DDSID) {
 		t.Errorf("first event %s %s", typ, data)
 	}
 	v := ta.waitDDS(key, d.DDSID, storage.DDSValidated)
@@ -116,9 +117,9 @@ func TestDDS_SandboxFlow(t *testing.T) {
 		t.Errorf("validated: %+v", v)
 	}
 	typ, data := rc.next(t)
-	var vd ddsValidatedData
+	var vd event.DDSValidatedData
 	json.Unmarshal(data, &vd)
-	if typ != EventDDSValidated || vd.ReferenceNumber != *v.ReferenceNumber || vd.VerificationNumber != *v.VerificationNumber {
+	if typ != event.DDSValidated || vd.ReferenceNumber != *v.ReferenceNumber || vd.VerificationNumber != *v.VerificationNumber {
 		t.Errorf("dds.validated: %s %s", typ, data)
 	}
 	if got := historyStatuses(v); got != "DRAFT SUBMITTED VALIDATED" {
@@ -160,7 +161,7 @@ func TestDDS_Rejected(t *testing.T) {
 	ta.mapSupplier(key, "V-1")
 	batch := ta.linkedBatch(key, 5)
 	ta.mapEUOperator(key)
-	rc.subscribe(ta, key, EventDDSRejected)
+	rc.subscribe(ta, key, event.DDSRejected)
 	d := ta.draft(key, ddsBody("00000000-0000-0000-0000-000000000000", batch))
 	w := ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub")
 	if w.Code != http.StatusAccepted {
@@ -171,7 +172,7 @@ func TestDDS_Rejected(t *testing.T) {
 		t.Errorf("rejected: %+v", r)
 	}
 	typ, data := rc.next(t)
-	if typ != EventDDSRejected || !strings.Contains(string(data), euis.ReasonOperatorUUIDMismatch) {
+	if typ != event.DDSRejected || !strings.Contains(string(data), euis.ReasonOperatorUUIDMismatch) {
 		t.Errorf("dds.rejected: %s %s", typ, data)
 	}
 	wantError(t, ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev"),
@@ -349,7 +350,7 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		d := &storage.DDS{ID: newID("dds", tx.Now()), ActivityType: "IMPORT", Statement: statement, CreatedAt: tx.Now()}
+		d := &storage.DDS{ID: storage.NewID("dds", tx.Now()), ActivityType: "IMPORT", Statement: statement, CreatedAt: tx.Now()}
 		id = d.ID
 		return ta.changeDDS(tx, production, d, storage.DDSDraft, "test", "")
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -150,7 +151,7 @@ func (a *App) submitDDS(ctx context.Context, t storage.Tenant, job *storage.Job,
 		if err := a.changeDDSByJob(tx, t, job, d, storage.DDSSubmitted, "accepted by the EU system, uuid "+uuid); err != nil {
 			return err
 		}
-		if _, _, err := a.publish(tx, t, EventDDSSubmitted, ddsSubmittedData{DDSID: d.ID, EUUUID: uuid,
+		if _, _, err := a.events.Publish(tx, t, event.DDSSubmitted, event.DDSSubmittedData{DDSID: d.ID, EUUUID: uuid,
 			ReferenceNumber: optional(d.ReferenceNumber)}); err != nil {
 			return err
 		}
@@ -195,7 +196,7 @@ func (a *App) pollDDS(ctx context.Context, t storage.Tenant, job *storage.Job, d
 			if err := a.changeDDSByJob(tx, t, job, d, storage.DDSValidated, "available: validated by the EU system"); err != nil {
 				return err
 			}
-			if _, _, err := a.publish(tx, t, EventDDSValidated, ddsValidatedData{DDSID: d.ID, ReferenceNumber: d.ReferenceNumber,
+			if _, _, err := a.events.Publish(tx, t, event.DDSValidated, event.DDSValidatedData{DDSID: d.ID, ReferenceNumber: d.ReferenceNumber,
 				VerificationNumber: d.VerificationNumber}); err != nil {
 				return err
 			}
@@ -221,27 +222,10 @@ func (a *App) rejectDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *s
 	if err := a.changeDDSByJob(tx, t, job, d, storage.DDSRejected, note); err != nil {
 		return err
 	}
-	if _, _, err := a.publish(tx, t, EventDDSRejected, ddsRejectedData{DDSID: d.ID, Reasons: d.Reasons}); err != nil {
+	if _, _, err := a.events.Publish(tx, t, event.DDSRejected, event.DDSRejectedData{DDSID: d.ID, Reasons: d.Reasons}); err != nil {
 		return err
 	}
 	return finishDDSJob(tx, t, job, false)
-}
-
-type ddsSubmittedData struct {
-	DDSID           string  `json:"ddsId"`
-	EUUUID          string  `json:"euUuid"`
-	ReferenceNumber *string `json:"referenceNumber"`
-}
-
-type ddsValidatedData struct {
-	DDSID              string `json:"ddsId"`
-	ReferenceNumber    string `json:"referenceNumber"`
-	VerificationNumber string `json:"verificationNumber"`
-}
-
-type ddsRejectedData struct {
-	DDSID   string   `json:"ddsId"`
-	Reasons []string `json:"reasons"`
 }
 
 // changeDDSByJob is changeDDS for a change the EU system made, seen by the

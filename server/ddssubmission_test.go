@@ -166,7 +166,7 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		d := &storage.DDS{ID: newID("dds", tx.Now()), ActivityType: s.ActivityType, OperatorUUID: s.OperatorUUID,
+		d := &storage.DDS{ID: storage.NewID("dds", tx.Now()), ActivityType: s.ActivityType, OperatorUUID: s.OperatorUUID,
 			InternalReference: s.InternalReference, Statement: statement, CreatedAt: tx.Now()}
 		id = d.ID
 		return ta.changeDDS(tx, production, d, storage.DDSDraft, "test", "")

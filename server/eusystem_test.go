@@ -121,7 +121,7 @@ func sandboxStatement(t *testing.T) json.RawMessage {
 func (ta *testApp) productionDraft(statement json.RawMessage) string {
 	var id string
 	ta.update(func(tx *storage.Tx) error {
-		d := &storage.DDS{ID: newID("dds", tx.Now()), ActivityType: "IMPORT", InternalReference: "PO-4711", Statement: statement, CreatedAt: tx.Now()}
+		d := &storage.DDS{ID: storage.NewID("dds", tx.Now()), ActivityType: "IMPORT", InternalReference: "PO-4711", Statement: statement, CreatedAt: tx.Now()}
 		id = d.ID
 		return ta.changeDDS(tx, storage.Tenant{Org: defaultOrg, Env: storage.Production}, d, storage.DDSDraft, "test", "")
 	})

@@ -12,61 +12,9 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
-
-// Event types (SPEC.md section 6).
-const (
-	EventPolygonVerified   = "polygon.verified"
-	EventPolygonFailed     = "polygon.failed"
-	EventBatchRiskAssessed = "batch.risk_assessed"
-	EventShipmentLinked    = "shipment.linked"
-	EventDDSSubmitted      = "dds.submitted"
-	EventDDSValidated      = "dds.validated"
-	EventDDSRejected       = "dds.rejected"
-	EventJobFailed         = "job.failed"
-	EventReportReady       = "report.ready"
-	EventWebhookPing       = "webhook.ping" // sent on demand, not subscribable
-)
-
-// subscribableEvents are the types a webhook may subscribe to (API.md
-// section 9: all of SPEC.md's except webhook.ping, with polygon.failed).
-var subscribableEvents = []string{EventPolygonVerified, EventPolygonFailed, EventBatchRiskAssessed,
-	EventShipmentLinked, EventDDSSubmitted, EventDDSValidated, EventDDSRejected, EventJobFailed, EventReportReady}
-
-func isSubscribable(eventType string) bool {
-	for _, e := range subscribableEvents {
-		if e == eventType {
-			return true
-		}
-	}
-	return false
-}
-
-// scopeOf is the queue scope of a tenant: queue keeps it opaque.
-func scopeOf(t storage.Tenant) string { return t.String() }
-
-// envOfScope is the environment of a scope made by scopeOf.
-func envOfScope(scope string) storage.Environment {
-	return storage.Environment(scope[strings.LastIndexByte(scope, '/')+1:])
-}
-
-// publish records an event of the tenant in the caller's transaction and
-// fans it out to the subscriptions that want it; the dispatcher is woken
-// when the transaction commits.
-func (a *App) publish(tx *storage.Tx, t storage.Tenant, eventType string, data any) (queue.Event, int, error) {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return queue.Event{}, 0, fmt.Errorf("encode %s data: %w", eventType, err)
-	}
-	ev := queue.Event{ID: newID("evt", tx.Now()), Scope: scopeOf(t), Type: eventType, Timestamp: tx.Now(), Data: raw}
-	n, err := queue.Publish(tx.Tx, ev)
-	if err != nil {
-		return queue.Event{}, 0, fmt.Errorf("publish %s: %w", eventType, err)
-	}
-	tx.OnCommit(a.dispatcher.Wake)
-	return ev, n, nil
-}
 
 // webhookPolicies builds the delivery policy of each environment from the
 // config: retry schedule, and a client with or without the private-target
@@ -127,8 +75,8 @@ func (a *App) handleSandboxEvent(w http.ResponseWriter, r *http.Request, _ httpr
 	switch {
 	case req.EventType == "":
 		probs.Add(apierr.DetailRequired, "eventType", "is required")
-	case !isSubscribable(req.EventType):
-		probs.Add(apierr.DetailInvalidValue, "eventType", "must be one of "+strings.Join(subscribableEvents, ", "))
+	case !event.IsSubscribable(req.EventType):
+		probs.Add(apierr.DetailInvalidValue, "eventType", "must be one of "+strings.Join(event.Subscribable, ", "))
 	}
 	data := req.Data
 	if len(data) == 0 || string(data) == "null" {
@@ -142,7 +90,7 @@ func (a *App) handleSandboxEvent(w http.ResponseWriter, r *http.Request, _ httpr
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		ev, n, err := a.publish(tx, t, req.EventType, data)
+		ev, n, err := a.events.Publish(tx, t, req.EventType, data)
 		if err != nil {
 			return reply{}, err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -40,7 +41,7 @@ func (a *App) enqueueJob(tx *storage.Tx, t storage.Tenant, jobType string, total
 	if err != nil {
 		return nil, err
 	}
-	job := &storage.Job{ID: newID("job", tx.Now()), Type: jobType, Status: storage.JobQueued,
+	job := &storage.Job{ID: storage.NewID("job", tx.Now()), Type: jobType, Status: storage.JobQueued,
 		Progress: storage.JobProgress{Total: total}, CreatedAt: tx.Now()}
 	if err := tx.PutJob(t, job); err != nil {
 		return nil, err
@@ -86,14 +87,8 @@ func (a *App) markJobFailed(tx *storage.Tx, t storage.Tenant, job *storage.Job, 
 	if err := tx.DeleteJobInput(t, job.ID); err != nil {
 		return err
 	}
-	_, _, err := a.publish(tx, t, EventJobFailed, jobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
+	_, _, err := a.events.Publish(tx, t, event.JobFailed, event.JobFailedData{JobID: job.ID, Type: job.Type, Error: *job.Error})
 	return err
-}
-
-type jobFailedData struct {
-	JobID string           `json:"jobId"`
-	Type  string           `json:"type"`
-	Error storage.JobError `json:"error"`
 }
 
 type jobResponse struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -114,7 +115,7 @@ func TestApp_Jobs(t *testing.T) {
 		rc := newReceiver(t)
 		ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
 		_, key := ta.newKey(storage.Sandbox)
-		rc.subscribe(ta, key, EventJobFailed)
+		rc.subscribe(ta, key, event.JobFailed)
 
 		ta.handleJob("doomed", func(context.Context, storage.Tenant, *storage.Job, json.RawMessage) error {
 			return errors.New("reference layer missing")
@@ -135,11 +136,11 @@ func TestApp_Jobs(t *testing.T) {
 		// dispatcher when it commits (the poll is 5 s, deliveries come
 		// within milliseconds).
 		typ, raw := rc.next(t)
-		var data jobFailedData
+		var data event.JobFailedData
 		if err := json.Unmarshal(raw, &data); err != nil {
 			t.Fatal(err)
 		}
-		if typ != EventJobFailed || data.JobID != job.ID || data.Type != "doomed" || data.Error.Code != apierr.JobFailed {
+		if typ != event.JobFailed || data.JobID != job.ID || data.Type != "doomed" || data.Error.Code != apierr.JobFailed {
 			t.Errorf("job.failed delivery: got %s %s", typ, raw)
 		}
 	})

@@ -150,7 +150,7 @@ func createKey(tx *storage.Tx, kr KeyRequest) (*storage.APIKey, string, error) {
 	}
 	value := newKeyValue(kr.Env)
 	hash := sha256.Sum256([]byte(value))
-	key := &storage.APIKey{ID: newID("key", tx.Now()), Org: kr.Org, Env: kr.Env, Name: kr.Name, Scopes: kr.Scopes,
+	key := &storage.APIKey{ID: storage.NewID("key", tx.Now()), Org: kr.Org, Env: kr.Env, Name: kr.Name, Scopes: kr.Scopes,
 		Hash: hash[:], Prefix: value[:12], Last4: value[len(value)-4:], CreatedAt: tx.Now()}
 	return key, value, tx.CreateAPIKey(key)
 }

@@ -275,7 +275,7 @@ func (a *App) reloadLayers(ctx context.Context) {
 
 // storeLayer gives a validated layer its ID and import time and writes it.
 func storeLayer(tx *storage.Tx, l storage.Layer) (*storage.Layer, error) {
-	l.ID, l.ImportedAt = newID("lyr", tx.Now()), tx.Now()
+	l.ID, l.ImportedAt = storage.NewID("lyr", tx.Now()), tx.Now()
 	return &l, tx.PutLayer(&l)
 }
 

@@ -42,7 +42,7 @@ func (a *App) openLedger(tx *storage.Tx) error {
 	if err != nil && !errors.Is(err, ledger.ErrNotFound) {
 		return err
 	}
-	raw, created, err := loadOrCreateKeyFile(path, func() ([]byte, error) {
+	raw, created, err := storage.LoadOrCreateKeyFile(path, func() ([]byte, error) {
 		if bound != "" {
 			return nil, fmt.Errorf("missing: the store's checkpoints are signed with %s; restore its key file (it is not in store backups)", bound)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -231,11 +232,11 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	oaEventually(t, "the two batch.risk_assessed events", func() bool { return len(recv.atPath("/batches")) >= 2 })
 	got := map[string]float64{}
 	for _, d := range recv.atPath("/batches") {
-		if d.header.Get(webhooksig.HeaderEventType) != EventBatchRiskAssessed {
+		if d.header.Get(webhooksig.HeaderEventType) != event.BatchRiskAssessed {
 			t.Errorf("delivery to /batches of %s", d.header.Get(webhooksig.HeaderEventType))
 			continue
 		}
-		if env := c.checkDelivery(EventBatchRiskAssessed, d, secret); env != nil {
+		if env := c.checkDelivery(event.BatchRiskAssessed, d, secret); env != nil {
 			data, _ := env["data"].(map[string]any)
 			got[fmt.Sprint(data["batchId"])], _ = data["riskScore"].(float64)
 			if len(oaList(data["factors"])) != 3 {

@@ -20,6 +20,7 @@ import (
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -512,10 +513,10 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		}
 	}
 	wantEvents := map[string]map[string]any{
-		EventDDSSubmitted + " " + dMain: {"ddsId": dMain, "euUuid": mainUUID, "referenceNumber": nil},
-		EventDDSValidated + " " + dMain: {"ddsId": dMain, "referenceNumber": refMain, "verificationNumber": verMain},
-		EventDDSValidated + " " + p2:    {"ddsId": p2, "referenceNumber": refP2, "verificationNumber": verP2},
-		EventDDSRejected + " " + dRej:   {"ddsId": dRej, "reasons": []any{euis.ReasonOperatorUUIDMismatch}},
+		event.DDSSubmitted + " " + dMain: {"ddsId": dMain, "euUuid": mainUUID, "referenceNumber": nil},
+		event.DDSValidated + " " + dMain: {"ddsId": dMain, "referenceNumber": refMain, "verificationNumber": verMain},
+		event.DDSValidated + " " + p2:    {"ddsId": p2, "referenceNumber": refP2, "verificationNumber": verP2},
+		event.DDSRejected + " " + dRej:   {"ddsId": dRej, "reasons": []any{euis.ReasonOperatorUUIDMismatch}},
 	}
 	for k, w := range wantEvents {
 		if !reflect.DeepEqual(got[k], w) {
@@ -523,7 +524,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		}
 	}
 	for _, id := range []string{dRej, dRev, p2} {
-		if _, ok := got[EventDDSSubmitted+" "+id]; !ok {
+		if _, ok := got[event.DDSSubmitted+" "+id]; !ok {
 			t.Errorf("no dds.submitted of %s", id)
 		}
 	}
@@ -643,12 +644,12 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	var pDraft, pSub *storage.DDS
 	ta.update(func(tx *storage.Tx) error {
 		now := tx.Now()
-		pDraft = &storage.DDS{ID: newID("dds", now), BatchIDs: []string{bMain}, ActivityType: euis.ActivityImport, OperatorUUID: opUUID,
+		pDraft = &storage.DDS{ID: storage.NewID("dds", now), BatchIDs: []string{bMain}, ActivityType: euis.ActivityImport, OperatorUUID: opUUID,
 			InternalReference: "PO-LIVE-1", Statement: mainStatement, CreatedAt: now}
 		if err := ta.changeDDS(tx, production, pDraft, storage.DDSDraft, "key_test", "created from batches"); err != nil {
 			return err
 		}
-		pSub = &storage.DDS{ID: newID("dds", now.Add(time.Millisecond)), BatchIDs: []string{bMain}, ActivityType: euis.ActivityImport,
+		pSub = &storage.DDS{ID: storage.NewID("dds", now.Add(time.Millisecond)), BatchIDs: []string{bMain}, ActivityType: euis.ActivityImport,
 			OperatorUUID: opUUID, InternalReference: "PO-LIVE-2", Statement: mainStatement, CreatedAt: now,
 			EUUUID: "4c0d8a52-0f64-4a4e-9a8e-7b1a2c3d4e5f", SubmittedAt: &now, Poll: &storage.DDSPollState{}}
 		if err := ta.changeDDS(tx, production, pSub, storage.DDSDraft, "key_test", "created from batches"); err != nil {
@@ -920,7 +921,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	}
 	var dl oaDelivery
 	oaEventually(t, "the report.ready delivery", func() (ok bool) { dl, ok = recv.findPath("/reports"); return ok })
-	if env := c.checkDelivery(EventReportReady, dl, secret); env != nil && !reflect.DeepEqual(env["data"], data) {
+	if env := c.checkDelivery(event.ReportReady, dl, secret); env != nil && !reflect.DeepEqual(env["data"], data) {
 		t.Errorf("report.ready: %s, want data %v", dl.body, data)
 	}
 	for _, p := range []string{report, download} {

@@ -23,6 +23,7 @@ import (
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -317,7 +318,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		if env := c.checkDelivery(typ, d, secret); env != nil {
 			data, _ := env["data"].(map[string]any)
 			key := typ + " " + fmt.Sprint(data["linkId"])
-			if typ == EventJobFailed {
+			if typ == event.JobFailed {
 				key = typ + " " + fmt.Sprint(data["jobId"])
 			}
 			events[key] = data
@@ -325,7 +326,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	}
 	wantLinked := map[string]any{"linkId": linkID, "batchId": b1, "shipmentId": "SHP-L1", "transactionHash": txHash,
 		"ledgerIndex": float64(before), "treeSize": float64(before + 1), "rootHash": cpRoot}
-	if got := events[EventShipmentLinked+" "+linkID]; !reflect.DeepEqual(got, wantLinked) {
+	if got := events[event.ShipmentLinked+" "+linkID]; !reflect.DeepEqual(got, wantLinked) {
 		t.Errorf("shipment.linked: %v, want %v", got, wantLinked)
 	}
 	for k, v := range wantLinked {
@@ -333,12 +334,12 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 			t.Errorf("shipment.linked %s %v, the shipment %v", k, v, linked[k])
 		}
 	}
-	if got := events[EventShipmentLinked+" "+againLink]; got == nil || got["ledgerIndex"] != float64(before+1) {
+	if got := events[event.ShipmentLinked+" "+againLink]; got == nil || got["ledgerIndex"] != float64(before+1) {
 		t.Errorf("shipment.linked of the link made again: %v", got)
 	}
-	if got, _ := events[EventJobFailed+" "+lateJob]["error"].(map[string]any); got["code"] != apierr.JobLedgerConsensusTimeout ||
-		events[EventJobFailed+" "+lateJob]["type"] != jobShipmentLink {
-		t.Errorf("job.failed of the late link: %v", events[EventJobFailed+" "+lateJob])
+	if got, _ := events[event.JobFailed+" "+lateJob]["error"].(map[string]any); got["code"] != apierr.JobLedgerConsensusTimeout ||
+		events[event.JobFailed+" "+lateJob]["type"] != jobShipmentLink {
+		t.Errorf("job.failed of the late link: %v", events[event.JobFailed+" "+lateJob])
 	}
 
 	// The public key and the checkpoint, checked as a client would.

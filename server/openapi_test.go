@@ -40,6 +40,7 @@ import (
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -666,7 +667,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{jobErrorBody{}, "JobError", true},
 			{jobAttemptBody{}, "JobAttempt", true},
 			{storage.JobError{}, "JobError", true},
-			{jobFailedData{}, "JobFailedData", true},
+			{event.JobFailedData{}, "JobFailedData", true},
 			{sandboxEventRequest{}, "SandboxEventRequest", false},
 			{sandboxEventResponse{}, "SandboxEventResponse", true},
 			{sandboxJobRequest{}, "SandboxJobRequest", false},
@@ -684,27 +685,27 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{evidenceLayer{}, "PolygonEvidenceLayer", true},
 			{evidenceOverlap{}, "PolygonEvidenceOverlap", true},
 			{featureResult{}, "PolygonJobResult", true},
-			{polygonVerifiedData{}, "PolygonVerifiedData", true},
-			{polygonFailedData{}, "PolygonFailedData", true},
+			{event.PolygonVerifiedData{}, "PolygonVerifiedData", true},
+			{event.PolygonFailedData{}, "PolygonFailedData", true},
 			{batchRequest{}, "BatchRequest", false},
 			{batchQuantityRequest{}, "BatchQuantityRequest", false},
 			{batchAcceptedResponse{}, "BatchAccepted", true},
 			{batchResponse{}, "Batch", true},
 			{batchQuantityBody{}, "BatchQuantity", true},
 			{batchJobResult{}, "BatchJobResult", true},
-			{riskFactor{}, "RiskFactor", true},
-			{countryFactorInputs{}, "CountryFactorInputs", true},
-			{countryPlotsBody{}, "CountryPlots", true},
-			{plotFactorInputs{}, "PlotFactorInputs", true},
-			{supplierFactorInputs{}, "SupplierFactorInputs", true},
+			{risk.Factor{}, "RiskFactor", true},
+			{risk.CountryFactorInputs{}, "CountryFactorInputs", true},
+			{risk.CountryPlotsInputs{}, "CountryPlots", true},
+			{risk.PlotFactorInputs{}, "PlotFactorInputs", true},
+			{risk.SupplierFactorInputs{}, "SupplierFactorInputs", true},
 			{riskAssessmentDocument{}, "RiskAssessment", true},
 			{riskDataVersions{}, "RiskDataVersions", true},
 			{riskDataSet{}, "RiskDataSet", true},
-			{batchRiskAssessedData{}, "BatchRiskAssessedData", true},
+			{event.BatchRiskAssessedData{}, "BatchRiskAssessedData", true},
 			{shipmentLinkRequest{}, "ShipmentLinkRequest", false},
 			{shipmentLinkAccepted{}, "ShipmentLinkAccepted", true},
 			{shipmentResponse{}, "Shipment", true},
-			{shipmentLinkedData{}, "ShipmentLinkedData", true},
+			{event.ShipmentLinkedData{}, "ShipmentLinkedData", true},
 			{checkpointResponse{}, "LedgerCheckpoint", true},
 			{publicKeyResponse{}, "LedgerPublicKey", true},
 			{entryResponse{}, "LedgerEntry", true},
@@ -724,16 +725,16 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{payloadCommodity{}, "DdsStatementCommodity", true},
 			{payloadProducer{}, "DdsStatementProducer", true},
 			{ddsSubmitAccepted{}, "JobAccepted", true},
-			{ddsSubmittedData{}, "DdsSubmittedData", true},
-			{ddsValidatedData{}, "DdsValidatedData", true},
-			{ddsRejectedData{}, "DdsRejectedData", true},
+			{event.DDSSubmittedData{}, "DdsSubmittedData", true},
+			{event.DDSValidatedData{}, "DdsValidatedData", true},
+			{event.DDSRejectedData{}, "DdsRejectedData", true},
 			{oaDDSEntry{}, "LedgerEntryDdsStatus", true},
 			{credentialsRequest{}, "CredentialsRequest", false},
 			{credentialsResponse{}, "Credentials", true},
 			{archiveRequest{}, "ArchiveRequest", false},
 			{archiveAccepted{}, "ArchiveAccepted", true},
 			{reportResponse{}, "Report", true},
-			{reportReadyData{}, "ReportReadyData", true},
+			{event.ReportReadyData{}, "ReportReadyData", true},
 			{archiveManifest{}, "ArchiveManifest", true},
 			{archiveFile{}, "ArchiveManifestFile", true},
 			{ddsLedgerLine{}, "ArchiveDdsLedger", true},
@@ -816,8 +817,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/ErrorDetail/properties/issue/maxLength", float64(maxEchoedText)},
 			{"/components/responses/Unauthorized" + resp, apierr.MsgUnauthorized},
 			{"/components/responses/Forbidden" + resp, apierr.MsgForbidden},
-			{"/components/schemas/EventType/enum", oaAnys(subscribableEvents...)},
-			{"/components/schemas/AnyEventType/enum", oaAnys(append(slices.Clone(subscribableEvents), EventWebhookPing)...)},
+			{"/components/schemas/EventType/enum", oaAnys(event.Subscribable...)},
+			{"/components/schemas/AnyEventType/enum", oaAnys(append(slices.Clone(event.Subscribable), event.WebhookPing)...)},
 			{"/components/schemas/WebhookRequest/properties/targetUrl/maxLength", float64(maxTargetURLLen)},
 			{"/components/schemas/WebhookRequest/properties/targetUrl/pattern", "^https://"},
 			{"/components/schemas/Webhook/properties/status/const", webhookStatusRegistered},
@@ -1022,24 +1023,24 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Sandbox)},
 			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Production)},
 			{"/components/schemas/ApiKey/properties/prefix/pattern", newKeyValue(storage.Production)[:12]},
-			{"/components/schemas/ApiKey/properties/keyId/pattern", newID("key", now)},
-			{"/components/schemas/Supplier/properties/supplierId/pattern", newID("sup", now)},
-			{"/components/schemas/WebhookId/pattern", newID("wh", now)},
-			{"/components/schemas/EventId/pattern", newID("evt", now)},
-			{"/components/schemas/JobId/pattern", newID("job", now)},
-			{"/components/schemas/BatchId/pattern", newID("bat", now)},
-			{"/components/schemas/LinkId/pattern", newID("lnk", now)},
-			{"/components/schemas/DdsId/pattern", newID("dds", now)},
-			{"/components/schemas/ReportId/pattern", newID("rpt", now)},
-			{"/components/schemas/ReportReadyData/properties/downloadPath/pattern", reportDownloadPath(newID("rpt", now))},
+			{"/components/schemas/ApiKey/properties/keyId/pattern", storage.NewID("key", now)},
+			{"/components/schemas/Supplier/properties/supplierId/pattern", storage.NewID("sup", now)},
+			{"/components/schemas/WebhookId/pattern", storage.NewID("wh", now)},
+			{"/components/schemas/EventId/pattern", storage.NewID("evt", now)},
+			{"/components/schemas/JobId/pattern", storage.NewID("job", now)},
+			{"/components/schemas/BatchId/pattern", storage.NewID("bat", now)},
+			{"/components/schemas/LinkId/pattern", storage.NewID("lnk", now)},
+			{"/components/schemas/DdsId/pattern", storage.NewID("dds", now)},
+			{"/components/schemas/ReportId/pattern", storage.NewID("rpt", now)},
+			{"/components/schemas/ReportReadyData/properties/downloadPath/pattern", reportDownloadPath(storage.NewID("rpt", now))},
 			{"/components/schemas/LedgerPublicKey/properties/verifierKey/pattern", vkey},
 			{"/components/schemas/LedgerPublicKey/properties/keyName/pattern", "eudr-appliance"},
-			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), 0)},
-			{"/components/schemas/PolygonId/pattern", storage.PolygonID(newID("job", now), maxFeaturesCeiling-1)},
+			{"/components/schemas/PolygonId/pattern", storage.PolygonID(storage.NewID("job", now), 0)},
+			{"/components/schemas/PolygonId/pattern", storage.PolygonID(storage.NewID("job", now), maxFeaturesCeiling-1)},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", secret},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", redactSecret(secret)},
 			{"/components/parameters/ServiceSignature/schema/pattern", webhooksig.Sign(secret, []byte(`{}`))},
-			{"/components/parameters/StandardWebhookSignature/schema/pattern", webhooksig.SignStandard(secret, newID("evt", now), now, []byte(`{}`))},
+			{"/components/parameters/StandardWebhookSignature/schema/pattern", webhooksig.SignStandard(secret, storage.NewID("evt", now), now, []byte(`{}`))},
 		}
 		for _, m := range matches {
 			re := regexp.MustCompile(oaMust(t, doc, m.ptr).(string))
@@ -1106,7 +1107,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 	// headers and the envelope with its type; the registration lists
 	// the same as callbacks.
 	t.Run("Webhooks", func(t *testing.T) {
-		want := append(slices.Clone(subscribableEvents), EventWebhookPing)
+		want := append(slices.Clone(event.Subscribable), event.WebhookPing)
 		sort.Strings(want)
 		hooks, _ := doc["webhooks"].(map[string]any)
 		if got := slices.Sorted(maps.Keys(hooks)); !slices.Equal(got, want) {
@@ -2292,13 +2293,13 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 		t.Fatalf("deliveries after a ping: %d, want 1", len(an.list))
 	}
 	att := an.list[0].(map[string]any)
-	if att["eventType"] != EventWebhookPing || att["status"] != 200.0 || att["errorClass"] != "" || att["nextRetry"] != nil ||
+	if att["eventType"] != event.WebhookPing || att["status"] != 200.0 || att["errorClass"] != "" || att["nextRetry"] != nil ||
 		att["responseBody"] != "ok" {
 		t.Errorf("ping attempt: %v", att)
 	}
 	if d, ok := recv.find(fmt.Sprint(att["eventId"])); !ok {
 		t.Error("the receiver got no ping")
-	} else if env := c.checkDelivery(EventWebhookPing, d, okSecret); env != nil {
+	} else if env := c.checkDelivery(event.WebhookPing, d, okSecret); env != nil {
 		if _, ok := env["nextRetry"]; ok || env["attempt"] != 0.0 || oaShort(env["data"]) != `{"webhookId":"`+okID+`"}` {
 			t.Errorf("ping envelope: %s", d.body)
 		}
@@ -2314,7 +2315,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	c.do(oaCall{method: "GET", target: webhooks + "/wh_nope/deliveries", op: deliveries, hdr: ro, want: 404})
 
 	// Sandbox events go through the real pipeline; production has no such route.
-	testJobID := newID("job", time.Now())
+	testJobID := storage.NewID("job", time.Now())
 	verified := `{"eventType":"polygon.verified","data":{"jobId":"` + testJobID + `","polygonIds":["` + storage.PolygonID(testJobID, 0) + `"]}}`
 	an = c.do(oaCall{method: "POST", target: events, op: events, body: verified, hdr: rw, want: 400})
 	if an.detail() != apierr.DetailIdempotencyKeyMissing {
@@ -2336,7 +2337,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 		t.Errorf("replayed sandbox event: Idempotent-Replayed %q, eventId %v", an.rec.Header().Get("Idempotent-Replayed"), an.body["eventId"])
 	}
 	an = c.do(oaCall{method: "POST", target: events, op: events, hdr: idem(rw, "e-2"), want: 202,
-		body: `{"eventType":"job.failed","data":{"jobId":"` + newID("job", time.Now()) + `","type":"polygon_ingestion","error":{"code":"JOB_FAILED","message":"boom"}}}`})
+		body: `{"eventType":"job.failed","data":{"jobId":"` + storage.NewID("job", time.Now()) + `","type":"polygon_ingestion","error":{"code":"JOB_FAILED","message":"boom"}}}`})
 	failedID := fmt.Sprint(an.body["eventId"])
 	an = c.do(oaCall{method: "POST", target: events, op: events, body: `{"eventType":"report.ready"}`, hdr: idem(rw, "e-3"), want: 202})
 	if an.body["deliveries"] != 0.0 {
@@ -2346,7 +2347,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 
 	var d oaDelivery
 	oaEventually(t, "the polygon.verified delivery", func() (ok bool) { d, ok = recv.find(verifiedID); return ok })
-	if env := c.checkDelivery(EventPolygonVerified, d, okSecret); env != nil {
+	if env := c.checkDelivery(event.PolygonVerified, d, okSecret); env != nil {
 		if _, ok := env["nextRetry"]; !ok || env["attempt"] != 0.0 || d.path != "/ok" {
 			t.Errorf("first delivery to %s: %s; want attempt 0 with nextRetry", d.path, d.body)
 		}
@@ -2356,7 +2357,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	deadLettered := func() bool {
 		var n int
 		err := c.a.db.View(context.Background(), func(tx *storage.Tx) error {
-			dls, _, err := queue.FindDeadLetterPage(tx.Tx, scopeOf(tenant), queue.DLQFilter{EventIDs: []string{failedID}})
+			dls, _, err := queue.FindDeadLetterPage(tx.Tx, event.Scope(tenant), queue.DLQFilter{EventIDs: []string{failedID}})
 			n = len(dls)
 			return err
 		})
@@ -2469,7 +2470,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	var failed *storage.Job
 	err := c.a.db.Update(context.Background(), func(tx *storage.Tx) error {
 		now := tx.Now()
-		failed = &storage.Job{ID: newID("job", now), Type: "shipment_link", Status: storage.JobFailed,
+		failed = &storage.Job{ID: storage.NewID("job", now), Type: "shipment_link", Status: storage.JobFailed,
 			Progress: storage.JobProgress{Total: 1, Processed: 1, Failed: 1},
 			Error:    &storage.JobError{Code: apierr.JobFailed, Message: "boom"}, CreatedAt: now, StartedAt: &now, CompletedAt: &now}
 		return tx.PutJob(tenant, failed)
@@ -2598,9 +2599,9 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 
 	var d oaDelivery
 	oaEventually(t, "the job.failed delivery", func() (ok bool) { d, ok = recv.findPath("/jobs"); return ok })
-	if env := c.checkDelivery(EventJobFailed, d, secret); env != nil {
+	if env := c.checkDelivery(event.JobFailed, d, secret); env != nil {
 		data, _ := env["data"].(map[string]any)
-		if env["eventType"] != EventJobFailed || data["jobId"] != failID || data["type"] != jobSandboxTest ||
+		if env["eventType"] != event.JobFailed || data["jobId"] != failID || data["type"] != jobSandboxTest ||
 			!reflect.DeepEqual(data["error"], jerr) {
 			t.Errorf("job.failed of the sandbox job: %s; want jobId %s, type %s and the job's error %s", d.body, failID, jobSandboxTest, oaShort(jerr))
 		}
@@ -2922,7 +2923,7 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 		{"eudrStatus=HIGH_RISK", []string{storage.PolygonID(mixJob, 2), storage.PolygonID(fixJob, 1), storage.PolygonID(fixJob, 0)}},
 		{"commodity=cattle", []string{storage.PolygonID(mixJob, 1)}},
 		{"supplierId=V-1&eudrStatus=COMPLIANT", []string{storage.PolygonID(fixJob, 3)}},
-		{"jobId=" + newID("job", time.Now()), nil},
+		{"jobId=" + storage.NewID("job", time.Now()), nil},
 	} {
 		an = c.do(oaCall{method: "GET", target: polygons + "?" + f.query, op: polygons, hdr: ro, want: 200})
 		if got := ids(an.list); !slices.Equal(got, f.want) {
@@ -2985,10 +2986,10 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 				verified["polygonIds"] = append(verified["polygonIds"].([]any), id)
 			}
 		}
-		if d := got[EventPolygonVerified+" "+j.id]; !reflect.DeepEqual(d, verified) {
+		if d := got[event.PolygonVerified+" "+j.id]; !reflect.DeepEqual(d, verified) {
 			t.Errorf("polygon.verified of job %s: %v, want %v", j.id, d, verified)
 		}
-		if d := got[EventPolygonFailed+" "+j.id]; !reflect.DeepEqual(d, failed) {
+		if d := got[event.PolygonFailed+" "+j.id]; !reflect.DeepEqual(d, failed) {
 			t.Errorf("polygon.failed of job %s: %v, want %v", j.id, d, failed)
 		}
 	}

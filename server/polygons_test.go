@@ -15,6 +15,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -66,7 +67,7 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 	rc := newReceiver(t)
 	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
 	_, key := ta.newKey(storage.Sandbox)
-	rc.subscribe(ta, key, EventPolygonVerified, EventPolygonFailed)
+	rc.subscribe(ta, key, event.PolygonVerified, event.PolygonFailed)
 	ta.runQueues()
 
 	acc, w := ta.postPolygons(key, "p-1", fixtureCollection)
@@ -137,13 +138,13 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 	}
 	wantVerified := fmt.Sprintf(`{"jobId":%q,"polygonIds":[%q,%q,%q]}`, acc.JobID,
 		results[0].PolygonID, results[1].PolygonID, results[3].PolygonID)
-	if got[EventPolygonVerified] != wantVerified {
-		t.Errorf("polygon.verified: %s, want %s", got[EventPolygonVerified], wantVerified)
+	if got[event.PolygonVerified] != wantVerified {
+		t.Errorf("polygon.verified: %s, want %s", got[event.PolygonVerified], wantVerified)
 	}
 	wantFailed := fmt.Sprintf(`{"jobId":%q,"polygonIds":[%q,%q],"reasons":{%q:"NO_REFERENCE_COVERAGE",%q:"SELF_INTERSECTION"}}`,
 		acc.JobID, results[2].PolygonID, results[4].PolygonID, results[2].PolygonID, results[4].PolygonID)
-	if got[EventPolygonFailed] != wantFailed {
-		t.Errorf("polygon.failed: %s, want %s", got[EventPolygonFailed], wantFailed)
+	if got[event.PolygonFailed] != wantFailed {
+		t.Errorf("polygon.failed: %s, want %s", got[event.PolygonFailed], wantFailed)
 	}
 
 	// Delete: gone from status, record and evidence.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -44,15 +45,6 @@ type archiveAccepted struct {
 // is in the report's record.
 type archiveInput struct {
 	ReportID string `json:"reportId"`
-}
-
-// reportReadyData is the report.ready event, and the one result of an
-// archive_report job.
-type reportReadyData struct {
-	ReportID     string `json:"reportId"`
-	SHA256       string `json:"sha256"`
-	SizeBytes    int64  `json:"sizeBytes"`
-	DownloadPath string `json:"downloadPath"`
 }
 
 // reportResponse is GET /reports/{reportId}.
@@ -127,7 +119,7 @@ func (a *App) handleReportsArchive(w http.ResponseWriter, r *http.Request, _ htt
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		id := newID("rpt", tx.Now())
+		id := storage.NewID("rpt", tx.Now())
 		job, err := a.enqueueJob(tx, t, jobArchiveReport, 1, archiveInput{ReportID: id})
 		if err != nil {
 			return reply{}, err
@@ -324,7 +316,7 @@ func (a *App) runArchiveJob(ctx context.Context, t storage.Tenant, job *storage.
 		if err := tx.PutReport(t, rep); err != nil {
 			return err
 		}
-		data := reportReadyData{ReportID: rep.ID, SHA256: sum.sha256, SizeBytes: sum.size, DownloadPath: reportDownloadPath(rep.ID)}
+		data := event.ReportReadyData{ReportID: rep.ID, SHA256: sum.sha256, SizeBytes: sum.size, DownloadPath: reportDownloadPath(rep.ID)}
 		result, err := marshalJSON(data)
 		if err != nil {
 			return err
@@ -333,7 +325,7 @@ func (a *App) runArchiveJob(ctx context.Context, t storage.Tenant, job *storage.
 			return err
 		}
 		job.Progress.Processed, job.Progress.Succeeded = 1, 1
-		if _, _, err := a.publish(tx, t, EventReportReady, data); err != nil {
+		if _, _, err := a.events.Publish(tx, t, event.ReportReady, data); err != nil {
 			return err
 		}
 		return completeJob(tx, t, job)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -167,7 +168,7 @@ func TestReports_Archive(t *testing.T) {
 	rc := newReceiver(t)
 	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile)
 	_, key := ta.newKey(storage.Sandbox)
-	rc.subscribe(ta, key, EventReportReady)
+	rc.subscribe(ta, key, event.ReportReady)
 	ta.runQueues()
 
 	// In the period: the fixture plots and a statement whose creation is
@@ -186,7 +187,7 @@ func TestReports_Archive(t *testing.T) {
 		if _, err := ta.signCheckpoint(tx, sandboxTenant); err != nil {
 			return err
 		}
-		dds = storage.DDS{ID: newID("dds", tx.Now()), Status: storage.DDSDraft, BatchIDs: []string{"bat_1"}, ActivityType: "IMPORT",
+		dds = storage.DDS{ID: storage.NewID("dds", tx.Now()), Status: storage.DDSDraft, BatchIDs: []string{"bat_1"}, ActivityType: "IMPORT",
 			OperatorUUID: "3f2b6c1e-8a4d-4c2b-9e1f-0a1b2c3d4e5f", Statement: json.RawMessage(`{"activityType":"IMPORT"}`),
 			History: []storage.DDSChange{{At: tx.Now(), Status: storage.DDSDraft, Actor: "test", LedgerIndex: &e.Index}}, CreatedAt: tx.Now()}
 		return tx.PutDDS(sandboxTenant, &dds)
@@ -209,7 +210,7 @@ func TestReports_Archive(t *testing.T) {
 	}
 
 	// The job's one result is the report.ready event's data.
-	var ready []reportReadyData
+	var ready []event.ReportReadyData
 	if err := json.Unmarshal(job.Results, &ready); err != nil || len(ready) != 1 {
 		t.Fatalf("job results %s: %v", job.Results, err)
 	}
@@ -218,8 +219,8 @@ func TestReports_Archive(t *testing.T) {
 		t.Errorf("job: %+v", job)
 	}
 	typ, data := rc.next(t)
-	var event reportReadyData
-	if err := json.Unmarshal(data, &event); err != nil || typ != EventReportReady || event != ready[0] {
+	var ev event.ReportReadyData
+	if err := json.Unmarshal(data, &ev); err != nil || typ != event.ReportReady || ev != ready[0] {
 		t.Errorf("delivery: %s %s, want report.ready %+v", typ, data, ready[0])
 	}
 
@@ -227,15 +228,15 @@ func TestReports_Archive(t *testing.T) {
 	var got reportResponse
 	mustDecode(t, ta.do("GET", eudrPrefix+"/reports/"+rep.ReportID, "", "X-API-Key", key), &got)
 	if got.Status != storage.ReportReady || got.From != "2026-11-20T00:00:00.000Z" || got.To != "2026-11-20T23:59:59.999Z" ||
-		got.SHA256 == nil || *got.SHA256 != event.SHA256 || *got.SizeBytes != event.SizeBytes || *got.DownloadPath != event.DownloadPath ||
+		got.SHA256 == nil || *got.SHA256 != ev.SHA256 || *got.SizeBytes != ev.SizeBytes || *got.DownloadPath != ev.DownloadPath ||
 		got.CompletedAt == nil || got.ExpiresAt == nil || got.JobID != rep.JobID {
 		t.Errorf("GET report: %+v", got)
 	}
 
 	// The download is the file the event describes.
 	dl := ta.download(storage.Sandbox, key, rep.ReportID)
-	if dl.Header().Get("X-Content-SHA256") != event.SHA256 || int64(dl.Body.Len()) != event.SizeBytes {
-		t.Errorf("download: %d bytes %s, event says %d %s", dl.Body.Len(), dl.Header().Get("X-Content-SHA256"), event.SizeBytes, event.SHA256)
+	if dl.Header().Get("X-Content-SHA256") != ev.SHA256 || int64(dl.Body.Len()) != ev.SizeBytes {
+		t.Errorf("download: %d bytes %s, event says %d %s", dl.Body.Len(), dl.Header().Get("X-Content-SHA256"), ev.SizeBytes, ev.SHA256)
 	}
 	head := ta.do("HEAD", reportDownloadPath(rep.ReportID), "", "X-API-Key", key)
 	if head.Code != http.StatusOK || head.Body.Len() != 0 || head.Header().Get("Content-Length") != strconv.Itoa(dl.Body.Len()) {
@@ -481,14 +482,14 @@ func TestReports_ArchiveFails(t *testing.T) {
 	}
 	ta := newTestApp(t, "EUDR_WEBHOOKS_CA_FILE="+rc.caFile, "EUDR_REPORTS_DIR="+filepath.Join(notADir, "reports"))
 	_, key := ta.newKey(storage.Sandbox)
-	rc.subscribe(ta, key, EventJobFailed)
+	rc.subscribe(ta, key, event.JobFailed)
 	ta.runQueues()
 	rep, _ := ta.requestReport(storage.Sandbox, key, "f-1", `{"from":"2026-11-01","to":"2026-11-30"}`)
 	job := ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobFailed)
 	if job.Error == nil || job.Error.Code != apierr.JobFailed || strings.Contains(job.Error.Message, notADir) {
 		t.Errorf("job error: %+v", job.Error)
 	}
-	if typ, data := rc.next(t); typ != EventJobFailed || !strings.Contains(string(data), rep.JobID) {
+	if typ, data := rc.next(t); typ != event.JobFailed || !strings.Contains(string(data), rep.JobID) {
 		t.Errorf("delivery: %s %s", typ, data)
 	}
 	var got reportResponse

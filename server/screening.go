@@ -14,6 +14,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -32,20 +33,6 @@ type featureResult struct {
 	PolygonID     string  `json:"polygonId"`
 	EUDRStatus    string  `json:"eudrStatus"`
 	FailureReason *string `json:"failureReason"`
-}
-
-// polygonVerifiedData and polygonFailedData are the events of a finished
-// polygon job: the screened polygons (COMPLIANT and HIGH_RISK), and the
-// FAILED ones with their reasons.
-type polygonVerifiedData struct {
-	JobID      string   `json:"jobId"`
-	PolygonIDs []string `json:"polygonIds"`
-}
-
-type polygonFailedData struct {
-	JobID      string            `json:"jobId"`
-	PolygonIDs []string          `json:"polygonIds"`
-	Reasons    map[string]string `json:"reasons"`
 }
 
 // evidenceDocument is what GET /polygons/{polygonId}/evidence answers: how
@@ -304,8 +291,8 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 	if err != nil {
 		return err
 	}
-	verified := polygonVerifiedData{JobID: job.ID, PolygonIDs: []string{}}
-	failed := polygonFailedData{JobID: job.ID, PolygonIDs: []string{}, Reasons: map[string]string{}}
+	verified := event.PolygonVerifiedData{JobID: job.ID, PolygonIDs: []string{}}
+	failed := event.PolygonFailedData{JobID: job.ID, PolygonIDs: []string{}, Reasons: map[string]string{}}
 	for _, raw := range results {
 		var r featureResult
 		if err := json.Unmarshal(raw, &r); err != nil {
@@ -321,12 +308,12 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 		}
 	}
 	if len(verified.PolygonIDs) > 0 {
-		if _, _, err := a.publish(tx, t, EventPolygonVerified, verified); err != nil {
+		if _, _, err := a.events.Publish(tx, t, event.PolygonVerified, verified); err != nil {
 			return err
 		}
 	}
 	if len(failed.PolygonIDs) > 0 {
-		if _, _, err := a.publish(tx, t, EventPolygonFailed, failed); err != nil {
+		if _, _, err := a.events.Publish(tx, t, event.PolygonFailed, failed); err != nil {
 			return err
 		}
 	}

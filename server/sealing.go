@@ -6,9 +6,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 
 	"github.com/eudr/eudr/storage"
 )
@@ -26,7 +23,7 @@ type sealer struct {
 // loadSealer reads the key file at path, creating it with a new random key
 // (mode 0600) on first use.
 func loadSealer(path string) (*sealer, error) {
-	key, _, err := loadOrCreateKeyFile(path, func() ([]byte, error) {
+	key, _, err := storage.LoadOrCreateKeyFile(path, func() ([]byte, error) {
 		key := make([]byte, sealKeySize)
 		_, err := rand.Read(key)
 		return key, err
@@ -70,29 +67,4 @@ func (s *sealer) open(sealed []byte, context string) ([]byte, error) {
 		return nil, errors.New("sealed secret does not open with this key file (was the key file replaced?)")
 	}
 	return pt, nil
-}
-
-// loadOrCreateKeyFile reads the secret in the file at path or, when there
-// is none, writes the one create makes (mode 0600, atomically) and reports
-// it created. Secrets live in files of their own, outside the store: a
-// copy of the store, a backup say, does not carry them.
-func loadOrCreateKeyFile(path string, create func() ([]byte, error)) (key []byte, created bool, err error) {
-	key, err = os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if key, err = create(); err != nil {
-			return nil, false, err
-		}
-		_, err = storage.WriteFileAtomic(path, func(w io.Writer) (int64, error) {
-			n, err := w.Write(key)
-			return int64(n), err
-		})
-		if err == nil {
-			err = os.Chmod(path, 0o600)
-		}
-		created = true
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("key file %s: %w", path, err)
-	}
-	return key, created, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -66,17 +67,6 @@ type shipmentResponse struct {
 	RootHash         *string  `json:"rootHash"`
 	CreatedAt        string   `json:"createdAt"`
 	LinkedAt         *string  `json:"linkedAt"`
-}
-
-// shipmentLinkedData is the shipment.linked event (API.md section 6).
-type shipmentLinkedData struct {
-	LinkID          string `json:"linkId"`
-	BatchID         string `json:"batchId"`
-	ShipmentID      string `json:"shipmentId"`
-	TransactionHash string `json:"transactionHash"`
-	LedgerIndex     int64  `json:"ledgerIndex"`
-	TreeSize        int64  `json:"treeSize"`
-	RootHash        string `json:"rootHash"`
 }
 
 // shipmentEntry is the ledger entry of a link.
@@ -192,7 +182,7 @@ func (a *App) handleShipmentLink(w http.ResponseWriter, r *http.Request, _ httpr
 		if err != nil {
 			return reply{}, err
 		}
-		l.ID, l.JobID, l.Status, l.CreatedAt = newID("lnk", tx.Now()), job.ID, storage.LinkPending, tx.Now()
+		l.ID, l.JobID, l.Status, l.CreatedAt = storage.NewID("lnk", tx.Now()), job.ID, storage.LinkPending, tx.Now()
 		if err := tx.PutShipmentLink(t, l); err != nil {
 			return reply{}, err
 		}
@@ -279,7 +269,7 @@ func (a *App) runShipmentLinkJob(ctx context.Context, t storage.Tenant, job *sto
 		if err := tx.PutShipmentLink(t, l); err != nil {
 			return err
 		}
-		if _, _, err := a.publish(tx, t, EventShipmentLinked, shipmentLinkedData{LinkID: l.ID, BatchID: l.BatchID,
+		if _, _, err := a.events.Publish(tx, t, event.ShipmentLinked, event.ShipmentLinkedData{LinkID: l.ID, BatchID: l.BatchID,
 			ShipmentID: l.ShipmentID, TransactionHash: l.TransactionHash, LedgerIndex: e.Index,
 			TreeSize: cp.Size, RootHash: l.RootHash}); err != nil {
 			return err

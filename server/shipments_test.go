@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -53,7 +54,7 @@ func TestShipments_Link(t *testing.T) {
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
 	batch := ta.verifiedBatch(key, 5)
-	rc.subscribe(ta, key, EventShipmentLinked)
+	rc.subscribe(ta, key, event.ShipmentLinked)
 
 	w := ta.link(key, "l1", batch, "SHP-1")
 	var acc shipmentLinkAccepted
@@ -65,8 +66,8 @@ func TestShipments_Link(t *testing.T) {
 
 	// shipment.linked carries the entry's hash, in a signed tree.
 	typ, raw := rc.next(t)
-	var ev shipmentLinkedData
-	if err := json.Unmarshal(raw, &ev); err != nil || typ != EventShipmentLinked {
+	var ev event.ShipmentLinkedData
+	if err := json.Unmarshal(raw, &ev); err != nil || typ != event.ShipmentLinked {
 		t.Fatalf("event %s %s: %v", typ, raw, err)
 	}
 	var cp checkpointResponse
@@ -174,7 +175,7 @@ func TestShipments_ConsensusTimeout(t *testing.T) {
 			return err
 		}
 		jobID = job.ID
-		l.ID, l.JobID, l.Status, l.CreatedAt = newID("lnk", job.CreatedAt), job.ID, storage.LinkPending, job.CreatedAt
+		l.ID, l.JobID, l.Status, l.CreatedAt = storage.NewID("lnk", job.CreatedAt), job.ID, storage.LinkPending, job.CreatedAt
 		if err := tx.PutShipmentLink(sandbox, l); err != nil {
 			return err
 		}

@@ -134,7 +134,7 @@ func (a *App) handleSuppliersUpsert(w http.ResponseWriter, r *http.Request, _ ht
 // upsertSupplier inserts or replaces the mapping of s.ERPVendorID; a
 // replaced mapping keeps its supplierId and createdAt.
 func upsertSupplier(tx *storage.Tx, t storage.Tenant, s *storage.Supplier) error {
-	s.ID = newID("sup", tx.Now())
+	s.ID = storage.NewID("sup", tx.Now())
 	s.CreatedAt, s.UpdatedAt = tx.Now(), tx.Now()
 	return tx.PutSupplier(t, s)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -81,9 +82,9 @@ func (req *webhookRequest) validate() ([]string, error) {
 		probs.Add(apierr.DetailRequired, "eventTypes", "must list at least one event type")
 	}
 	for i, et := range req.EventTypes {
-		if !isSubscribable(et) {
+		if !event.IsSubscribable(et) {
 			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("eventTypes[%d]", i),
-				fmt.Sprintf("unsupported event type %q; one of %s", et, strings.Join(subscribableEvents, ", ")))
+				fmt.Sprintf("unsupported event type %q; one of %s", et, strings.Join(event.Subscribable, ", ")))
 			continue
 		}
 		if !slices.Contains(types, et) {
@@ -137,7 +138,7 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 		return
 	}
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		subs, err := queue.FindSubscriptions(tx.Tx, scopeOf(t))
+		subs, err := queue.FindSubscriptions(tx.Tx, event.Scope(t))
 		if err != nil {
 			return reply{}, err
 		}
@@ -153,7 +154,7 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 				}
 			}
 		}
-		sub := &queue.Subscription{ID: newID("wh", tx.Now()), Scope: scopeOf(t), TargetURL: req.TargetURL,
+		sub := &queue.Subscription{ID: storage.NewID("wh", tx.Now()), Scope: event.Scope(t), TargetURL: req.TargetURL,
 			EventTypes: types, Secret: secret, CreatedAt: tx.Now()}
 		if err := queue.PutSubscription(tx.Tx, sub); err != nil {
 			return reply{}, err
@@ -175,7 +176,7 @@ func (a *App) handleWebhooksList(w http.ResponseWriter, r *http.Request, _ httpr
 	var subs []*queue.Subscription
 	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
 		var err error
-		subs, err = queue.FindSubscriptions(tx.Tx, scopeOf(tenantFrom(r.Context())))
+		subs, err = queue.FindSubscriptions(tx.Tx, event.Scope(tenantFrom(r.Context())))
 		return err
 	})
 	if err != nil {
@@ -191,7 +192,7 @@ func (a *App) handleWebhooksList(w http.ResponseWriter, r *http.Request, _ httpr
 
 func (a *App) handleWebhooksDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
-		return queue.DeleteSubscription(tx.Tx, scopeOf(tenantFrom(r.Context())), ps.ByName("webhookId"))
+		return queue.DeleteSubscription(tx.Tx, event.Scope(tenantFrom(r.Context())), ps.ByName("webhookId"))
 	})
 	if err != nil {
 		writeError(w, r, webhookError(err, ps.ByName("webhookId")))
@@ -209,7 +210,7 @@ func (a *App) handleWebhooksRotate(w http.ResponseWriter, r *http.Request, ps ht
 		return
 	}
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		sub, err := queue.FindSubscription(tx.Tx, scopeOf(tenantFrom(r.Context())), ps.ByName("webhookId"))
+		sub, err := queue.FindSubscription(tx.Tx, event.Scope(tenantFrom(r.Context())), ps.ByName("webhookId"))
 		if err != nil {
 			return reply{}, webhookError(err, ps.ByName("webhookId"))
 		}
@@ -231,7 +232,7 @@ func (a *App) handleWebhooksPing(w http.ResponseWriter, r *http.Request, ps http
 	var sub *queue.Subscription
 	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
 		var err error
-		sub, err = queue.FindSubscription(tx.Tx, scopeOf(t), ps.ByName("webhookId"))
+		sub, err = queue.FindSubscription(tx.Tx, event.Scope(t), ps.ByName("webhookId"))
 		return err
 	})
 	if err != nil {
@@ -239,7 +240,7 @@ func (a *App) handleWebhooksPing(w http.ResponseWriter, r *http.Request, ps http
 		return
 	}
 	now := a.now().UTC()
-	ev := queue.Event{ID: newID("evt", now), Scope: scopeOf(t), Type: EventWebhookPing, Timestamp: now,
+	ev := queue.Event{ID: storage.NewID("evt", now), Scope: event.Scope(t), Type: event.WebhookPing, Timestamp: now,
 		Data: []byte(`{"webhookId":"` + sub.ID + `"}`)}
 	a.dispatcher.Send(r.Context(), sub, ev)
 	writeJSON(w, r, http.StatusOK, struct{}{})
@@ -268,7 +269,7 @@ func (a *App) handleWebhooksDeliveries(w http.ResponseWriter, r *http.Request, p
 	var attempts []queue.Attempt
 	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
 		var err error
-		attempts, err = queue.FindAttempts(tx.Tx, scopeOf(tenantFrom(r.Context())), ps.ByName("webhookId"), page.Limit)
+		attempts, err = queue.FindAttempts(tx.Tx, event.Scope(tenantFrom(r.Context())), ps.ByName("webhookId"), page.Limit)
 		return err
 	})
 	if err != nil {
@@ -323,8 +324,8 @@ func parseDLQFilter(r *http.Request, paged bool) (queue.DLQFilter, error) {
 	q := r.URL.Query()
 	f := queue.DLQFilter{EventType: q.Get("eventType")}
 	var probs apierr.Problems
-	if f.EventType != "" && !isSubscribable(f.EventType) {
-		probs.Add(apierr.DetailInvalidValue, "query.eventType", "must be one of "+strings.Join(subscribableEvents, ", "))
+	if f.EventType != "" && !event.IsSubscribable(f.EventType) {
+		probs.Add(apierr.DetailInvalidValue, "query.eventType", "must be one of "+strings.Join(event.Subscribable, ", "))
 	}
 	for _, p := range []struct {
 		name string
@@ -401,7 +402,7 @@ func (a *App) handleDLQList(w http.ResponseWriter, r *http.Request, _ httprouter
 	var more bool
 	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
 		var err error
-		dls, more, err = queue.FindDeadLetterPage(tx.Tx, scopeOf(tenantFrom(r.Context())), f)
+		dls, more, err = queue.FindDeadLetterPage(tx.Tx, event.Scope(tenantFrom(r.Context())), f)
 		return err
 	})
 	if err != nil {
@@ -440,9 +441,9 @@ func (a *App) dlqAction(w http.ResponseWriter, r *http.Request, f queue.DLQFilte
 		var n int
 		var err error
 		if replay {
-			n, err = queue.ReplayDeadLetters(tx.Tx, scopeOf(t), f, tx.Now())
+			n, err = queue.ReplayDeadLetters(tx.Tx, event.Scope(t), f, tx.Now())
 		} else {
-			n, err = queue.AckDeadLetters(tx.Tx, scopeOf(t), f)
+			n, err = queue.AckDeadLetters(tx.Tx, event.Scope(t), f)
 		}
 		if err != nil {
 			return reply{}, err

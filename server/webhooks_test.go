@@ -13,6 +13,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -55,7 +56,7 @@ func TestWebhooks_ReplayShowsSecret(t *testing.T) {
 		var sub *queue.Subscription
 		ta.view(func(tx *storage.Tx) error {
 			var err error
-			sub, err = queue.FindSubscription(tx.Tx, scopeOf(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}), id)
+			sub, err = queue.FindSubscription(tx.Tx, event.Scope(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}), id)
 			return err
 		})
 		return sub.Secret
@@ -93,15 +94,15 @@ func TestWebhooks_ReplayShowsSecret(t *testing.T) {
 func TestDLQList_Pages(t *testing.T) {
 	ta := newTestApp(t)
 	_, key := ta.newKey(storage.Sandbox)
-	scope := scopeOf(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox})
+	scope := event.Scope(storage.Tenant{Org: defaultOrg, Env: storage.Sandbox})
 	// 1,050 entries: two events a second, and every third event
 	// dead-lettered for two subscriptions, so pages split event groups.
 	var all []queue.DeadLetter
 	ta.update(func(tx *storage.Tx) error {
 		for i := range 700 {
-			typ := EventPolygonVerified
+			typ := event.PolygonVerified
 			if i%4 == 0 {
-				typ = EventJobFailed
+				typ = event.JobFailed
 			}
 			subs := []string{"wh_a"}
 			if i%3 == 0 {
@@ -124,7 +125,7 @@ func TestDLQList_Pages(t *testing.T) {
 	}
 	ta.update(func(tx *storage.Tx) error {
 		for i := range 116 {
-			dl := queue.DeadLetter{EventID: fmt.Sprintf("evt_x%03d", i), EventType: EventReportReady, SubscriptionID: "wh_c",
+			dl := queue.DeadLetter{EventID: fmt.Sprintf("evt_x%03d", i), EventType: event.ReportReady, SubscriptionID: "wh_c",
 				FailedAt: testStart.Add(-time.Duration(i) * time.Millisecond), Timestamp: testStart}
 			if err := queue.PutDeadLetter(tx.Tx, scope, &dl); err != nil {
 				return err
@@ -207,7 +208,7 @@ func TestDLQList_Pages(t *testing.T) {
 		{"Filtered", "?eventType=polygon.verified&startDate=" + url.QueryEscape(formatTime(testStart.Add(10*time.Second))) +
 			"&endDate=" + url.QueryEscape(formatTime(testStart.Add(300*time.Second))) + "&limit=9", 9,
 			func(dl queue.DeadLetter) bool {
-				return dl.EventType == EventPolygonVerified && !dl.FailedAt.Before(testStart.Add(10*time.Second)) &&
+				return dl.EventType == event.PolygonVerified && !dl.FailedAt.Before(testStart.Add(10*time.Second)) &&
 					!dl.FailedAt.After(testStart.Add(300*time.Second))
 			}},
 	} {

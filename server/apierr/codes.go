@@ -58,7 +58,7 @@ const (
 
 // Job error codes: a job's error.code when it failed for good.
 const (
-	JobFailed                = "JOB_FAILED"
+	JobFailed                 = "JOB_FAILED"
 	JobLedgerConsensusTimeout = "LEDGER_CONSENSUS_TIMEOUT" // a link not anchored within ledger.consensus_timeout
 )
 

@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	"crypto/rand"
@@ -16,9 +16,9 @@ var (
 	idEntropy = ulid.Monotonic(rand.Reader, 0)
 )
 
-// newID returns prefix + "_" + a ULID: 26 characters of time-ordered
+// NewID returns prefix + "_" + a ULID: 26 characters of time-ordered
 // randomness (API.md).
-func newID(prefix string, now time.Time) string {
+func NewID(prefix string, now time.Time) string {
 	idMu.Lock()
 	defer idMu.Unlock()
 	return prefix + "_" + ulid.MustNew(ulid.Timestamp(now), idEntropy).String()
