@@ -28,6 +28,7 @@ import (
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -59,7 +60,7 @@ type App struct {
 	keyCache  *keyCache
 	proxies   []netip.Prefix
 
-	runner     *queue.Runner     // jobs
+	jobs       *work.Queue
 	dispatcher *queue.Dispatcher // webhook deliveries
 	events     *event.Publisher
 
@@ -223,7 +224,7 @@ func (a *App) Run(ctx context.Context) error {
 	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBackground()
 	var bg sync.WaitGroup
-	for _, run := range []func(context.Context) error{a.runner.Run, a.dispatcher.Run} {
+	for _, run := range []func(context.Context) error{a.jobs.Run, a.dispatcher.Run} {
 		bg.Add(1)
 		go func() {
 			defer bg.Done()
@@ -292,21 +293,21 @@ func (a *App) startQueues() error {
 		Logger: a.log.With().Str("component", "webhooks").Logger(),
 	})
 	a.events = event.NewPublisher(a.dispatcher.Wake)
-	a.runner = queue.NewRunner(queue.RunnerOptions{
-		DB:           a.db.Bolt(),
+	a.jobs = work.New(work.Options{
+		DB:           a.db,
+		Events:       a.events,
 		Workers:      a.cfg.Jobs.Workers,
 		Lease:        a.cfg.Jobs.Lease,
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Now:          a.now,
 		Logger:       a.log.With().Str("component", "jobs").Logger(),
-		OnFailed:     a.failJob,
 	})
-	a.handleJob(jobSandboxTest, a.runSandboxJob)
-	a.handleJob(jobPolygonIngestion, a.runPolygonJob)
-	a.handleJob(jobBatchRiskAssessment, a.runBatchJob)
-	a.handleJob(jobShipmentLink, a.runShipmentLinkJob)
-	a.handleJob(jobArchiveReport, a.runArchiveJob)
-	a.handleJob(jobDDSSubmission, a.runDDSJob)
+	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
+	a.jobs.Handle(work.PolygonIngestion, a.runPolygonJob)
+	a.jobs.Handle(work.BatchRiskAssessment, a.runBatchJob)
+	a.jobs.Handle(work.ShipmentLink, a.runShipmentLinkJob)
+	a.jobs.Handle(work.ArchiveReport, a.runArchiveJob)
+	a.jobs.Handle(work.DDSSubmission, a.runDDSJob)
 	return nil
 }
 

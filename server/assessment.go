@@ -8,11 +8,9 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
-
-// jobBatchRiskAssessment is the job type of POST /batches.
-const jobBatchRiskAssessment = "batch_risk_assessment"
 
 // batchJobInput is what a batch_risk_assessment job carries.
 type batchJobInput struct {
@@ -63,7 +61,7 @@ type riskDataSet struct {
 // records the assessment, moves the batch to VERIFIED or HIGH_RISK,
 // publishes batch.risk_assessed and completes the job. Run again (after a
 // crash), it finds the batch assessed and only completes the job.
-func (a *App) runBatchJob(ctx context.Context, t storage.Tenant, job *storage.Job, input json.RawMessage) error {
+func (a *App) runBatchJob(ctx context.Context, t storage.Tenant, job *storage.Job, input []byte) error {
 	var in batchJobInput
 	if err := json.Unmarshal(input, &in); err != nil || in.BatchID == "" {
 		return fmt.Errorf("batch job input %s: %v", input, err)
@@ -118,7 +116,7 @@ func (a *App) runBatchJob(ctx context.Context, t storage.Tenant, job *storage.Jo
 				return err
 			}
 		}
-		return completeJob(tx, t, job)
+		return work.Complete(tx, t, job)
 	})
 }
 

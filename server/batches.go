@@ -15,6 +15,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -335,7 +336,11 @@ func checkBatchRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygon
 // transaction; it sets the batch's ID, job, status and creation time.
 func (a *App) registerBatch(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygonIDs []string) error {
 	b.ID = storage.NewID("bat", tx.Now())
-	job, err := a.enqueueJob(tx, t, jobBatchRiskAssessment, 1, batchJobInput{BatchID: b.ID})
+	input, err := json.Marshal(batchJobInput{BatchID: b.ID})
+	if err != nil {
+		return err
+	}
+	job, err := a.jobs.Enqueue(tx, t, work.BatchRiskAssessment, 1, input)
 	if err != nil {
 		return err
 	}

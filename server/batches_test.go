@@ -15,6 +15,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -103,7 +104,7 @@ func TestBatches_Verified(t *testing.T) {
 		t.Errorf("replay: %s", w2.Body)
 	}
 	job, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
-	if job.Type != jobBatchRiskAssessment || job.Progress != (progressBody{Total: 1, Processed: 1, Succeeded: 1, Percent: 100}) {
+	if job.Type != work.BatchRiskAssessment || job.Progress != (progressBody{Total: 1, Processed: 1, Succeeded: 1, Percent: 100}) {
 		t.Errorf("job: %s %+v", job.Type, job.Progress)
 	}
 	if want := fmt.Sprintf(`[{"batchId":%q,"status":"VERIFIED","riskScore":25,"riskLevel":"NEGLIGIBLE"}]`, acc.BatchID); string(job.Results) != want {

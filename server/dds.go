@@ -13,13 +13,9 @@ import (
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
-
-// jobDDSSubmission is the job type of POST /declarations/dds/{ddsId}/submit:
-// it files the statement, then follows it until the EU system validates or
-// rejects it.
-const jobDDSSubmission = "dds_submission"
 
 // Actors of DDS history entries that no client caused.
 const (
@@ -302,15 +298,12 @@ func (a *App) handleDDSSubmit(w http.ResponseWriter, r *http.Request, ps httprou
 		if _, err := a.euCredentials(tx, t); err != nil {
 			return reply{}, err
 		}
-		job, err := a.enqueueJob(tx, t, jobDDSSubmission, 1, nil)
+		job, err := a.jobs.Enqueue(tx, t, work.DDSSubmission, 1, []byte(d.ID))
 		if err != nil {
 			return reply{}, err
 		}
 		d.Poll = &storage.DDSPollState{JobID: job.ID}
 		if err := tx.PutDDS(t, d); err != nil {
-			return reply{}, err
-		}
-		if err := tx.PutJobInput(t, job.ID, []byte(d.ID)); err != nil {
 			return reply{}, err
 		}
 		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},

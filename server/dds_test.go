@@ -13,6 +13,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -68,7 +69,7 @@ func (ta *testApp) waitDDS(key, id, want string) ddsResponse {
 			return d
 		}
 		ta.clock.Advance(time.Second)
-		ta.runner.Wake()
+		ta.jobs.Wake()
 		time.Sleep(10 * time.Millisecond)
 	}
 	ta.tb.Fatalf("dds %s never became %s", id, want)
@@ -261,7 +262,7 @@ func TestDDS_LostAnswer(t *testing.T) {
 	ta.update(func(tx *storage.Tx) error {
 		now := tx.Now()
 		rec.Poll = &storage.DDSPollState{SubmitAttemptAt: &now}
-		job, err := ta.enqueueJob(tx, sandbox, jobDDSSubmission, 1, nil)
+		job, err := ta.jobs.Enqueue(tx, sandbox, work.DDSSubmission, 1, nil)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -25,14 +25,11 @@ import (
 // transient failure (EU system down, too slow, rate limited) is retried
 // the same way, recorded on the job as its last attempt (retryDDS). The EU
 // system is never called inside a transaction.
-func (a *App) runDDSJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
+func (a *App) runDDSJob(ctx context.Context, t storage.Tenant, job *storage.Job, id []byte) error {
 	var d *storage.DDS
 	var creds euis.Credentials
 	err := a.db.View(ctx, func(tx *storage.Tx) error {
-		id, err := tx.FindJobInput(t, job.ID)
-		if err != nil {
-			return fmt.Errorf("dds of job %s: %w", job.ID, err)
-		}
+		var err error
 		if d, err = tx.FindDDS(t, string(id)); err != nil {
 			return fmt.Errorf("dds of job %s: %w", job.ID, err)
 		}
@@ -245,7 +242,7 @@ func finishDDSJob(tx *storage.Tx, t storage.Tenant, job *storage.Job, ok bool) e
 	if !ok {
 		job.Progress.Succeeded, job.Progress.Failed = 0, 1
 	}
-	return completeJob(tx, t, job)
+	return work.Complete(tx, t, job)
 }
 
 // euAttempt describes a transient failure of a call to the EU system for
@@ -331,7 +328,7 @@ func (a *App) retryDDS(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *st
 	if err := tx.PutDDS(t, cur); err != nil {
 		return err
 	}
-	return retryJob(tx, t, job, failure, next)
+	return work.Retry(tx, t, job, failure, next)
 }
 
 // schedulePoll records a poll of d and runs the job again after the next
@@ -341,7 +338,7 @@ func (a *App) schedulePoll(tx *storage.Tx, t storage.Tenant, job *storage.Job, d
 	if err := tx.PutDDS(t, d); err != nil {
 		return err
 	}
-	return rescheduleJob(tx, t, job, next)
+	return work.Reschedule(tx, t, job, next)
 }
 
 // countPoll counts a call to the EU system in d's poll state (not written)

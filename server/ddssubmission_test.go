@@ -219,7 +219,7 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 	// HTTP 500 with a SOAP server fault.
 	ta.clock.Advance(sched[0])
 	second := ta.clock.Now()
-	ta.runner.Wake()
+	ta.jobs.Wake()
 	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "a second failed attempt", attempts(2))
 	wantRetrying(j, w, 2, second, second.Add(sched[1]), apierr.AttemptEUSystemUnavailable,
 		"answered submitDds with a server fault (An internal error occurred. Please try again later.)")
@@ -227,7 +227,7 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 	// Taken: the statement is SUBMITTED, the job follows it with no retry
 	// state left.
 	ta.clock.Advance(sched[1])
-	ta.runner.Wake()
+	ta.jobs.Wake()
 	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "the statement to be filed", func(j jobResponse) bool { return j.Attempts == 0 })
 	if j.Status != storage.JobRunning || j.LastAttempt != nil || j.NextAttemptAt != nil || j.Error != nil {
 		t.Errorf("job after the statement was filed: %s", w.Body)
@@ -248,7 +248,7 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 	// the filing (the failed attempts do not lengthen it): the job is
 	// COMPLETED and the statement shows no submission.
 	ta.clock.Advance(sched[0])
-	ta.runner.Wake()
+	ta.jobs.Wake()
 	j, w = ta.waitJobView(storage.Production, live, acc.JobID, "the job to complete", func(j jobResponse) bool { return j.Status != storage.JobRunning })
 	if j.Status != storage.JobCompleted || j.Attempts != 0 || j.LastAttempt != nil || j.NextAttemptAt != nil || w.Header().Get("Retry-After") != "" {
 		t.Errorf("job after validation: %s (Retry-After %q)", w.Body, w.Header().Get("Retry-After"))
@@ -414,7 +414,7 @@ func TestDDS_RetryKeepsRevocation(t *testing.T) {
 	mustDecode(t, w, &acc)
 	ta.waitDDS(key, id, storage.DDSSubmitted)
 	ta.clock.Advance(ta.cfg.EUSystem.SandboxPollSchedule[0])
-	ta.runner.Wake()
+	ta.jobs.Wake()
 	select {
 	case <-revoked:
 	case <-time.After(30 * time.Second):

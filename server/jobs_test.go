@@ -14,6 +14,7 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -21,7 +22,7 @@ import (
 func (ta *testApp) runQueues() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
-	for _, run := range []func(context.Context) error{ta.runner.Run, ta.dispatcher.Run} {
+	for _, run := range []func(context.Context) error{ta.jobs.Run, ta.dispatcher.Run} {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			if err := run(ctx); err != nil {
@@ -58,7 +59,7 @@ func TestApp_Jobs(t *testing.T) {
 		_, key := ta.newKey(storage.Sandbox, "read")
 		_, liveKey := ta.newKey(storage.Production, "read")
 		running, release := make(chan struct{}), make(chan struct{})
-		ta.handleJob("test_job", func(ctx context.Context, tn storage.Tenant, job *storage.Job, input json.RawMessage) error {
+		ta.jobs.Handle("test_job", func(ctx context.Context, tn storage.Tenant, job *storage.Job, input []byte) error {
 			if string(input) != `{"n":3}` || tn != sandbox {
 				t.Errorf("handler: input %s tenant %v, want {\"n\":3} %v", input, tn, sandbox)
 			}
@@ -71,13 +72,13 @@ func TestApp_Jobs(t *testing.T) {
 						return err
 					}
 				}
-				return completeJob(tx, tn, job)
+				return work.Complete(tx, tn, job)
 			})
 		})
 		var job *storage.Job
 		ta.update(func(tx *storage.Tx) error {
 			var err error
-			job, err = ta.enqueueJob(tx, sandbox, "test_job", 3, map[string]int{"n": 3})
+			job, err = ta.jobs.Enqueue(tx, sandbox, "test_job", 3, []byte(`{"n":3}`))
 			return err
 		})
 		queued, w := ta.waitJob(key, job.ID, storage.JobQueued)
@@ -117,13 +118,13 @@ func TestApp_Jobs(t *testing.T) {
 		_, key := ta.newKey(storage.Sandbox)
 		rc.subscribe(ta, key, event.JobFailed)
 
-		ta.handleJob("doomed", func(context.Context, storage.Tenant, *storage.Job, json.RawMessage) error {
+		ta.jobs.Handle("doomed", func(context.Context, storage.Tenant, *storage.Job, []byte) error {
 			return errors.New("reference layer missing")
 		})
 		var job *storage.Job
 		ta.update(func(tx *storage.Tx) error {
 			var err error
-			job, err = ta.enqueueJob(tx, sandbox, "doomed", 1, nil)
+			job, err = ta.jobs.Enqueue(tx, sandbox, "doomed", 1, nil)
 			return err
 		})
 		ta.runQueues()
@@ -153,7 +154,7 @@ func TestApp_Jobs(t *testing.T) {
 		var mu sync.Mutex
 		runs := map[string]int{}
 		delays := []time.Duration{10*time.Second + 500*time.Millisecond, 90 * time.Second}
-		ta.handleJob("flaky", func(ctx context.Context, tn storage.Tenant, job *storage.Job, input json.RawMessage) error {
+		ta.jobs.Handle("flaky", func(ctx context.Context, tn storage.Tenant, job *storage.Job, input []byte) error {
 			mu.Lock()
 			runs[job.ID]++
 			n := runs[job.ID]
@@ -162,20 +163,20 @@ func TestApp_Jobs(t *testing.T) {
 			switch {
 			case n <= len(delays) && !(doomed && n == 2):
 				return ta.db.Update(ctx, func(tx *storage.Tx) error {
-					return retryJob(tx, tn, job, storage.JobAttempt{Code: "TEST_DOWN", Message: fmt.Sprintf("down on run %d", n)}, tx.Now().Add(delays[n-1]))
+					return work.Retry(tx, tn, job, storage.JobAttempt{Code: "TEST_DOWN", Message: fmt.Sprintf("down on run %d", n)}, tx.Now().Add(delays[n-1]))
 				})
 			case doomed:
 				return errors.New("gave up")
 			}
-			return ta.db.Update(ctx, func(tx *storage.Tx) error { return completeJob(tx, tn, job) })
+			return ta.db.Update(ctx, func(tx *storage.Tx) error { return work.Complete(tx, tn, job) })
 		})
 		var job, doomed *storage.Job
 		ta.update(func(tx *storage.Tx) error {
 			var err error
-			if job, err = ta.enqueueJob(tx, sandbox, "flaky", 1, nil); err != nil {
+			if job, err = ta.jobs.Enqueue(tx, sandbox, "flaky", 1, nil); err != nil {
 				return err
 			}
-			doomed, err = ta.enqueueJob(tx, sandbox, "flaky", 1, "doomed")
+			doomed, err = ta.jobs.Enqueue(tx, sandbox, "flaky", 1, []byte(`"doomed"`))
 			return err
 		})
 		ta.runQueues()
@@ -195,14 +196,14 @@ func TestApp_Jobs(t *testing.T) {
 		retrying(job.ID, 1)
 		retrying(doomed.ID, 1)
 		ta.clock.Advance(delays[0])
-		ta.runner.Wake()
+		ta.jobs.Wake()
 		retrying(job.ID, 2)
 		failed, w := ta.waitJob(key, doomed.ID, storage.JobFailed)
 		if failed.Error == nil || failed.Error.Message != "gave up" || failed.Attempts != 0 || failed.LastAttempt != nil || failed.NextAttemptAt != nil {
 			t.Errorf("job that failed after retrying: %s", w.Body)
 		}
 		ta.clock.Advance(delays[1])
-		ta.runner.Wake()
+		ta.jobs.Wake()
 		done, w := ta.waitJob(key, job.ID, storage.JobCompleted)
 		if done.Attempts != 0 || done.LastAttempt != nil || done.NextAttemptAt != nil || w.Header().Get("Retry-After") != "" {
 			t.Errorf("job that completed after retrying: %s (Retry-After %q)", w.Body, w.Header().Get("Retry-After"))
@@ -235,7 +236,7 @@ func TestApp_SandboxJob(t *testing.T) {
 		t.Errorf("Location: got %q, want the job's path", w.Header().Get("Location"))
 	}
 	done, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
-	if done.Type != jobSandboxTest || done.Progress.Total != 3 || done.Progress.Processed != 3 || done.Progress.Succeeded != 3 {
+	if done.Type != work.SandboxTest || done.Progress.Total != 3 || done.Progress.Processed != 3 || done.Progress.Succeeded != 3 {
 		t.Errorf("completed sandbox job: got %+v", done)
 	}
 

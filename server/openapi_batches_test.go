@@ -14,6 +14,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -40,7 +41,7 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	)
 	with, idem, problems := oaWith, oaIdem, oaProblems
 	run := func(what string, jobs ...string) {
-		oaRunUntil(t, c.a.runner, what, func() bool {
+		oaRunUntil(t, c.a.jobs, what, func() bool {
 			for _, j := range jobs {
 				if !c.jobFinished(j) {
 					return false
@@ -153,7 +154,7 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 		t.Errorf("ASSESSING batches: %v", oaShort(an.list))
 	}
 	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + ghJob, op: job, hdr: ro, want: 200})
-	if an.body["type"] != jobBatchRiskAssessment || an.body["status"] != storage.JobQueued {
+	if an.body["type"] != work.BatchRiskAssessment || an.body["status"] != storage.JobQueued {
 		t.Errorf("queued batch job: %v", oaShort(an.body))
 	}
 

@@ -21,6 +21,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -129,7 +130,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	// request).
 	run := func(what string, cond func() bool) {
 		t.Helper()
-		oaRunUntil(t, ta.runner, what, cond)
+		oaRunUntil(t, ta.jobs, what, cond)
 	}
 	// follow runs the job runner while the clock moves a second at a time
 	// (the simulator decides and the sandbox poll schedule runs on it),
@@ -140,7 +141,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		stopped := make(chan struct{})
 		go func() {
 			defer close(stopped)
-			if err := ta.runner.Run(ctx); err != nil {
+			if err := ta.jobs.Run(ctx); err != nil {
 				t.Errorf("job runner: %v", err)
 			}
 		}()
@@ -150,7 +151,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 				t.Fatalf("timed out waiting for %s", what)
 			}
 			clock.Advance(time.Second)
-			ta.runner.Wake()
+			ta.jobs.Wake()
 		}
 	}
 
@@ -399,7 +400,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		t.Errorf("replayed submit: %v, Location %q", oaShort(an.body), an.rec.Header().Get("Location"))
 	}
 	an = d.do(oaCall{method: "GET", target: jobPath(jMain), op: job, hdr: ro, want: 200})
-	if an.body["type"] != jobDDSSubmission || an.body["status"] != storage.JobQueued || an.rec.Header().Get("Retry-After") == "" ||
+	if an.body["type"] != work.DDSSubmission || an.body["status"] != storage.JobQueued || an.rec.Header().Get("Retry-After") == "" ||
 		an.body["progress"].(map[string]any)["total"] != 1.0 {
 		t.Errorf("queued submission job: %v", oaShort(an.body))
 	}
@@ -850,7 +851,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	if an.detail() != apierr.DetailReportNotReady || an.rec.Header().Get("Retry-After") == "" {
 		t.Errorf("downloading a PENDING report: %s, Retry-After %q", an.rec.Body, an.rec.Header().Get("Retry-After"))
 	}
-	if an = c.do(oaCall{method: "GET", target: "/api/v1/enterprise/eudr/jobs/" + jid, op: job, hdr: ro, want: 200}); an.body["type"] != jobArchiveReport {
+	if an = c.do(oaCall{method: "GET", target: "/api/v1/enterprise/eudr/jobs/" + jid, op: job, hdr: ro, want: 200}); an.body["type"] != work.ArchiveReport {
 		t.Errorf("the report's job: %v", oaShort(an.body))
 	}
 

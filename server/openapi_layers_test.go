@@ -312,7 +312,7 @@ func (c *oaConformance) rasterLayers() {
 			return err == nil && (j.Status == storage.JobCompleted || j.Status == storage.JobFailed)
 		}
 	}
-	oaRunUntil(t, ta.runner, "the raster plots to be screened", finished(job))
+	oaRunUntil(t, ta.jobs, "the raster plots to be screened", finished(job))
 	evidenceOf := func(id string) map[string]any {
 		t.Helper()
 		return c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/polygons/" + id + "/evidence", op: evidence, hdr: live, want: 200}).body
@@ -392,7 +392,7 @@ func (c *oaConformance) rasterLayers() {
 	an = c.do(oaCall{env: storage.Production, method: "POST", target: polygons, op: polygons, hdr: idem(live, "rst-changed"), want: 202,
 		body: collection(feature(polygon(10.07, 5.02, 0.002), ""))})
 	job = fmt.Sprint(an.body["jobId"])
-	oaRunUntil(t, ta.runner, "the plot on a changed tile to be screened", finished(job))
+	oaRunUntil(t, ta.jobs, "the plot on a changed tile to be screened", finished(job))
 	ev = evidenceOf(storage.PolygonID(job, 0))
 	if ev["eudrStatus"] != geo.StatusFailed || ev["failureReason"] != geo.ReasonScreeningError ||
 		!strings.Contains(fmt.Sprint(ev["failureDetail"]), "alerts.tif") || len(oaList(ev["rasters"])) != 0 || ev["lossInForest"] != nil {

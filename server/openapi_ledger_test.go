@@ -24,6 +24,7 @@ import (
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -64,7 +65,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
 	with, idem, problems := oaWith, oaIdem, oaProblems
 	run := func(what string, jobs ...string) {
-		oaRunUntil(t, c.a.runner, what, func() bool {
+		oaRunUntil(t, c.a.jobs, what, func() bool {
 			for _, j := range jobs {
 				if !c.jobFinished(j) {
 					return false
@@ -216,7 +217,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		t.Errorf("pending link: %v", oaShort(an.body))
 	}
 	an = get("", eudrPrefix+"/jobs/"+linkJob, job, ro, 200)
-	if an.body["type"] != jobShipmentLink || an.body["status"] != storage.JobQueued || an.rec.Header().Get("Retry-After") == "" {
+	if an.body["type"] != work.ShipmentLink || an.body["status"] != storage.JobQueued || an.rec.Header().Get("Retry-After") == "" {
 		t.Errorf("queued link job: %v", oaShort(an.body))
 	}
 	an = c.do(oaCall{method: "POST", target: link, op: link, hdr: idem(rw, "lnk-c1"), body: linkBody(b2, "SHP-L1"), want: 409})
@@ -338,7 +339,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		t.Errorf("shipment.linked of the link made again: %v", got)
 	}
 	if got, _ := events[event.JobFailed+" "+lateJob]["error"].(map[string]any); got["code"] != apierr.JobLedgerConsensusTimeout ||
-		events[event.JobFailed+" "+lateJob]["type"] != jobShipmentLink {
+		events[event.JobFailed+" "+lateJob]["type"] != work.ShipmentLink {
 		t.Errorf("job.failed of the late link: %v", events[event.JobFailed+" "+lateJob])
 	}
 

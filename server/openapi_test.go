@@ -42,6 +42,7 @@ import (
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -844,9 +845,9 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{pp + "externalId/maxLength", float64(geo.MaxExternalIDLen)},
 			{"/components/schemas/PolygonEvidence/properties/engineVersion/examples", []any{geo.EngineVersion}},
 			{"/components/schemas/Polygon/properties/geometryType/enum", oaAnys(geo.TypePolygon, geo.TypeMultiPolygon, geo.TypePoint, geo.TypeMultiPoint)},
-			{"/components/schemas/Job/allOf/0/if/properties/type/const", jobPolygonIngestion},
+			{"/components/schemas/Job/allOf/0/if/properties/type/const", work.PolygonIngestion},
 			{"/components/schemas/Job/allOf/0/then/properties/results/items/$ref", "#/components/schemas/PolygonJobResult"},
-			{"/components/schemas/Job/allOf/1/if/properties/type/const", jobBatchRiskAssessment},
+			{"/components/schemas/Job/allOf/1/if/properties/type/const", work.BatchRiskAssessment},
 			{"/components/schemas/Job/allOf/1/then/properties/results/items/$ref", "#/components/schemas/BatchJobResult"},
 			{"/components/schemas/BatchStatus/enum", oaAnys(storage.BatchAssessing, storage.BatchVerified, storage.BatchHighRisk)},
 			{"/components/schemas/BatchJobResult/properties/status/enum", oaAnys(storage.BatchVerified, storage.BatchHighRisk)},
@@ -872,7 +873,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/ShipmentLinkStatus/enum", oaAnys(storage.LinkPending, storage.LinkLinked, storage.LinkFailed)},
 			{"/components/schemas/Shipment/allOf/0/if/properties/status/const", storage.LinkLinked},
 			{"/components/schemas/Job/properties/ledgerProofs/items/$ref", "#/components/schemas/LedgerProof"},
-			{"/components/schemas/Job/allOf/2/if/properties/type/const", jobShipmentLink},
+			{"/components/schemas/Job/allOf/2/if/properties/type/const", work.ShipmentLink},
 			{"/components/schemas/LedgerEntryPolygonScreened/properties/type/const", entryPolygonScreened},
 			{"/components/schemas/LedgerEntryShipmentLinked/properties/type/const", entryShipmentLinked},
 			{"/components/schemas/EvidenceVerification/properties/steps/items/enum", oaAnys(verifyStepDocument, verifyStepEntry,
@@ -887,11 +888,11 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/DdsStatement/properties/internalReferenceNumber/maxLength", float64(euis.MaxInternalReferenceLen)},
 			{"/components/schemas/DdsStatement/properties/operatorRole/const", euis.RoleOperator},
 			{"/components/schemas/LedgerEntryDdsStatus/properties/type/const", entryDDSStatus},
-			{"/components/schemas/Job/allOf/3/if/properties/type/const", jobDDSSubmission},
+			{"/components/schemas/Job/allOf/3/if/properties/type/const", work.DDSSubmission},
 			{"/components/schemas/DdsRejectedData/properties/reasons/examples", []any{oaAnys(euis.ReasonOperatorUUIDMismatch)}},
 			{"/components/schemas/ReportStatus/enum", oaAnys(storage.ReportPending, storage.ReportReady, storage.ReportFailed, storage.ReportExpired)},
 			{"/components/schemas/ArchiveManifest/properties/format/const", archiveFormat},
-			{"/components/schemas/Job/allOf/4/if/properties/type/const", jobArchiveReport},
+			{"/components/schemas/Job/allOf/4/if/properties/type/const", work.ArchiveReport},
 			{"/components/schemas/Job/allOf/4/then/properties/results/items/$ref", "#/components/schemas/ReportReadyData"},
 		}
 		for _, c := range checks {
@@ -903,7 +904,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 
 	t.Run("JobTypes", func(t *testing.T) {
 		for _, ptr := range []string{"/components/schemas/Job/properties/type/description", "/components/schemas/JobFailedData/properties/type/description"} {
-			for _, typ := range []string{jobPolygonIngestion, jobBatchRiskAssessment, jobShipmentLink, jobDDSSubmission, jobArchiveReport, jobSandboxTest} {
+			for _, typ := range []string{work.PolygonIngestion, work.BatchRiskAssessment, work.ShipmentLink, work.DDSSubmission, work.ArchiveReport, work.SandboxTest} {
 				if d, _ := oaMust(t, doc, ptr).(string); !strings.Contains(d, "`"+typ+"`") {
 					t.Errorf("%s does not list the job type %s", ptr, typ)
 				}
@@ -2549,10 +2550,10 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 	c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":2}`, hdr: idem(rw, "j-1"), want: 409})
 	an = get(defID)
 	defItems := oaMust(t, c.doc, "/components/schemas/SandboxJobRequest/properties/items/default")
-	if an.body["status"] != storage.JobQueued || an.body["type"] != jobSandboxTest || an.rec.Header().Get("Retry-After") == "" ||
+	if an.body["status"] != storage.JobQueued || an.body["type"] != work.SandboxTest || an.rec.Header().Get("Retry-After") == "" ||
 		progress(an)["total"] != defItems || progress(an)["processed"] != 0.0 || progress(an)["percent"] != 0.0 {
 		t.Errorf("queued sandbox job: %v, Retry-After %q; want QUEUED %s of %v items with Retry-After",
-			oaShort(an.body), an.rec.Header().Get("Retry-After"), jobSandboxTest, defItems)
+			oaShort(an.body), an.rec.Header().Get("Retry-After"), work.SandboxTest, defItems)
 	}
 
 	// A job that fails at its second item, with a job.failed subscription.
@@ -2568,7 +2569,7 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		if err := c.a.runner.Run(ctx); err != nil {
+		if err := c.a.jobs.Run(ctx); err != nil {
 			t.Errorf("job runner: %v", err)
 		}
 	}()
@@ -2601,9 +2602,9 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 	oaEventually(t, "the job.failed delivery", func() (ok bool) { d, ok = recv.findPath("/jobs"); return ok })
 	if env := c.checkDelivery(event.JobFailed, d, secret); env != nil {
 		data, _ := env["data"].(map[string]any)
-		if env["eventType"] != event.JobFailed || data["jobId"] != failID || data["type"] != jobSandboxTest ||
+		if env["eventType"] != event.JobFailed || data["jobId"] != failID || data["type"] != work.SandboxTest ||
 			!reflect.DeepEqual(data["error"], jerr) {
-			t.Errorf("job.failed of the sandbox job: %s; want jobId %s, type %s and the job's error %s", d.body, failID, jobSandboxTest, oaShort(jerr))
+			t.Errorf("job.failed of the sandbox job: %s; want jobId %s, type %s and the job's error %s", d.body, failID, work.SandboxTest, oaShort(jerr))
 		}
 	}
 
@@ -2796,10 +2797,10 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: mixedBody, hdr: with(idem(rw, "pol-2"), "Content-Type", "application/json"), want: 202})
 	mixJob := fmt.Sprint(an.body["jobId"])
 	an = c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + fixJob, op: job, hdr: ro, want: 200})
-	if an.body["status"] != storage.JobQueued || an.body["type"] != jobPolygonIngestion || an.rec.Header().Get("Retry-After") == "" ||
+	if an.body["status"] != storage.JobQueued || an.body["type"] != work.PolygonIngestion || an.rec.Header().Get("Retry-After") == "" ||
 		len(oaList(an.body["results"])) != 0 || an.body["startedAt"] != nil {
 		t.Errorf("queued polygon job: %v, Retry-After %q; want QUEUED %s with Retry-After and no results",
-			oaShort(an.body), an.rec.Header().Get("Retry-After"), jobPolygonIngestion)
+			oaShort(an.body), an.rec.Header().Get("Retry-After"), work.PolygonIngestion)
 	}
 	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + fixJob, op: job, hdr: live, want: 404})
 	c.do(oaCall{method: "GET", target: eudrPrefix + "/jobs/" + fixJob, op: job, want: 401})
@@ -2812,7 +2813,7 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		if err := c.a.runner.Run(ctx); err != nil {
+		if err := c.a.jobs.Run(ctx); err != nil {
 			t.Errorf("job runner: %v", err)
 		}
 	}()
@@ -3013,7 +3014,7 @@ func oaProblems(an oaAnswer) map[string]bool {
 
 // oaRunUntil runs the job runner r until cond holds (or the wait of
 // oaEventually runs out), then stops it.
-func oaRunUntil(t *testing.T, r *queue.Runner, what string, cond func() bool) {
+func oaRunUntil(t *testing.T, r *work.Queue, what string, cond func() bool) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	stopped := make(chan struct{})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -52,11 +53,8 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		job, err := a.enqueueJob(tx, t, jobPolygonIngestion, count, nil)
+		job, err := a.jobs.Enqueue(tx, t, work.PolygonIngestion, count, body)
 		if err != nil {
-			return reply{}, err
-		}
-		if err := tx.PutJobInput(t, job.ID, body); err != nil {
 			return reply{}, err
 		}
 		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},

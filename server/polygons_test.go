@@ -16,6 +16,7 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -75,7 +76,7 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 		t.Fatalf("POST /polygons: %d %s (Location %q)", w.Code, w.Body, w.Header().Get("Location"))
 	}
 	job, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
-	if job.Type != jobPolygonIngestion || job.Progress != (progressBody{Total: 5, Processed: 5, Succeeded: 3, Failed: 2, Percent: 100}) {
+	if job.Type != work.PolygonIngestion || job.Progress != (progressBody{Total: 5, Processed: 5, Succeeded: 3, Failed: 2, Percent: 100}) {
 		t.Errorf("job: type %s progress %+v", job.Type, job.Progress)
 	}
 	var results []featureResult
@@ -246,7 +247,7 @@ func TestPolygons_ScreenedTwice(t *testing.T) {
 		}
 		return tx.PutJobInput(sandbox, job.ID, []byte(body))
 	})
-	if err := ta.runPolygonJob(context.Background(), sandbox, job, nil); err != nil {
+	if err := ta.runPolygonJob(context.Background(), sandbox, job, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 	done, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)

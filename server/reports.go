@@ -19,14 +19,11 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/rs/zerolog"
 
-	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
-
-// jobArchiveReport is the job type of POST /reports/archive.
-const jobArchiveReport = "archive_report"
 
 // maxReportYears is the longest period one archive report may cover.
 const maxReportYears = 10
@@ -120,7 +117,11 @@ func (a *App) handleReportsArchive(w http.ResponseWriter, r *http.Request, _ htt
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
 		id := storage.NewID("rpt", tx.Now())
-		job, err := a.enqueueJob(tx, t, jobArchiveReport, 1, archiveInput{ReportID: id})
+		input, err := json.Marshal(archiveInput{ReportID: id})
+		if err != nil {
+			return reply{}, err
+		}
+		job, err := a.jobs.Enqueue(tx, t, work.ArchiveReport, 1, input)
 		if err != nil {
 			return reply{}, err
 		}
@@ -289,7 +290,7 @@ func (a *App) handleReportsDownload(w http.ResponseWriter, r *http.Request, ps h
 // commits runs the job again, which writes the archive again from the
 // start. A failure to write fails the job and the report (the cause is
 // logged, not sent: it names files of the appliance).
-func (a *App) runArchiveJob(ctx context.Context, t storage.Tenant, job *storage.Job, input json.RawMessage) error {
+func (a *App) runArchiveJob(ctx context.Context, t storage.Tenant, job *storage.Job, input []byte) error {
 	var in archiveInput
 	if err := json.Unmarshal(input, &in); err != nil || in.ReportID == "" {
 		return fmt.Errorf("archive job %s: bad input %s", job.ID, input)
@@ -328,7 +329,7 @@ func (a *App) runArchiveJob(ctx context.Context, t storage.Tenant, job *storage.
 		if _, _, err := a.events.Publish(tx, t, event.ReportReady, data); err != nil {
 			return err
 		}
-		return completeJob(tx, t, job)
+		return work.Complete(tx, t, job)
 	})
 	if err != nil && ctx.Err() == nil {
 		// The job fails: its file must not outlive it.
@@ -347,11 +348,8 @@ func (a *App) failReport(ctx context.Context, t storage.Tenant, job *storage.Job
 		if err := tx.PutReport(t, rep); err != nil {
 			return err
 		}
-		if err := a.markJobFailed(tx, t, job, storage.JobError{Code: apierr.JobFailed, Message: fmt.Sprintf(
-			"the archive of report %s could not be written; the appliance's log has the cause (job %s)", rep.ID, job.ID)}); err != nil {
-			return err
-		}
-		return queue.Complete(tx.Tx, job.ID)
+		return a.jobs.Fail(tx, t, job, storage.JobError{Code: apierr.JobFailed, Message: fmt.Sprintf(
+			"the archive of report %s could not be written; the appliance's log has the cause (job %s)", rep.ID, job.ID)})
 	})
 	if err != nil {
 		return cause

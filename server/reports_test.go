@@ -27,6 +27,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -214,7 +215,7 @@ func TestReports_Archive(t *testing.T) {
 	if err := json.Unmarshal(job.Results, &ready); err != nil || len(ready) != 1 {
 		t.Fatalf("job results %s: %v", job.Results, err)
 	}
-	if job.Type != jobArchiveReport || job.Progress != (progressBody{Total: 1, Processed: 1, Succeeded: 1, Percent: 100}) ||
+	if job.Type != work.ArchiveReport || job.Progress != (progressBody{Total: 1, Processed: 1, Succeeded: 1, Percent: 100}) ||
 		ready[0].ReportID != rep.ReportID || ready[0].DownloadPath != eudrPrefix+"/reports/"+rep.ReportID+"/download" {
 		t.Errorf("job: %+v", job)
 	}

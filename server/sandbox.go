@@ -10,11 +10,9 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
-
-// jobSandboxTest is the job type of POST /sandbox/jobs.
-const jobSandboxTest = "sandbox_test"
 
 // Limits of a sandbox test job.
 const (
@@ -77,7 +75,11 @@ func (a *App) handleSandboxJob(w http.ResponseWriter, r *http.Request, _ httprou
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		job, err := a.enqueueJob(tx, t, jobSandboxTest, in.Items, in)
+		input, err := json.Marshal(in)
+		if err != nil {
+			return reply{}, err
+		}
+		job, err := a.jobs.Enqueue(tx, t, work.SandboxTest, in.Items, input)
 		if err != nil {
 			return reply{}, err
 		}
@@ -88,7 +90,7 @@ func (a *App) handleSandboxJob(w http.ResponseWriter, r *http.Request, _ httprou
 
 // runSandboxJob records each item in its own transaction, so a job resumed
 // after a crash goes on from the last recorded item.
-func (a *App) runSandboxJob(ctx context.Context, t storage.Tenant, job *storage.Job, input json.RawMessage) error {
+func (a *App) runSandboxJob(ctx context.Context, t storage.Tenant, job *storage.Job, input []byte) error {
 	var in sandboxJobInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return fmt.Errorf("sandbox job input: %w", err)
@@ -106,7 +108,7 @@ func (a *App) runSandboxJob(ctx context.Context, t storage.Tenant, job *storage.
 		err := a.db.Update(ctx, func(tx *storage.Tx) error {
 			job.Progress.Processed, job.Progress.Succeeded = i+1, i+1
 			if last {
-				return completeJob(tx, t, job)
+				return work.Complete(tx, t, job)
 			}
 			return tx.PutJob(t, job)
 		})

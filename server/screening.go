@@ -15,11 +15,9 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
-
-// jobPolygonIngestion is the job type of POST /polygons.
-const jobPolygonIngestion = "polygon_ingestion"
 
 // screenChunk is how many features one transaction records. A job resumed
 // after a crash goes on after the last recorded chunk; a chunk is small
@@ -187,21 +185,12 @@ type screening struct {
 // results and progress are one transaction; the last one also completes
 // the job and publishes its events. Polygon IDs come from the job and the
 // feature index, so screening a feature again writes the same polygon.
-func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
+func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.Job, body []byte) error {
 	select {
 	case a.screenSlot <- struct{}{}:
 		defer func() { <-a.screenSlot }()
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-	var body []byte
-	err := a.db.View(ctx, func(tx *storage.Tx) error {
-		in, err := tx.FindJobInput(t, job.ID)
-		body = bytes.Clone(in)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("read the job's request: %w", err)
 	}
 	ix := a.indexFor(t.Env)
 	s := screening{ix: ix, layers: ix.Layers(), rasters: ix.Rasters(), rules: a.cfg.Risk.rules(), appVersion: a.version,
@@ -227,7 +216,7 @@ func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.
 		})
 	}
 	seen := 0
-	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{DeferAntimeridian: true, Each: func(f geo.Feature) error {
+	_, err := geo.ParseFeatureCollection(body, geo.ParseOptions{DeferAntimeridian: true, Each: func(f geo.Feature) error {
 		seen++
 		if f.Index < job.Progress.Processed {
 			return nil
@@ -317,7 +306,7 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 			return err
 		}
 	}
-	return completeJob(tx, t, job)
+	return work.Complete(tx, t, job)
 }
 
 // screenAll screens feats on every CPU, keeping their order. It stops early

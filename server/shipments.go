@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,14 +10,11 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
-
-// jobShipmentLink is the job type of POST /shipments/link.
-const jobShipmentLink = "shipment_link"
 
 var (
 	// shipmentIDPattern keeps shipment IDs usable as a URL path segment.
@@ -178,15 +174,13 @@ func (a *App) handleShipmentLink(w http.ResponseWriter, r *http.Request, _ httpr
 		if err := checkLinkable(tx, t, l); err != nil {
 			return reply{}, err
 		}
-		job, err := a.enqueueJob(tx, t, jobShipmentLink, 1, nil)
+		l.ID = storage.NewID("lnk", tx.Now())
+		job, err := a.jobs.Enqueue(tx, t, work.ShipmentLink, 1, []byte(l.ID))
 		if err != nil {
 			return reply{}, err
 		}
-		l.ID, l.JobID, l.Status, l.CreatedAt = storage.NewID("lnk", tx.Now()), job.ID, storage.LinkPending, tx.Now()
+		l.JobID, l.Status, l.CreatedAt = job.ID, storage.LinkPending, tx.Now()
 		if err := tx.PutShipmentLink(t, l); err != nil {
-			return reply{}, err
-		}
-		if err := tx.PutJobInput(t, job.ID, []byte(l.ID)); err != nil {
 			return reply{}, err
 		}
 		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},
@@ -231,12 +225,8 @@ func checkLinkable(tx *storage.Tx, t storage.Tenant, l *storage.ShipmentLink) er
 // does. A link that could not be anchored within ledger.consensus_timeout
 // of its request fails instead (LEDGER_CONSENSUS_TIMEOUT) and lets its
 // batch and shipment go, so that the client can link them again.
-func (a *App) runShipmentLinkJob(ctx context.Context, t storage.Tenant, job *storage.Job, _ json.RawMessage) error {
+func (a *App) runShipmentLinkJob(ctx context.Context, t storage.Tenant, job *storage.Job, id []byte) error {
 	return a.db.Update(ctx, func(tx *storage.Tx) error {
-		id, err := tx.FindJobInput(t, job.ID)
-		if err != nil {
-			return fmt.Errorf("link of job %s: %w", job.ID, err)
-		}
 		l, err := tx.FindShipmentLink(t, string(id))
 		if err != nil {
 			return fmt.Errorf("link of job %s: %w", job.ID, err)
@@ -246,12 +236,9 @@ func (a *App) runShipmentLinkJob(ctx context.Context, t storage.Tenant, job *sto
 			if err := tx.PutShipmentLink(t, l); err != nil {
 				return err
 			}
-			if err := a.markJobFailed(tx, t, job, storage.JobError{Code: apierr.JobLedgerConsensusTimeout, Message: fmt.Sprintf(
+			return a.jobs.Fail(tx, t, job, storage.JobError{Code: apierr.JobLedgerConsensusTimeout, Message: fmt.Sprintf(
 				"the link was not anchored under a signed checkpoint within %s (it waited %s); the batch and shipment are free to link again",
-				a.cfg.Ledger.ConsensusTimeout, waited.Round(time.Millisecond))}); err != nil {
-				return err
-			}
-			return queue.Complete(tx.Tx, job.ID)
+				a.cfg.Ledger.ConsensusTimeout, waited.Round(time.Millisecond))})
 		}
 		e, err := anchor(tx, t, shipmentEntry{Type: entryShipmentLinked, LinkID: l.ID, BatchID: l.BatchID,
 			ShipmentID: l.ShipmentID, BillOfLading: l.BillOfLading, ContainerNumbers: l.ContainerNumbers,
@@ -276,7 +263,7 @@ func (a *App) runShipmentLinkJob(ctx context.Context, t storage.Tenant, job *sto
 		}
 		job.LedgerIndexes = append(job.LedgerIndexes, e.Index)
 		job.Progress = storage.JobProgress{Total: 1, Processed: 1, Succeeded: 1}
-		return completeJob(tx, t, job)
+		return work.Complete(tx, t, job)
 	})
 }
 

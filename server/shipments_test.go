@@ -14,6 +14,7 @@ import (
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -166,7 +167,7 @@ func TestShipments_ConsensusTimeout(t *testing.T) {
 		if err := checkLinkable(tx, sandbox, l); err != nil {
 			return err
 		}
-		job, err := ta.enqueueJob(tx, sandbox, jobShipmentLink, 1, nil)
+		job, err := ta.jobs.Enqueue(tx, sandbox, work.ShipmentLink, 1, nil)
 		if err != nil {
 			return err
 		}
