@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/eudr/eudr/server"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
@@ -348,7 +349,7 @@ func verifyLedger(args []string, stdout io.Writer) error {
 	}
 	defer db.Close()
 	return db.View(context.Background(), func(tx *storage.Tx) error {
-		return server.VerifyLedger(tx, *key, trusted, stdout)
+		return anchor.Verify(tx, *key, trusted, stdout)
 	})
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
@@ -74,7 +75,7 @@ type App struct {
 	// benchmark is the country benchmark batches are assessed with.
 	benchmark *risk.Benchmark
 
-	ledger ledgerSigner // checkpoint signing key, loaded at start
+	ledger *anchor.Ledger // checkpoint signing key, loaded at start
 
 	// euClients file statements: the EU system in production, its
 	// simulator in the sandbox. sealer seals their credentials.
@@ -272,7 +273,10 @@ func (a *App) startQueues() error {
 		if err := queue.Init(tx.Tx); err != nil {
 			return err
 		}
-		return a.openLedger(tx)
+		var err error
+		a.ledger, err = anchor.Open(tx, anchor.Options{KeyFile: a.cfg.Ledger.keyFile(a.cfg.DataDir),
+			KeyName: a.cfg.Ledger.KeyName, Logger: a.log})
+		return err
 	}); err != nil {
 		return fmt.Errorf("init queues and ledger: %w", err)
 	}

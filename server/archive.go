@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -236,7 +237,7 @@ func (a *App) writeArchive(ctx context.Context, t storage.Tenant, rep *storage.R
 		dir: filepath.Dir(a.reportFile(rep.ID))}
 	err := a.db.View(ctx, func(tx *storage.Tx) error {
 		s.asOf = tx.Now()
-		cp, err := ledger.LatestCheckpoint(tx.Tx, logOf(t))
+		cp, err := ledger.LatestCheckpoint(tx.Tx, anchor.Log(t))
 		switch {
 		case err == nil:
 			s.cp = &cp
@@ -267,9 +268,9 @@ func (a *App) writeArchive(ctx context.Context, t storage.Tenant, rep *storage.R
 	if counts.DDS, err = a.archiveDDS(ctx, s, z); err != nil {
 		return err
 	}
-	led := archiveLedger{KeyName: a.ledger.key.Name(), VerifierKey: a.ledger.key.Verifier}
+	led := archiveLedger{KeyName: a.ledger.KeyName(), VerifierKey: a.ledger.VerifierKey()}
 	if s.cp != nil {
-		root := hexHash(s.cp.Root)
+		root := anchor.Hex(s.cp.Root)
 		led.TreeSize, led.RootHash = s.cp.Size, &root
 		if err := z.addJSON(archiveCheckpointFile, checkpointResponse{TreeSize: s.cp.Size, RootHash: root, Note: string(s.cp.Note)}); err != nil {
 			return err
@@ -543,11 +544,11 @@ func (a *App) ddsPage(ctx context.Context, s *archiveSnapshot, after string) ([]
 // proveArchived reads entry index of the tenant's log and proves it in the
 // snapshot's checkpoint.
 func (a *App) proveArchived(tx *storage.Tx, s *archiveSnapshot, index int64) (ddsLedgerEntry, error) {
-	proofs, err := proveEntriesAt(tx.Tx, s.t, *s.cp, []int64{index})
+	proofs, err := anchor.ProveAt(tx, s.t, *s.cp, []int64{index})
 	if err != nil {
 		return ddsLedgerEntry{}, err
 	}
-	e, err := ledger.ReadEntry(tx.Tx, logOf(s.t), index)
+	e, err := ledger.ReadEntry(tx.Tx, anchor.Log(s.t), index)
 	if err != nil {
 		return ddsLedgerEntry{}, fmt.Errorf("ledger entry %d: %w", index, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/work"
@@ -81,33 +82,18 @@ func toDDSResponse(d *storage.DDS, withStatement bool) ddsResponse {
 	return r
 }
 
-// ddsEntry is the ledger entry of a DDS state change.
-type ddsEntry struct {
-	Type               string   `json:"type"` // "dds.status"
-	DDSID              string   `json:"ddsId"`
-	Status             string   `json:"status"`
-	Actor              string   `json:"actor"`
-	StatementSHA256    string   `json:"statementSha256"`
-	EUUUID             string   `json:"euUuid,omitempty"`
-	ReferenceNumber    string   `json:"referenceNumber,omitempty"`
-	VerificationNumber string   `json:"verificationNumber,omitempty"`
-	Reasons            []string `json:"reasons,omitempty"`
-}
-
-const entryDDSStatus = "dds.status"
-
 // changeDDS records a state change of d in tx: the new status, a history
 // entry, and its ledger entry under a checkpoint signed in the same
 // transaction. Every state change of a DDS goes through here.
 func (a *App) changeDDS(tx *storage.Tx, t storage.Tenant, d *storage.DDS, status, actor, note string) error {
 	sum := sha256.Sum256(d.Statement)
-	e, err := anchor(tx, t, ddsEntry{Type: entryDDSStatus, DDSID: d.ID, Status: status, Actor: actor,
+	e, err := anchor.Append(tx, t, anchor.DDSEntry{Type: anchor.EntryDDSStatus, DDSID: d.ID, Status: status, Actor: actor,
 		StatementSHA256: hex.EncodeToString(sum[:]), EUUUID: d.EUUUID, ReferenceNumber: d.ReferenceNumber,
 		VerificationNumber: d.VerificationNumber, Reasons: d.Reasons})
 	if err != nil {
 		return err
 	}
-	if _, err := a.signCheckpoint(tx, t); err != nil {
+	if _, err := a.ledger.Sign(tx, t); err != nil {
 		return err
 	}
 	d.Status = status

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
@@ -37,7 +38,7 @@ type evidenceLedger struct {
 func withLedger(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]byte, error) {
 	var cp *ledger.Checkpoint
 	if index != nil {
-		latest, err := ledger.LatestCheckpoint(tx.Tx, logOf(t))
+		latest, err := ledger.LatestCheckpoint(tx.Tx, anchor.Log(t))
 		if err != nil {
 			return nil, fmt.Errorf("latest checkpoint: %w", err)
 		}
@@ -54,11 +55,11 @@ func withLedgerAt(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64, cp
 		if cp == nil {
 			return nil, fmt.Errorf("prove ledger entry %d: no checkpoint", *index)
 		}
-		proofs, err := proveEntriesAt(tx.Tx, t, *cp, []int64{*index})
+		proofs, err := anchor.ProveAt(tx, t, *cp, []int64{*index})
 		if err != nil {
 			return nil, err
 		}
-		e, err := ledger.ReadEntry(tx.Tx, logOf(t), *index)
+		e, err := ledger.ReadEntry(tx.Tx, anchor.Log(t), *index)
 		if err != nil {
 			return nil, err
 		}
@@ -161,9 +162,9 @@ func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*
 		return nil, proofFailed(verifyStepEntry, "ledger.data", "not standard base64")
 	}
 	leaf := tlog.RecordHash(data)
-	if hexHash(leaf) != l.TransactionHash {
+	if anchor.Hex(leaf) != l.TransactionHash {
 		return nil, proofFailed(verifyStepEntry, "ledger.transactionHash",
-			fmt.Sprintf("the entry's bytes hash to %s, not %s", hexHash(leaf), l.TransactionHash))
+			fmt.Sprintf("the entry's bytes hash to %s, not %s", anchor.Hex(leaf), l.TransactionHash))
 	}
 	var entry struct {
 		EvidenceSHA256 string `json:"evidenceSha256"`
@@ -194,22 +195,22 @@ func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*
 
 	// 4. The checkpoint: signed by this appliance, for that tree.
 	t := tenantFrom(r.Context())
-	cp, err := ledger.OpenCheckpoint([]byte(l.Checkpoint), a.ledger.key.Verifier)
+	cp, err := ledger.OpenCheckpoint([]byte(l.Checkpoint), a.ledger.VerifierKey())
 	if err != nil {
 		return nil, proofFailed(verifyStepCheckpoint, "ledger.checkpoint", err.Error())
 	}
-	if cp.Origin != a.originOf(t) || cp.Size != l.TreeSize || cp.Root != root {
+	if cp.Origin != a.ledger.Origin(t) || cp.Size != l.TreeSize || cp.Root != root {
 		return nil, proofFailed(verifyStepCheckpoint, "ledger.checkpoint", fmt.Sprintf(
-			"the checkpoint signs %d entries of %s with root %s, not the proof's tree", cp.Size, cp.Origin, hexHash(cp.Root)))
+			"the checkpoint signs %d entries of %s with root %s, not the proof's tree", cp.Size, cp.Origin, anchor.Hex(cp.Root)))
 	}
 
 	// 5. The appliance's log still holds that entry and that tree.
 	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
-		e, err := ledger.ReadEntry(tx.Tx, logOf(t), l.Index)
+		e, err := ledger.ReadEntry(tx.Tx, anchor.Log(t), l.Index)
 		if err != nil || !bytes.Equal(e.Data, data) {
 			return proofFailed(verifyStepLog, "ledger.index", fmt.Sprintf("the ledger's entry %d is not this entry", l.Index))
 		}
-		th, err := ledger.TreeHash(tx.Tx, logOf(t), l.TreeSize)
+		th, err := ledger.TreeHash(tx.Tx, anchor.Log(t), l.TreeSize)
 		if err != nil || th != root {
 			return proofFailed(verifyStepLog, "ledger.treeSize", fmt.Sprintf("the ledger's tree of %d entries has another root", l.TreeSize))
 		}
@@ -223,7 +224,7 @@ func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*
 		Steps: []string{verifyStepDocument, verifyStepEntry, verifyStepInclusion, verifyStepCheckpoint, verifyStepLog}}, nil
 }
 
-// parseHexHash reads a hash as the API writes it: lowercase hex (hexHash).
+// parseHexHash reads a hash as the API writes it: lowercase hex (anchor.Hex).
 func parseHexHash(h string) (tlog.Hash, error) {
 	var out tlog.Hash
 	if len(h) != 2*tlog.HashSize {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
@@ -79,13 +80,13 @@ func TestLedger_ScreeningAnchored(t *testing.T) {
 		mustDecode(t, ta.do("GET", eudrPrefix+fmt.Sprintf("/ledger/entries/%d", p.Index), "", "X-API-Key", key), &e)
 		data, _ := base64.StdEncoding.DecodeString(e.Data)
 		leaf := tlog.RecordHash(data)
-		if hexHash(leaf) != p.TransactionHash || e.LeafHash != p.TransactionHash {
-			t.Errorf("entry %d: leaf %s, proof says %s", p.Index, hexHash(leaf), p.TransactionHash)
+		if anchor.Hex(leaf) != p.TransactionHash || e.LeafHash != p.TransactionHash {
+			t.Errorf("entry %d: leaf %s, proof says %s", p.Index, anchor.Hex(leaf), p.TransactionHash)
 		}
 		if !strings.Contains(string(data), fmt.Sprintf(`"prev":%q`, prev)) || !strings.Contains(string(data), `"type":"polygon.screened"`) {
 			t.Errorf("entry %d: %s (want prev %q)", i, data, prev)
 		}
-		prev = hexHash(leaf)
+		prev = anchor.Hex(leaf)
 		if err := tlog.CheckRecord(mustHashes(t, p.Proof), p.TreeSize, mustHash(t, p.RootHash), p.Index, leaf); err != nil || p.RootHash != cp.RootHash {
 			t.Errorf("proof of entry %d: %v", p.Index, err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
@@ -17,7 +18,7 @@ type jobResponse struct {
 	Status       string          `json:"status"`
 	Progress     progressBody    `json:"progress"`
 	Results      json.RawMessage `json:"results"`
-	LedgerProofs []ledgerProof   `json:"ledgerProofs"`
+	LedgerProofs []anchor.Proof  `json:"ledgerProofs"`
 	Error        *jobErrorBody   `json:"error"`
 	CreatedAt    string          `json:"createdAt"`
 	StartedAt    *string         `json:"startedAt"`
@@ -40,7 +41,7 @@ type jobErrorBody struct {
 
 // toJobResponse answers job j with its recorded results (one JSON value
 // per item, in item order) and the proofs of the entries it anchored.
-func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []ledgerProof) jobResponse {
+func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []anchor.Proof) jobResponse {
 	resp := jobResponse{JobID: j.ID, Type: j.Type, Status: j.Status,
 		Progress: progressBody{Total: j.Progress.Total, Processed: j.Progress.Processed,
 			Succeeded: j.Progress.Succeeded, Failed: j.Progress.Failed},
@@ -53,7 +54,7 @@ func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []ledgerPro
 		resp.Progress.Percent = 100 * j.Progress.Processed / j.Progress.Total
 	}
 	if resp.LedgerProofs == nil {
-		resp.LedgerProofs = []ledgerProof{}
+		resp.LedgerProofs = []anchor.Proof{}
 	}
 	if j.Error != nil {
 		resp.Error = &jobErrorBody{Code: j.Error.Code, Message: j.Error.Message}
@@ -67,7 +68,7 @@ func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []ledgerPro
 func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	var job *storage.Job
 	var results []json.RawMessage
-	var proofs []ledgerProof
+	var proofs []anchor.Proof
 	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
 		t := tenantFrom(r.Context())
 		var err error
@@ -77,7 +78,7 @@ func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httproute
 		if results, err = tx.FindJobResults(t, job.ID); err != nil {
 			return err
 		}
-		proofs, _, err = proveEntries(tx.Tx, t, job.LedgerIndexes)
+		proofs, _, err = anchor.Prove(tx, t, job.LedgerIndexes)
 		return err
 	})
 	if err != nil {

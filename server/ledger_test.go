@@ -16,7 +16,7 @@ import (
 func TestLedger_KeyFile(t *testing.T) {
 	dir := t.TempDir()
 	ta := newTestAppAt(t, dir, newFakeClock())
-	verifier := ta.ledger.key.Verifier
+	verifier := ta.ledger.VerifierKey()
 	path := filepath.Join(dir, "ledger-signing.key")
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v, %v", fi, err)
@@ -31,7 +31,7 @@ func TestLedger_KeyFile(t *testing.T) {
 		return New(mustLoadConfig(t, dir), Options{Version: "test", Logger: zerolog.New(io.Discard)})
 	}
 	a, err := open()
-	if err != nil || a.ledger.key.Verifier != verifier {
+	if err != nil || a.ledger.VerifierKey() != verifier {
 		t.Fatalf("restart: %v (key %v)", err, a)
 	}
 	a.Close()

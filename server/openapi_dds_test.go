@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
@@ -28,7 +29,7 @@ import (
 // oaDDSEntry is a dds.status ledger entry as stored: the fields anchored and
 // the "prev" member ledger.Append adds.
 type oaDDSEntry struct {
-	ddsEntry
+	anchor.DDSEntry
 	Prev string `json:"prev"`
 }
 
@@ -496,7 +497,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		if err := dec.Decode(&typed); err != nil {
 			t.Errorf("ledger entry of history %d does not decode as oaDDSEntry: %v", i, err)
 		}
-		if e["type"] != entryDDSStatus || e["ddsId"] != dMain || e["status"] != hm["status"] || e["actor"] != hm["actor"] ||
+		if e["type"] != anchor.EntryDDSStatus || e["ddsId"] != dMain || e["status"] != hm["status"] || e["actor"] != hm["actor"] ||
 			e["statementSha256"] != hex.EncodeToString(sum[:]) {
 			t.Errorf("ledger entry of history %d (%v): %s", i, hm["status"], raw)
 		}

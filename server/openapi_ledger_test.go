@@ -22,6 +22,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
@@ -353,8 +354,8 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	an = get("", checkpoint, checkpoint, ro, 200)
 	size, root := num(an.body["treeSize"]), fmt.Sprint(an.body["rootHash"])
 	cp, err := ledger.OpenCheckpoint([]byte(fmt.Sprint(an.body["note"])), verifierKey)
-	if err != nil || cp.Origin != keyName+"/"+sandbox.String() || cp.Size != size || hexHash(cp.Root) != root || size != before+2 {
-		t.Fatalf("checkpoint %v: %v (note says %s, %d, %s)", an.body, err, cp.Origin, cp.Size, hexHash(cp.Root))
+	if err != nil || cp.Origin != keyName+"/"+sandbox.String() || cp.Size != size || anchor.Hex(cp.Root) != root || size != before+2 {
+		t.Fatalf("checkpoint %v: %v (note says %s, %d, %s)", an.body, err, cp.Origin, cp.Size, anchor.Hex(cp.Root))
 	}
 
 	// Every entry: its leaf hash, its place in the chain, its canonical
@@ -365,7 +366,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		an = get("", fmt.Sprintf("%s/ledger/entries/%d", eudrPrefix, i), entry, ro, 200)
 		data, err := base64.StdEncoding.DecodeString(fmt.Sprint(an.body["data"]))
 		leaf := tlog.RecordHash(data)
-		if err != nil || an.body["leafHash"] != hexHash(leaf) || num(an.body["index"]) != i {
+		if err != nil || an.body["leafHash"] != anchor.Hex(leaf) || num(an.body["index"]) != i {
 			t.Errorf("entry %d: %v", i, oaShort(an.body))
 		}
 		var fields map[string]any
@@ -383,19 +384,19 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 			t.Error(e)
 		}
 		types[fmt.Sprint(fields["type"])]++
-		prev = hexHash(leaf)
+		prev = anchor.Hex(leaf)
 		an = get("", fmt.Sprintf("%s?index=%d", inclusion, i), inclusion, ro, 200)
-		if num(an.body["treeSize"]) != size || an.body["rootHash"] != root || an.body["leafHash"] != hexHash(leaf) ||
+		if num(an.body["treeSize"]) != size || an.body["rootHash"] != root || an.body["leafHash"] != anchor.Hex(leaf) ||
 			tlog.CheckRecord(hashes("proof", an.body["proof"]), size, hash("root", root), i, leaf) != nil {
 			t.Errorf("inclusion proof of entry %d: %v", i, oaShort(an.body))
 		}
-		if i == before && (hexHash(leaf) != txHash || fields["linkId"] != linkID || fields["batchId"] != b1 || fields["billOfLading"] != "MAEU240112345" ||
+		if i == before && (anchor.Hex(leaf) != txHash || fields["linkId"] != linkID || fields["batchId"] != b1 || fields["billOfLading"] != "MAEU240112345" ||
 			fields["eta"] != "2026-12-01T06:00:00Z" || oaShort(fields["containerNumbers"]) != `["CSQU3054383","MSKU9070323"]`) {
 			t.Errorf("entry %d, of link %s: %s", i, linkID, data)
 		}
 	}
-	if types[entryShipmentLinked] != 2 || types[entryPolygonScreened] != int(size)-2 {
-		t.Errorf("entries by type: %v; want 2 %s, the others %s", types, entryShipmentLinked, entryPolygonScreened)
+	if types[anchor.EntryShipmentLinked] != 2 || types[anchor.EntryPolygonScreened] != int(size)-2 {
+		t.Errorf("entries by type: %v; want 2 %s, the others %s", types, anchor.EntryShipmentLinked, anchor.EntryPolygonScreened)
 	}
 
 	// The polygon job's proofs, in the same checkpoint.
@@ -483,7 +484,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	var screenedEntry map[string]any
 	json.Unmarshal(data, &screenedEntry)
 	if !strings.HasPrefix(served, string(canon[:len(canon)-1])+`,"ledger":{`) || screenedEntry["evidenceSha256"] != hex.EncodeToString(sum[:]) ||
-		screenedEntry["polygonId"] != plotA || screenedEntry["type"] != entryPolygonScreened {
+		screenedEntry["polygonId"] != plotA || screenedEntry["type"] != anchor.EntryPolygonScreened {
 		t.Errorf("evidence of %s: %s; entry %s", plotA, served, data)
 	}
 	post := func(env storage.Environment, body string, hdr []string, want int) oaAnswer {
@@ -621,7 +622,7 @@ func TestOpenAPI_LedgerExamples(t *testing.T) {
 	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
 	cp, err := ledger.OpenCheckpoint([]byte(str(cpEx["note"])), str(pk["verifierKey"]))
 	if err != nil || cp.Origin != str(pk["keyName"])+"/"+sandbox.String() ||
-		cp.Size != num(cpEx["treeSize"]) || hexHash(cp.Root) != cpEx["rootHash"] {
+		cp.Size != num(cpEx["treeSize"]) || anchor.Hex(cp.Root) != cpEx["rootHash"] {
 		t.Fatalf("checkpoint example %v: %v", cpEx, err)
 	}
 	size, root := cp.Size, cp.Root
@@ -641,7 +642,7 @@ func TestOpenAPI_LedgerExamples(t *testing.T) {
 	var e map[string]any
 	json.Unmarshal(data, &e)
 	leaf0 := tlog.RecordHash(data)
-	if e["evidenceSha256"] != hex.EncodeToString(sum[:]) || hexHash(leaf0) != l["transactionHash"] || e["polygonId"] != ev["polygonId"] ||
+	if e["evidenceSha256"] != hex.EncodeToString(sum[:]) || anchor.Hex(leaf0) != l["transactionHash"] || e["polygonId"] != ev["polygonId"] ||
 		tlog.CheckRecord(hashes(l["proof"]), num(l["treeSize"]), hash(l["rootHash"]), num(l["index"]), leaf0) != nil ||
 		l["checkpoint"] != cpEx["note"] || num(l["treeSize"]) != size {
 		t.Errorf("the evidence example does not verify: entry %s", data)
@@ -679,7 +680,7 @@ func TestOpenAPI_LedgerExamples(t *testing.T) {
 	sh := example("GET", eudrPrefix+"/shipments/{shipmentId}", "200")
 	ev2, _ := oaPointer(doc, "/components/pathItems/ShipmentLinkedEvent/post/requestBody/content/application~1json/example/data")
 	event := ev2.(map[string]any)
-	if hexHash(leaves[num(en["index"])]) != en["leafHash"] || e["type"] != entryShipmentLinked || num(en["index"]) != size-1 {
+	if anchor.Hex(leaves[num(en["index"])]) != en["leafHash"] || e["type"] != anchor.EntryShipmentLinked || num(en["index"]) != size-1 {
 		t.Errorf("the entry example: %v (%s)", en, data)
 	}
 	for _, k := range []string{"linkId", "batchId", "shipmentId", "transactionHash", "ledgerIndex", "treeSize", "rootHash"} {
@@ -687,7 +688,7 @@ func TestOpenAPI_LedgerExamples(t *testing.T) {
 			t.Errorf("%s: the shipment example has %v, the shipment.linked example %v", k, sh[k], event[k])
 		}
 	}
-	if sh["transactionHash"] != en["leafHash"] || sh["ledgerIndex"] != en["index"] || num(sh["treeSize"]) != size || sh["rootHash"] != hexHash(root) ||
+	if sh["transactionHash"] != en["leafHash"] || sh["ledgerIndex"] != en["index"] || num(sh["treeSize"]) != size || sh["rootHash"] != anchor.Hex(root) ||
 		e["linkId"] != sh["linkId"] || e["shipmentId"] != sh["shipmentId"] || !reflect.DeepEqual(e["containerNumbers"], sh["containerNumbers"]) {
 		t.Errorf("the shipment example %v is not the entry %s", sh, data)
 	}

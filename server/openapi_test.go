@@ -38,6 +38,7 @@ import (
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
@@ -604,11 +605,11 @@ type (
 	// oaScreeningEntry and oaShipmentEntry are ledger entries as stored:
 	// the fields anchored and the "prev" member ledger.Append adds.
 	oaScreeningEntry struct {
-		screeningEntry
+		anchor.ScreeningEntry
 		Prev string `json:"prev"`
 	}
 	oaShipmentEntry struct {
-		shipmentEntry
+		anchor.ShipmentEntry
 		Prev string `json:"prev"`
 	}
 )
@@ -714,7 +715,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{oaShipmentEntry{}, "LedgerEntryShipmentLinked", true},
 			{inclusionResponse{}, "LedgerInclusionProof", true},
 			{consistencyResponse{}, "LedgerConsistencyProof", true},
-			{ledgerProof{}, "LedgerProof", true},
+			{anchor.Proof{}, "LedgerProof", true},
 			{evidenceVerifyResponse{}, "EvidenceVerification", true},
 			{ddsRequest{}, "DdsRequest", false},
 			{ddsReferenceBody{}, "DdsReference", true},
@@ -759,11 +760,11 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		screened, err := ledger.Canonical(screeningEntry{Type: entryPolygonScreened}, "")
+		screened, err := ledger.Canonical(anchor.ScreeningEntry{Type: anchor.EntryPolygonScreened}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		linked, err := ledger.Canonical(shipmentEntry{Type: entryShipmentLinked, BillOfLading: "BL", ContainerNumbers: []string{"CSQU3054383"},
+		linked, err := ledger.Canonical(anchor.ShipmentEntry{Type: anchor.EntryShipmentLinked, BillOfLading: "BL", ContainerNumbers: []string{"CSQU3054383"},
 			PortOfEntry: "NLRTM", ETA: "2026-12-01"}, strings.Repeat("0", 64))
 		if err != nil {
 			t.Fatal(err)
@@ -874,8 +875,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/Shipment/allOf/0/if/properties/status/const", storage.LinkLinked},
 			{"/components/schemas/Job/properties/ledgerProofs/items/$ref", "#/components/schemas/LedgerProof"},
 			{"/components/schemas/Job/allOf/2/if/properties/type/const", work.ShipmentLink},
-			{"/components/schemas/LedgerEntryPolygonScreened/properties/type/const", entryPolygonScreened},
-			{"/components/schemas/LedgerEntryShipmentLinked/properties/type/const", entryShipmentLinked},
+			{"/components/schemas/LedgerEntryPolygonScreened/properties/type/const", anchor.EntryPolygonScreened},
+			{"/components/schemas/LedgerEntryShipmentLinked/properties/type/const", anchor.EntryShipmentLinked},
 			{"/components/schemas/EvidenceVerification/properties/steps/items/enum", oaAnys(verifyStepDocument, verifyStepEntry,
 				verifyStepInclusion, verifyStepCheckpoint, verifyStepLog)},
 			{"/components/schemas/LedgerEntry/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryData"},
@@ -887,7 +888,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/DdsRequest/properties/internalReference/maxLength", float64(euis.MaxInternalReferenceLen)},
 			{"/components/schemas/DdsStatement/properties/internalReferenceNumber/maxLength", float64(euis.MaxInternalReferenceLen)},
 			{"/components/schemas/DdsStatement/properties/operatorRole/const", euis.RoleOperator},
-			{"/components/schemas/LedgerEntryDdsStatus/properties/type/const", entryDDSStatus},
+			{"/components/schemas/LedgerEntryDdsStatus/properties/type/const", anchor.EntryDDSStatus},
 			{"/components/schemas/Job/allOf/3/if/properties/type/const", work.DDSSubmission},
 			{"/components/schemas/DdsRejectedData/properties/reasons/examples", []any{oaAnys(euis.ReasonOperatorUUIDMismatch)}},
 			{"/components/schemas/ReportStatus/enum", oaAnys(storage.ReportPending, storage.ReportReady, storage.ReportFailed, storage.ReportExpired)},

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
@@ -181,11 +182,11 @@ func TestReports_Archive(t *testing.T) {
 	}
 	var dds storage.DDS
 	ta.update(func(tx *storage.Tx) error {
-		e, err := anchor(tx, sandboxTenant, map[string]string{"type": "dds.created", "ddsId": "dds_test"})
+		e, err := anchor.Append(tx, sandboxTenant, map[string]string{"type": "dds.created", "ddsId": "dds_test"})
 		if err != nil {
 			return err
 		}
-		if _, err := ta.signCheckpoint(tx, sandboxTenant); err != nil {
+		if _, err := ta.ledger.Sign(tx, sandboxTenant); err != nil {
 			return err
 		}
 		dds = storage.DDS{ID: storage.NewID("dds", tx.Now()), Status: storage.DDSDraft, BatchIDs: []string{"bat_1"}, ActivityType: "IMPORT",
@@ -339,7 +340,7 @@ func TestReports_Archive(t *testing.T) {
 	e := dl1.Entries[0]
 	entry, _ := base64.StdEncoding.DecodeString(e.Data)
 	leaf := tlog.RecordHash(entry)
-	if e.Status != storage.DDSDraft || e.Index != 5 || hexHash(leaf) != e.TransactionHash || e.RootHash != cp.RootHash ||
+	if e.Status != storage.DDSDraft || e.Index != 5 || anchor.Hex(leaf) != e.TransactionHash || e.RootHash != cp.RootHash ||
 		tlog.CheckRecord(mustHashes(t, e.Proof), e.TreeSize, mustHash(t, e.RootHash), e.Index, leaf) != nil {
 		t.Errorf("dds ledger entry: %+v", e)
 	}

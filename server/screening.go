@@ -14,6 +14,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
@@ -154,19 +155,6 @@ type screened struct {
 	evidenceSHA256 string
 }
 
-// screeningEntry is the ledger entry that anchors a plot's screening: the
-// verdict and the hash of its evidence document.
-type screeningEntry struct {
-	Type           string  `json:"type"` // "polygon.screened"
-	PolygonID      string  `json:"polygonId"`
-	JobID          string  `json:"jobId"`
-	EUDRStatus     string  `json:"eudrStatus"`
-	FailureReason  *string `json:"failureReason"`
-	EvidenceSHA256 string  `json:"evidenceSha256"`
-}
-
-const entryPolygonScreened = "polygon.screened"
-
 // screening is what a polygon job judges its features with: the
 // environment's reference layers and the configured rules, as they stood
 // when the job (re)started.
@@ -243,7 +231,7 @@ func (a *App) runPolygonJob(ctx context.Context, t storage.Tenant, job *storage.
 func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job, out []screened, last bool) error {
 	for _, s := range out {
 		p := s.polygon
-		e, err := anchor(tx, t, screeningEntry{Type: entryPolygonScreened, PolygonID: p.ID, JobID: job.ID,
+		e, err := anchor.Append(tx, t, anchor.ScreeningEntry{Type: anchor.EntryPolygonScreened, PolygonID: p.ID, JobID: job.ID,
 			EUDRStatus: p.Status, FailureReason: optional(p.FailureReason), EvidenceSHA256: s.evidenceSHA256})
 		if err != nil {
 			return err
@@ -269,7 +257,7 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 		}
 	}
 	if len(out) > 0 {
-		if _, err := a.signCheckpoint(tx, t); err != nil {
+		if _, err := a.ledger.Sign(tx, t); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
@@ -64,20 +65,6 @@ type shipmentResponse struct {
 	CreatedAt        string   `json:"createdAt"`
 	LinkedAt         *string  `json:"linkedAt"`
 }
-
-// shipmentEntry is the ledger entry of a link.
-type shipmentEntry struct {
-	Type             string   `json:"type"` // "shipment.linked"
-	LinkID           string   `json:"linkId"`
-	BatchID          string   `json:"batchId"`
-	ShipmentID       string   `json:"shipmentId"`
-	BillOfLading     string   `json:"billOfLading,omitempty"`
-	ContainerNumbers []string `json:"containerNumbers,omitempty"`
-	PortOfEntry      string   `json:"portOfEntry,omitempty"`
-	ETA              string   `json:"eta,omitempty"`
-}
-
-const entryShipmentLinked = "shipment.linked"
 
 func (req *shipmentLinkRequest) validate() (*storage.ShipmentLink, error) {
 	var probs apierr.Problems
@@ -240,19 +227,19 @@ func (a *App) runShipmentLinkJob(ctx context.Context, t storage.Tenant, job *sto
 				"the link was not anchored under a signed checkpoint within %s (it waited %s); the batch and shipment are free to link again",
 				a.cfg.Ledger.ConsensusTimeout, waited.Round(time.Millisecond))})
 		}
-		e, err := anchor(tx, t, shipmentEntry{Type: entryShipmentLinked, LinkID: l.ID, BatchID: l.BatchID,
+		e, err := anchor.Append(tx, t, anchor.ShipmentEntry{Type: anchor.EntryShipmentLinked, LinkID: l.ID, BatchID: l.BatchID,
 			ShipmentID: l.ShipmentID, BillOfLading: l.BillOfLading, ContainerNumbers: l.ContainerNumbers,
 			PortOfEntry: l.PortOfEntry, ETA: l.ETA})
 		if err != nil {
 			return err
 		}
-		cp, err := a.signCheckpoint(tx, t)
+		cp, err := a.ledger.Sign(tx, t)
 		if err != nil {
 			return err
 		}
 		now := tx.Now()
 		l.Status, l.LedgerIndex, l.TransactionHash = storage.LinkLinked, &e.Index, e.TransactionHash()
-		l.TreeSize, l.RootHash, l.LinkedAt = cp.Size, hexHash(cp.Root), &now
+		l.TreeSize, l.RootHash, l.LinkedAt = cp.Size, anchor.Hex(cp.Root), &now
 		if err := tx.PutShipmentLink(t, l); err != nil {
 			return err
 		}

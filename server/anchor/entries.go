@@ -1,0 +1,44 @@
+package anchor
+
+// Entry types: the "type" member of every entry.
+const (
+	EntryPolygonScreened = "polygon.screened"
+	EntryShipmentLinked  = "shipment.linked"
+	EntryDDSStatus       = "dds.status"
+)
+
+// ScreeningEntry is the ledger entry that anchors a plot's screening: the
+// verdict and the hash of its evidence document.
+type ScreeningEntry struct {
+	Type           string  `json:"type"` // "polygon.screened"
+	PolygonID      string  `json:"polygonId"`
+	JobID          string  `json:"jobId"`
+	EUDRStatus     string  `json:"eudrStatus"`
+	FailureReason  *string `json:"failureReason"`
+	EvidenceSHA256 string  `json:"evidenceSha256"`
+}
+
+// ShipmentEntry is the ledger entry of a link.
+type ShipmentEntry struct {
+	Type             string   `json:"type"` // "shipment.linked"
+	LinkID           string   `json:"linkId"`
+	BatchID          string   `json:"batchId"`
+	ShipmentID       string   `json:"shipmentId"`
+	BillOfLading     string   `json:"billOfLading,omitempty"`
+	ContainerNumbers []string `json:"containerNumbers,omitempty"`
+	PortOfEntry      string   `json:"portOfEntry,omitempty"`
+	ETA              string   `json:"eta,omitempty"`
+}
+
+// DDSEntry is the ledger entry of a DDS state change.
+type DDSEntry struct {
+	Type               string   `json:"type"` // "dds.status"
+	DDSID              string   `json:"ddsId"`
+	Status             string   `json:"status"`
+	Actor              string   `json:"actor"`
+	StatementSHA256    string   `json:"statementSha256"`
+	EUUUID             string   `json:"euUuid,omitempty"`
+	ReferenceNumber    string   `json:"referenceNumber,omitempty"`
+	VerificationNumber string   `json:"verificationNumber,omitempty"`
+	Reasons            []string `json:"reasons,omitempty"`
+}
