@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 const (
@@ -95,16 +97,16 @@ func batBody(ref, supplier string, polygons ...string) map[string]any {
 		"harvestStart": "2026-01-15", "harvestEnd": "2026-04-30"}
 }
 
-func batPost(t testing.TB, base, key string, body any) *response {
+func batPost(t testing.TB, base, key string, body any) *apitest.Response {
 	t.Helper()
-	return do(t, "POST", base+batPath, idem(key), body)
+	return apitest.Do(t, "POST", base+batPath, idem(key), body)
 }
 
 // batRegister posts a batch and checks the 202: exactly batchId and jobId,
 // Location naming the job.
 func batRegister(t testing.TB, base, key string, body any) (batchID, jobID string) {
 	t.Helper()
-	r := batPost(t, base, key, body).wantStatus(t, http.StatusAccepted)
+	r := batPost(t, base, key, body).WantStatus(t, http.StatusAccepted)
 	var acc map[string]any
 	r.Decode(t, &acc)
 	batchID, _ = acc["batchId"].(string)
@@ -131,7 +133,7 @@ func batWait(t testing.TB, base, key, id string) batView {
 
 func batGet(t testing.TB, base, key, id string) batView {
 	t.Helper()
-	r := do(t, "GET", base+batPath+"/"+id, withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", base+batPath+"/"+id, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	var b batView
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	dec.DisallowUnknownFields()
@@ -141,9 +143,9 @@ func batGet(t testing.TB, base, key, id string) batView {
 	return b
 }
 
-func batGetAssessment(t testing.TB, base, key, id string) (batAssessment, *response) {
+func batGetAssessment(t testing.TB, base, key, id string) (batAssessment, *apitest.Response) {
 	t.Helper()
-	r := do(t, "GET", base+batPath+"/"+id+"/risk-assessment", withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", base+batPath+"/"+id+"/risk-assessment", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	var a batAssessment
 	r.Decode(t, &a)
 	return a, r
@@ -163,7 +165,7 @@ func batScreen(t testing.TB, base, key string, features ...string) []string {
 
 func TestBatch_RiskAssessment(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, noRateLimit...)
 	key := p.createKey(t, sandbox)
 	sub := subscribe(t, p, key, rc, "/batches", "batch.risk_assessed")
@@ -194,10 +196,10 @@ func TestBatch_RiskAssessment(t *testing.T) {
 		*b.HarvestEnd != "2026-04-30" || b.AssessedAt == nil {
 		t.Errorf("verified batch: %+v", b)
 	}
-	parseAPITime(t, b.CreatedAt)
-	parseAPITime(t, *b.AssessedAt)
+	apitest.ParseTime(t, b.CreatedAt)
+	apitest.ParseTime(t, *b.AssessedAt)
 	var job jobView
-	do(t, "GET", jobURL(base, vJob), withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &job)
+	apitest.Do(t, "GET", jobURL(base, vJob), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &job)
 	if job.Type != batJobType || job.Status != "COMPLETED" || job.Progress.Total != 1 || job.Progress.Succeeded != 1 {
 		t.Errorf("batch job: %+v", job)
 	}
@@ -233,15 +235,15 @@ func TestBatch_RiskAssessment(t *testing.T) {
 	t.Run("Events", func(t *testing.T) {
 		waitUntil(t, 15*time.Second, "both batch.risk_assessed delivered", func() bool {
 			n := 0
-			for _, r := range rc.requests("/batches", "") {
-				if rc.isDelivered("/batches", r.Env.EventID) {
+			for _, r := range rc.Requests("/batches", "") {
+				if rc.IsDelivered("/batches", r.Env.EventID) {
 					n++
 				}
 			}
 			return n >= 2
 		})
-		got := map[string]whRequest{}
-		for _, r := range rc.requests("/batches", "") {
+		got := map[string]apitest.Delivery{}
+		for _, r := range rc.Requests("/batches", "") {
 			got[dataField(&r, "batchId")] = r
 		}
 		for id, want := range map[string]batAssessment{verified: a, high: ha} {
@@ -250,7 +252,7 @@ func TestBatch_RiskAssessment(t *testing.T) {
 				t.Errorf("no batch.risk_assessed for %s", id)
 				continue
 			}
-			checkSignatures(t, r, sub.SigningSecret)
+			apitest.CheckSignatures(t, r, sub.SigningSecret)
 			if r.SigErr != nil || r.Env.EventType != "batch.risk_assessed" || r.Header.Get("X-Service-Event-Type") != "batch.risk_assessed" {
 				t.Errorf("delivery for %s: %v %s", id, r.SigErr, r.Body)
 			}
@@ -264,71 +266,71 @@ func TestBatch_RiskAssessment(t *testing.T) {
 				t.Errorf("batch.risk_assessed of %s: %s, want %s", id, r.Env.Data, wantData)
 			}
 		}
-		if n := len(rc.requests("/batches", "")); n != 2 {
+		if n := len(rc.Requests("/batches", "")); n != 2 {
 			t.Errorf("the receiver got %d deliveries, want 2", n)
 		}
 	})
 
 	t.Run("Refused", func(t *testing.T) {
-		before := do(t, "GET", base+batPath, withKey(key), nil).wantStatus(t, http.StatusOK).Array(t)
+		before := apitest.Do(t, "GET", base+batPath, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Array(t)
 		// 400: every problem at once.
-		e := wantError(t, batPost(t, base, key, map[string]any{"batchReference": "", "commodity": "cocoa", "hsCode": "3401",
+		e := apitest.WantError(t, batPost(t, base, key, map[string]any{"batchReference": "", "commodity": "cocoa", "hsCode": "3401",
 			"supplierId": "V-100", "polygonIds": []string{ids[0], ids[0]}, "quantity": map[string]any{"netMassKg": 0},
 			"harvestStart": "2026-05-01", "harvestEnd": "2026-04-01", "extra": true}), http.StatusBadRequest, "VALIDATION_FAILED",
 			"UNKNOWN_FIELD", "REQUIRED", "HS_CODE_NOT_IN_ANNEX_I", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE")
 		for field, code := range map[string]string{"extra": "UNKNOWN_FIELD", "batchReference": "REQUIRED", "hsCode": "HS_CODE_NOT_IN_ANNEX_I",
 			"polygonIds[1]": "INVALID_VALUE", "quantity.netMassKg": "INVALID_VALUE", "harvestEnd": "INVALID_VALUE"} {
-			if d := e.detail(t, field); d.Code != code {
+			if d := e.Detail(t, field); d.Code != code {
 				t.Errorf("400 at %s: %s, want %s", field, d.Code, code)
 			}
 		}
-		if d := e.detail(t, "hsCode"); !strings.Contains(d.Issue, "3401 is not a product of cocoa") {
+		if d := e.Detail(t, "hsCode"); !strings.Contains(d.Issue, "3401 is not a product of cocoa") {
 			t.Errorf("hsCode issue: %q", d.Issue)
 		}
-		wantError(t, do(t, "POST", base+batPath, withKey(key), batBody("x", "V-100", ids[0])), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
+		apitest.WantError(t, apitest.Do(t, "POST", base+batPath, apitest.WithKey(key), batBody("x", "V-100", ids[0])), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
 
 		// 404: the supplier mapping and each polygon that does not exist.
-		e = wantError(t, batPost(t, base, key, batBody("x", "V-999", ids[0], "pol_nope", polIDOf("job_01JD3R7F5G6H7J8K9M0N1P2Q3R", 0))),
+		e = apitest.WantError(t, batPost(t, base, key, batBody("x", "V-999", ids[0], "pol_nope", polIDOf("job_01JD3R7F5G6H7J8K9M0N1P2Q3R", 0))),
 			http.StatusNotFound, "NOT_FOUND", "SUPPLIER_NOT_FOUND", "POLYGON_NOT_FOUND", "POLYGON_NOT_FOUND")
-		e.detail(t, "supplierId")
-		e.detail(t, "polygonIds[1]")
-		e.detail(t, "polygonIds[2]")
+		e.Detail(t, "supplierId")
+		e.Detail(t, "polygonIds[1]")
+		e.Detail(t, "polygonIds[2]")
 		// A polygon of the other environment does not exist here.
 		live := p.createKey(t, production)
 		mustCreateSupplier(t, p.ProductionURL, live, "V-100", "Cooperative")
-		e = wantError(t, batPost(t, p.ProductionURL, live, batBody("x", "V-100", ids[0])), http.StatusNotFound, "NOT_FOUND", "POLYGON_NOT_FOUND")
+		e = apitest.WantError(t, batPost(t, p.ProductionURL, live, batBody("x", "V-100", ids[0])), http.StatusNotFound, "NOT_FOUND", "POLYGON_NOT_FOUND")
 		if e.Message != e.Details[0].Issue {
 			t.Errorf("a lone 404: message %q", e.Message)
 		}
 
 		// 422: each polygon not COMPLIANT, each of another commodity.
-		e = wantError(t, batPost(t, base, key, batBody("x", "V-100", ids[0], ids[3], ids[4], ids[5])), http.StatusUnprocessableEntity,
+		e = apitest.WantError(t, batPost(t, base, key, batBody("x", "V-100", ids[0], ids[3], ids[4], ids[5])), http.StatusUnprocessableEntity,
 			"BUSINESS_RULE", "COMMODITY_MISMATCH", "POLYGON_NOT_COMPLIANT", "POLYGON_NOT_COMPLIANT")
-		if d := e.detail(t, "polygonIds[2]"); d.Code != "POLYGON_NOT_COMPLIANT" || !strings.Contains(d.Issue, "HIGH_RISK (DEFORESTATION_AFTER_CUTOFF)") {
+		if d := e.Detail(t, "polygonIds[2]"); d.Code != "POLYGON_NOT_COMPLIANT" || !strings.Contains(d.Issue, "HIGH_RISK (DEFORESTATION_AFTER_CUTOFF)") {
 			t.Errorf("422 for the HIGH_RISK plot: %+v", d)
 		}
-		if d := e.detail(t, "polygonIds[3]"); d.Code != "POLYGON_NOT_COMPLIANT" || !strings.Contains(d.Issue, "FAILED (NO_REFERENCE_COVERAGE)") {
+		if d := e.Detail(t, "polygonIds[3]"); d.Code != "POLYGON_NOT_COMPLIANT" || !strings.Contains(d.Issue, "FAILED (NO_REFERENCE_COVERAGE)") {
 			t.Errorf("422 for the FAILED plot: %+v", d)
 		}
-		if d := e.detail(t, "polygonIds[1]"); d.Code != "COMMODITY_MISMATCH" || !strings.Contains(d.Issue, "coffee") {
+		if d := e.Detail(t, "polygonIds[1]"); d.Code != "COMMODITY_MISMATCH" || !strings.Contains(d.Issue, "coffee") {
 			t.Errorf("422 for the coffee plot: %+v", d)
 		}
 		// A product of another commodity (Annex I's coffee on a cocoa batch)
 		// is a rule broken too, not a malformed body.
 		coffeeCode := batBody("x", "V-100", ids[0])
 		coffeeCode["hsCode"] = "0901"
-		e = wantError(t, batPost(t, base, key, coffeeCode), http.StatusUnprocessableEntity, "BUSINESS_RULE", "HS_CODE_NOT_IN_ANNEX_I")
-		if d := e.detail(t, "hsCode"); !strings.Contains(d.Issue, "0901 is listed for coffee") {
+		e = apitest.WantError(t, batPost(t, base, key, coffeeCode), http.StatusUnprocessableEntity, "BUSINESS_RULE", "HS_CODE_NOT_IN_ANNEX_I")
+		if d := e.Detail(t, "hsCode"); !strings.Contains(d.Issue, "0901 is listed for coffee") {
 			t.Errorf("422 for a coffee hsCode on a cocoa batch: %+v", d)
 		}
 
 		// None of these registered a batch.
-		after := do(t, "GET", base+batPath, withKey(key), nil).wantStatus(t, http.StatusOK).Array(t)
+		after := apitest.Do(t, "GET", base+batPath, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Array(t)
 		if len(after) != len(before) {
 			t.Errorf("batches: %d before the refusals, %d after", len(before), len(after))
 		}
 		for _, path := range []string{"/bat_nope", "/bat_nope/risk-assessment", "/" + verified} {
-			wantError(t, do(t, "GET", p.ProductionURL+batPath+path, withKey(live), nil), http.StatusNotFound, "NOT_FOUND")
+			apitest.WantError(t, apitest.Do(t, "GET", p.ProductionURL+batPath+path, apitest.WithKey(live), nil), http.StatusNotFound, "NOT_FOUND")
 		}
 	})
 
@@ -336,20 +338,20 @@ func TestBatch_RiskAssessment(t *testing.T) {
 		// In two batches now; a 409 names both, and it is still there.
 		again, _ := batRegister(t, base, key, batBody("LOT-GH-2", "V-100", ids[0]))
 		batWait(t, base, key, again)
-		e := wantError(t, do(t, "DELETE", polItemURL(base, ids[0]), withKey(key), nil), http.StatusConflict, "CONFLICT", "POLYGON_IN_USE")
+		e := apitest.WantError(t, apitest.Do(t, "DELETE", polItemURL(base, ids[0]), apitest.WithKey(key), nil), http.StatusConflict, "CONFLICT", "POLYGON_IN_USE")
 		if d := e.Details[0]; d.Field != "polygonId" || !strings.Contains(d.Issue, verified) || !strings.Contains(d.Issue, again) {
 			t.Errorf("409: %+v, want both batches named", d)
 		}
 		polGetStatus(t, base, key, ids[0])
-		wantError(t, do(t, "DELETE", polItemURL(base, ids[2]), withKey(key), nil), http.StatusConflict, "CONFLICT", "POLYGON_IN_USE")
-		do(t, "DELETE", polItemURL(base, ids[6]), withKey(key), nil).wantStatus(t, http.StatusNoContent)
+		apitest.WantError(t, apitest.Do(t, "DELETE", polItemURL(base, ids[2]), apitest.WithKey(key), nil), http.StatusConflict, "CONFLICT", "POLYGON_IN_USE")
+		apitest.Do(t, "DELETE", polItemURL(base, ids[6]), apitest.WithKey(key), nil).WantStatus(t, http.StatusNoContent)
 		// A deleted plot cannot join a batch.
-		wantError(t, batPost(t, base, key, batBody("x", "V-100", ids[6])), http.StatusNotFound, "NOT_FOUND", "POLYGON_NOT_FOUND")
+		apitest.WantError(t, batPost(t, base, key, batBody("x", "V-100", ids[6])), http.StatusNotFound, "NOT_FOUND", "POLYGON_NOT_FOUND")
 	})
 
 	t.Run("List", func(t *testing.T) {
 		var all []batView
-		do(t, "GET", base+batPath, withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &all)
+		apitest.Do(t, "GET", base+batPath, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &all)
 		if len(all) != 3 || all[2].BatchID != verified || all[1].BatchID != high || all[0].PolygonIDs != nil {
 			t.Fatalf("batches: %+v", all)
 		}
@@ -363,7 +365,7 @@ func TestBatch_RiskAssessment(t *testing.T) {
 			{"status=ASSESSING", nil},
 		} {
 			var got []batView
-			do(t, "GET", base+batPath+"?"+c.query, withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+			apitest.Do(t, "GET", base+batPath+"?"+c.query, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 			var gotIDs []string
 			for _, b := range got {
 				gotIDs = append(gotIDs, b.BatchID)
@@ -372,17 +374,17 @@ func TestBatch_RiskAssessment(t *testing.T) {
 				t.Errorf("batches?%s: %v, want %v", c.query, gotIDs, c.want)
 			}
 		}
-		r := do(t, "GET", base+batPath+"?limit=2", withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", base+batPath+"?limit=2", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if r.Header.Get("X-Next-Cursor") != high || !strings.Contains(r.Header.Get("Link"), `rel="next"`) {
 			t.Errorf("first page of 2: Link %q, X-Next-Cursor %q", r.Header.Get("Link"), r.Header.Get("X-Next-Cursor"))
 		}
 		var last []batView
-		do(t, "GET", base+batPath+"?limit=2&cursor="+high, withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &last)
+		apitest.Do(t, "GET", base+batPath+"?limit=2&cursor="+high, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &last)
 		if len(last) != 1 || last[0].BatchID != verified {
 			t.Errorf("second page: %+v", last)
 		}
-		wantError(t, do(t, "GET", base+batPath+"?status=done", withKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-		wantUnauthorized(t, do(t, "GET", base+batPath, nil, nil))
+		apitest.WantError(t, apitest.Do(t, "GET", base+batPath+"?status=done", apitest.WithKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", base+batPath, nil, nil))
 	})
 }
 
@@ -424,7 +426,7 @@ func TestBatch_BenchmarkFile(t *testing.T) {
 // a delivery when its own (15 s here).
 func TestBatch_SurvivesKill(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, append([]string{jobsLeaseEnv, deliveryLeaseEnv}, noRateLimit...)...)
 	key := p.createKey(t, sandbox)
 	subscribe(t, p, key, rc, "/batches", "batch.risk_assessed")
@@ -448,15 +450,15 @@ func TestBatch_SurvivesKill(t *testing.T) {
 	// margin is for a busy machine.
 	waitUntil(t, deliveryLease+30*time.Second, "an event per batch", func() bool {
 		seen := map[string]bool{}
-		for _, r := range rc.requests("/batches", "") {
-			if rc.isDelivered("/batches", r.Env.EventID) {
+		for _, r := range rc.Requests("/batches", "") {
+			if rc.IsDelivered("/batches", r.Env.EventID) {
 				seen[dataField(&r, "batchId")] = true
 			}
 		}
 		return len(seen) == len(batches)
 	})
 	events := map[string]map[string]bool{} // batch -> event IDs
-	for _, r := range rc.requests("/batches", "") {
+	for _, r := range rc.Requests("/batches", "") {
 		id := dataField(&r, "batchId")
 		if events[id] == nil {
 			events[id] = map[string]bool{}

@@ -5,9 +5,9 @@ package main_test
 // simulated EU information system, sped up with
 // eu_system.sandbox_delay and eu_system.sandbox_poll_schedule: the whole
 // sandbox flow from plots to a revoked statement, with its Annex II
-// payload, its signed dds.* deliveries (the receiver of
-// e2e_webhooks_test.go) and the ledger entry of every state change, down
-// to `eudr ledger verify` on the stopped store; the simulator's
+// payload, its signed dds.* deliveries (apitest.Receiver) and the ledger
+// entry of every state change, down to `eudr ledger verify` on the stopped
+// store; the simulator's
 // rejections; every refusal of the endpoints, the EU system's limits and
 // splitting, production without and with EU system credentials (whose
 // auth key never shows); a statement that is being followed when the
@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apitest"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -158,7 +159,7 @@ type ddsCollection struct {
 // --- helpers ---
 
 // ddsDecode decodes a DDS strictly and checks what every answer holds.
-func ddsDecode(t testing.TB, r *response, raw []byte) ddsView {
+func ddsDecode(t testing.TB, r *apitest.Response, raw []byte) ddsView {
 	t.Helper()
 	var v ddsView
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -169,12 +170,12 @@ func ddsDecode(t testing.TB, r *response, raw []byte) ddsView {
 	if !ddsIDPattern.MatchString(v.DDSID) || v.BatchIDs == nil || v.Reasons == nil || v.ReferencedStatements == nil || len(v.History) == 0 {
 		t.Fatalf("%s: DDS ddsId %q, batchIds, reasons and referencedStatements arrays, a history: %s", r.Request, v.DDSID, raw)
 	}
-	parseAPITime(t, v.CreatedAt)
+	apitest.ParseTime(t, v.CreatedAt)
 	if v.History[0].Status != "DRAFT" || v.History[len(v.History)-1].Status != v.Status {
 		t.Errorf("%s: history %s ends elsewhere than status %s or does not start at DRAFT", r.Request, ddsHistory(v), v.Status)
 	}
 	for i, h := range v.History {
-		parseAPITime(t, h.At)
+		apitest.ParseTime(t, h.At)
 		if h.LedgerIndex == nil || h.Actor == "" {
 			t.Errorf("%s: history[%d] %+v without ledgerIndex or actor", r.Request, i, h)
 		}
@@ -211,7 +212,7 @@ func ddsMapOperator(t testing.TB, base, key, vendor, uuid, eori string) {
 	if eori != "" {
 		body["eori"] = eori
 	}
-	postSupplier(t, base, key, newIdemKey(), body).wantStatus(t, http.StatusOK)
+	postSupplier(t, base, key, apitest.NewIdemKey(), body).WantStatus(t, http.StatusOK)
 }
 
 // ddsPlots is n compliant cocoa plots from Ghana on a grid, supplied by
@@ -241,7 +242,7 @@ func ddsVerifiedBatch(t testing.TB, base, key, vendor string, features ...string
 // for the link's job.
 func ddsLink(t testing.TB, base, key, batchID string) {
 	t.Helper()
-	acc := ledAccepted(t, ledLink(t, base, key, batchID, "SHP-"+randHex(4)), "linkId", "jobId")
+	acc := ledAccepted(t, ledLink(t, base, key, batchID, "SHP-"+apitest.RandHex(4)), "linkId", "jobId")
 	if j := ledWaitJob(t, base, key, acc["jobId"], ledLinkJobType); j.Status != "COMPLETED" {
 		t.Fatalf("link job %s: %s %+v", j.JobID, j.Status, j.Error)
 	}
@@ -261,15 +262,15 @@ func ddsBody(operator string, batchIDs ...string) map[string]any {
 }
 
 // ddsCreate posts a draft with a fresh Idempotency-Key.
-func ddsCreate(t testing.TB, base, key string, body any) *response {
+func ddsCreate(t testing.TB, base, key string, body any) *apitest.Response {
 	t.Helper()
-	return do(t, "POST", base+ddsPath, idem(key), body)
+	return apitest.Do(t, "POST", base+ddsPath, idem(key), body)
 }
 
 // ddsDraft posts a draft that must be made, and returns it.
 func ddsDraft(t testing.TB, base, key string, body any) ddsView {
 	t.Helper()
-	r := ddsCreate(t, base, key, body).wantStatus(t, http.StatusOK)
+	r := ddsCreate(t, base, key, body).WantStatus(t, http.StatusOK)
 	d := ddsDecode(t, r, r.Body)
 	if d.Status != "DRAFT" || ddsHistory(d) != "DRAFT" || d.EUUUID != nil || d.ReferenceNumber != nil ||
 		d.VerificationNumber != nil || d.SubmittedAt != nil || len(d.Statement) == 0 {
@@ -281,7 +282,7 @@ func ddsDraft(t testing.TB, base, key string, body any) ddsView {
 // ddsGet reads a DDS.
 func ddsGet(t testing.TB, base, key, id string) ddsView {
 	t.Helper()
-	r := do(t, "GET", base+ddsPath+"/"+id, withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", base+ddsPath+"/"+id, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	v := ddsDecode(t, r, r.Body)
 	if v.DDSID != id || len(v.Statement) == 0 {
 		t.Fatalf("%s: %s", r.Request, r.Body)
@@ -293,7 +294,7 @@ func ddsGet(t testing.TB, base, key, id string) ddsView {
 // checking that the list leaves out the statements.
 func ddsList(t testing.TB, base, key, query string) []string {
 	t.Helper()
-	r := do(t, "GET", base+ddsPath+"?"+query, withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", base+ddsPath+"?"+query, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	var items []json.RawMessage
 	r.Decode(t, &items)
 	if items == nil {
@@ -313,25 +314,25 @@ func ddsList(t testing.TB, base, key, query string) []string {
 // ddsSubmitWith posts a submit with Idempotency-Key ik, which must be
 // accepted: exactly {"jobId"} and Location. It returns the response and
 // the job ID.
-func ddsSubmitWith(t testing.TB, base, key, id, ik string) (*response, string) {
+func ddsSubmitWith(t testing.TB, base, key, id, ik string) (*apitest.Response, string) {
 	t.Helper()
-	r := do(t, "POST", base+ddsPath+"/"+id+"/submit", merge(withKey(key), hdr("Idempotency-Key", ik)), nil)
-	r.wantStatus(t, http.StatusAccepted)
+	r := apitest.Do(t, "POST", base+ddsPath+"/"+id+"/submit", apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), nil)
+	r.WantStatus(t, http.StatusAccepted)
 	return r, checkAccepted(t, r)
 }
 
 // ddsSubmit submits a DDS with a fresh Idempotency-Key and returns the job ID.
 func ddsSubmit(t testing.TB, base, key, id string) string {
 	t.Helper()
-	_, job := ddsSubmitWith(t, base, key, id, newIdemKey())
+	_, job := ddsSubmitWith(t, base, key, id, apitest.NewIdemKey())
 	return job
 }
 
 // ddsPost posts to a DDS's action (submit, revoke) with a fresh
 // Idempotency-Key.
-func ddsPost(t testing.TB, base, key, ref, action string) *response {
+func ddsPost(t testing.TB, base, key, ref, action string) *apitest.Response {
 	t.Helper()
-	return do(t, "POST", base+ddsPath+"/"+ref+"/"+action, idem(key), nil)
+	return apitest.Do(t, "POST", base+ddsPath+"/"+ref+"/"+action, idem(key), nil)
 }
 
 // ddsWaitStatus polls a DDS until it has status want.
@@ -346,7 +347,7 @@ func ddsWaitStatus(t testing.TB, base, key, id, want string) ddsView {
 }
 
 // ddsEventData reads a delivery's data and checks its members are exactly keys.
-func ddsEventData(t testing.TB, r whRequest, keys ...string) map[string]json.RawMessage {
+func ddsEventData(t testing.TB, r apitest.Delivery, keys ...string) map[string]json.RawMessage {
 	t.Helper()
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(r.Env.Data, &m); err != nil {
@@ -369,9 +370,9 @@ func ddsString(t testing.TB, raw json.RawMessage) string {
 
 // ddsDeliveries is what the receiver's ddsReceiver path got of event type
 // typ about DDS id, in arrival order.
-func ddsDeliveries(rc *receiver, typ, id string) []whRequest {
-	var out []whRequest
-	for _, r := range rc.requests(ddsReceiver, "") {
+func ddsDeliveries(rc *apitest.Receiver, typ, id string) []apitest.Delivery {
+	var out []apitest.Delivery
+	for _, r := range rc.Requests(ddsReceiver, "") {
 		if r.Env.EventType == typ && dataField(&r, "ddsId") == id {
 			out = append(out, r)
 		}
@@ -381,9 +382,9 @@ func ddsDeliveries(rc *receiver, typ, id string) []whRequest {
 
 // ddsWaitEvent waits until the receiver has accepted a typ delivery about
 // DDS id and returns it, its signatures checked with secret.
-func ddsWaitEvent(t testing.TB, rc *receiver, secret, typ, id string) whRequest {
+func ddsWaitEvent(t testing.TB, rc *apitest.Receiver, secret, typ, id string) apitest.Delivery {
 	t.Helper()
-	var got whRequest
+	var got apitest.Delivery
 	waitUntil(t, ddsWait, typ+" of "+id, func() bool {
 		for _, r := range ddsDeliveries(rc, typ, id) {
 			if r.Status/100 == 2 {
@@ -396,7 +397,7 @@ func ddsWaitEvent(t testing.TB, rc *receiver, secret, typ, id string) whRequest 
 	if got.SigErr != nil || got.Header.Get("X-Service-Event-Type") != typ {
 		t.Errorf("%s delivery: signature %v, X-Service-Event-Type %q", typ, got.SigErr, got.Header.Get("X-Service-Event-Type"))
 	}
-	checkSignatures(t, got, secret)
+	apitest.CheckSignatures(t, got, secret)
 	return got
 }
 
@@ -493,7 +494,7 @@ func ddsReferencePattern(t testing.TB, submittedAt *string, country string) *reg
 	if submittedAt == nil {
 		t.Fatal("no submittedAt")
 	}
-	yy := parseAPITime(t, *submittedAt).UTC().Year() % 100
+	yy := apitest.ParseTime(t, *submittedAt).UTC().Year() % 100
 	return regexp.MustCompile(fmt.Sprintf(`^%02d%s[0-9A-Z]{10}$`, yy, country))
 }
 
@@ -501,7 +502,7 @@ func ddsReferencePattern(t testing.TB, submittedAt *string, country string) *reg
 
 func TestDDS_SandboxFlow(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, ddsFast...)
 	k := p.CreateKey(t, sandbox)
 	key, base := k.Key, p.SandboxURL
@@ -600,13 +601,13 @@ func TestDDS_SandboxFlow(t *testing.T) {
 
 	// Submit: 202 with Location; the same request again is the same
 	// answer replayed, another one is 409.
-	ik := newIdemKey()
+	ik := apitest.NewIdemKey()
 	_, jobID := ddsSubmitWith(t, base, key, d.DDSID, ik)
 	replay, again := ddsSubmitWith(t, base, key, d.DDSID, ik)
 	if again != jobID || replay.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replayed submit: job %s (first %s), Idempotent-Replayed %q", again, jobID, replay.Header.Get("Idempotent-Replayed"))
 	}
-	wantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
+	apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
 
 	// dds.submitted, then dds.validated a second later.
 	sub := ddsWaitEvent(t, rc, reg.SigningSecret, "dds.submitted", d.DDSID)
@@ -643,19 +644,19 @@ func TestDDS_SandboxFlow(t *testing.T) {
 		t.Error("the statement changed on filing")
 	}
 	ddsCheckLedger(t, base, key, v, v.Statement)
-	wantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
+	apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
 
 	// Revoke by the EU reference number: once.
-	r := ddsPost(t, base, key, ref, "revoke").wantStatus(t, http.StatusOK)
+	r := ddsPost(t, base, key, ref, "revoke").WantStatus(t, http.StatusOK)
 	rv := ddsDecode(t, r, r.Body)
 	if rv.DDSID != d.DDSID || rv.Status != "REVOKED" || ddsHistory(rv) != "DRAFT SUBMITTED VALIDATED REVOKED" ||
 		rv.History[3].Actor != k.KeyID || polStr(rv.ReferenceNumber) != ref {
 		t.Errorf("revoke: %s", r.Body)
 	}
-	wantError(t, ddsPost(t, base, key, ref, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
-	wantError(t, ddsPost(t, base, key, d.DDSID, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
-	wantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
-	wantError(t, ddsPost(t, base, key, "26NLZZZZZZZZZZ", "revoke"), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, ddsPost(t, base, key, ref, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
+	apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
+	apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
+	apitest.WantError(t, ddsPost(t, base, key, "26NLZZZZZZZZZZ", "revoke"), http.StatusNotFound, "NOT_FOUND")
 	if ids := ddsList(t, base, key, "status=REVOKED"); !slices.Equal(ids, []string{d.DDSID}) {
 		t.Errorf("REVOKED list %v, want [%s]", ids, d.DDSID)
 	}
@@ -664,7 +665,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 			t.Errorf("%s list %v, want none", st, ids)
 		}
 	}
-	wantError(t, do(t, "GET", base+ddsPath+"?status=FILED", withKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	apitest.WantError(t, apitest.Do(t, "GET", base+ddsPath+"?status=FILED", apitest.WithKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 	final := ddsGet(t, base, key, d.DDSID)
 	ddsCheckLedger(t, base, key, final, final.Statement)
 
@@ -685,7 +686,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 
 func TestDDS_Rejected(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, ddsFast...)
 	key, base := p.createKey(t, sandbox), p.SandboxURL
 	reg := subscribe(t, p, key, rc, ddsReceiver, "dds.submitted", "dds.validated", "dds.rejected")
@@ -724,8 +725,8 @@ func TestDDS_Rejected(t *testing.T) {
 			t.Errorf("%s: no dds.submitted before the rejection", c.name)
 		}
 		ddsCheckLedger(t, base, key, v, v.Statement)
-		wantError(t, ddsPost(t, base, key, d.DDSID, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
-		wantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
+		apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
+		apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
 		if got := ddsGet(t, base, key, d.DDSID); got.Status != "REJECTED" {
 			t.Errorf("%s: %s after the refused revoke", c.name, got.Status)
 		}
@@ -756,12 +757,12 @@ func TestDDS_Refusals(t *testing.T) {
 	linked, _ := ddsLinkedBatch(t, base, key, "V-OK", ddsPlots(1, -1.3, 6.2, "V-OK")...)
 
 	// A batch not linked to a shipment, alone or next to a linked one.
-	e := wantError(t, ddsCreate(t, base, key, ddsBody(ddsOperatorUUID, unlinked)), http.StatusUnprocessableEntity, "BUSINESS_RULE", "BATCH_NOT_VERIFIED")
-	if d := e.detail(t, "batchIds[0]"); !strings.Contains(d.Issue, unlinked) || !strings.Contains(d.Issue, "link") {
+	e := apitest.WantError(t, ddsCreate(t, base, key, ddsBody(ddsOperatorUUID, unlinked)), http.StatusUnprocessableEntity, "BUSINESS_RULE", "BATCH_NOT_VERIFIED")
+	if d := e.Detail(t, "batchIds[0]"); !strings.Contains(d.Issue, unlinked) || !strings.Contains(d.Issue, "link") {
 		t.Errorf("unlinked batch: %+v", d)
 	}
-	e = wantError(t, ddsCreate(t, base, key, ddsBody(ddsOperatorUUID, linked, unlinked)), http.StatusUnprocessableEntity, "BUSINESS_RULE", "BATCH_NOT_VERIFIED")
-	e.detail(t, "batchIds[1]")
+	e = apitest.WantError(t, ddsCreate(t, base, key, ddsBody(ddsOperatorUUID, linked, unlinked)), http.StatusUnprocessableEntity, "BUSINESS_RULE", "BATCH_NOT_VERIFIED")
+	e.Detail(t, "batchIds[1]")
 
 	// An unknown batch: 404 naming it.
 	unknown := "bat_01JZZZZZZZZZZZZZZZZZZZZZZZ"
@@ -775,29 +776,29 @@ func TestDDS_Refusals(t *testing.T) {
 	bad := map[string]any{"batchIds": []string{linked, linked}, "activityType": "SELL", "operatorUuid": "not-a-uuid",
 		"internalReference": strings.Repeat("x", 36), "countryOfActivity": "US",
 		"referencedStatements": []map[string]string{{"referenceNumber": "26NL1", "verificationNumber": "x"}}, "colour": "red"}
-	e = wantError(t, ddsCreate(t, base, key, bad), http.StatusBadRequest, "VALIDATION_FAILED",
+	e = apitest.WantError(t, ddsCreate(t, base, key, bad), http.StatusBadRequest, "VALIDATION_FAILED",
 		"INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE", "UNKNOWN_FIELD")
 	for _, f := range []string{"batchIds[1]", "activityType", "operatorUuid", "internalReference", "countryOfActivity",
 		"referencedStatements[0].referenceNumber", "referencedStatements[0].verificationNumber", "colour"} {
-		e.detail(t, f)
+		e.Detail(t, f)
 	}
-	e = wantError(t, ddsCreate(t, base, key, map[string]any{"batchIds": []string{}}), http.StatusBadRequest, "VALIDATION_FAILED",
+	e = apitest.WantError(t, ddsCreate(t, base, key, map[string]any{"batchIds": []string{}}), http.StatusBadRequest, "VALIDATION_FAILED",
 		"REQUIRED", "REQUIRED", "REQUIRED")
 	for _, f := range []string{"batchIds", "activityType", "operatorUuid"} {
-		e.detail(t, f)
+		e.Detail(t, f)
 	}
-	wantError(t, ddsCreate(t, base, key, `{"batchIds":`), http.StatusBadRequest, "VALIDATION_FAILED", "MALFORMED_JSON")
-	wantError(t, do(t, "POST", base+ddsPath, withKey(key), ddsBody(ddsOperatorUUID, linked)), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
-	wantError(t, ddsPost(t, base, key, "dds_01JZZZZZZZZZZZZZZZZZZZZZZZ", "submit"), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "GET", base+ddsPath+"/dds_01JZZZZZZZZZZZZZZZZZZZZZZZ", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, ddsCreate(t, base, key, `{"batchIds":`), http.StatusBadRequest, "VALIDATION_FAILED", "MALFORMED_JSON")
+	apitest.WantError(t, apitest.Do(t, "POST", base+ddsPath, apitest.WithKey(key), ddsBody(ddsOperatorUUID, linked)), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
+	apitest.WantError(t, ddsPost(t, base, key, "dds_01JZZZZZZZZZZZZZZZZZZZZZZZ", "submit"), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", base+ddsPath+"/dds_01JZZZZZZZZZZZZZZZZZZZZZZZ", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 	if ids := ddsList(t, base, key, ""); len(ids) != 0 {
 		t.Errorf("refused requests left DDSs behind: %v", ids)
 	}
 
 	// IMPORT for an operator whose mapping has no EORI: the EU rule.
 	noEORIBatch, _ := ddsLinkedBatch(t, base, key, "V-NOEORI", ddsPlots(1, -1.3, 6.1, "V-NOEORI")...)
-	e = wantError(t, ddsCreate(t, base, key, ddsBody(noEORI, noEORIBatch)), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_RULE")
-	if d := e.detail(t, "statement.operator.eori"); !strings.Contains(d.Issue, "EORI") || !strings.Contains(d.Issue, "IMPORT") {
+	e = apitest.WantError(t, ddsCreate(t, base, key, ddsBody(noEORI, noEORIBatch)), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_RULE")
+	if d := e.Detail(t, "statement.operator.eori"); !strings.Contains(d.Issue, "EORI") || !strings.Contains(d.Issue, "IMPORT") {
 		t.Errorf("EORI refusal: %+v, want the rule named", d)
 	}
 	if strings.Contains(e.Message, "split") {
@@ -806,7 +807,7 @@ func TestDDS_Refusals(t *testing.T) {
 	// ... which "split" does not cure.
 	b := ddsBody(noEORI, noEORIBatch)
 	b["split"] = true
-	wantError(t, ddsCreate(t, base, key, b), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_RULE")
+	apitest.WantError(t, ddsCreate(t, base, key, b), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_RULE")
 
 	// 1,001 unnamed plots: 1,001 producers of one commodity, over the EU's
 	// 1,000 per commodity.
@@ -814,8 +815,8 @@ func TestDDS_Refusals(t *testing.T) {
 	big, bigIDs := ddsLinkedBatch(t, base, key, "V-BIG", ddsPlots(1001, -1.9, 7.0, "V-BIG")...)
 	b = ddsBody(ddsOperatorUUID, big)
 	b["internalReference"] = "BIG-LOT"
-	e = wantError(t, ddsCreate(t, base, key, b), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_RULE")
-	if d := e.detail(t, "statement.commodities[0].producers"); !strings.Contains(d.Issue, "1,001") || !strings.Contains(d.Issue, "1,000") {
+	e = apitest.WantError(t, ddsCreate(t, base, key, b), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_RULE")
+	if d := e.Detail(t, "statement.commodities[0].producers"); !strings.Contains(d.Issue, "1,001") || !strings.Contains(d.Issue, "1,000") {
 		t.Errorf("limit refusal: %+v, want 1,001 producers against the limit of 1,000", d)
 	}
 	if !strings.Contains(e.Message, "split") {
@@ -827,7 +828,7 @@ func TestDDS_Refusals(t *testing.T) {
 	// and both entries fit in one statement (at most 100 commodities and
 	// 10,000 producers).
 	b["split"] = true
-	r = ddsCreate(t, base, key, b).wantStatus(t, http.StatusOK)
+	r = ddsCreate(t, base, key, b).WantStatus(t, http.StatusOK)
 	var parts []json.RawMessage
 	r.Decode(t, &parts)
 	producers, weight := 0, 0.0
@@ -878,7 +879,7 @@ func TestDDS_Refusals(t *testing.T) {
 	// "split" on a statement within the limits: a list of one.
 	b = ddsBody(ddsOperatorUUID, linked)
 	b["split"] = true
-	r = ddsCreate(t, base, key, b).wantStatus(t, http.StatusOK)
+	r = ddsCreate(t, base, key, b).WantStatus(t, http.StatusOK)
 	parts = nil
 	r.Decode(t, &parts)
 	if len(parts) != 1 {
@@ -891,9 +892,9 @@ func TestDDS_Refusals(t *testing.T) {
 	// A draft is submitted once.
 	d := ddsDraft(t, base, key, ddsBody(ddsOperatorUUID, linked))
 	ddsSubmit(t, base, key, d.DDSID)
-	wantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
+	apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
 	ddsWaitStatus(t, base, key, d.DDSID, "VALIDATED")
-	wantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
+	apitest.WantError(t, ddsPost(t, base, key, d.DDSID, "submit"), http.StatusConflict, "CONFLICT", "DDS_NOT_DRAFT")
 
 	ddsProduction(t, p, eu)
 }
@@ -938,7 +939,7 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 	const authKey = "AuthKey-e2e-9f3Kq7ZxW2mLp"
 	live, base := p.createKey(t, production), p.ProductionURL
 	var bodies [][]byte
-	keep := func(r *response) *response {
+	keep := func(r *apitest.Response) *apitest.Response {
 		bodies = append(bodies, r.Body)
 		return r
 	}
@@ -948,13 +949,13 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 	layer := map[string]any{"name": "E2E DDS loss", "kind": "deforestation", "version": "1", "source": "e2e",
 		"features": json.RawMessage(polCollection(polFeature(polBoxGeometry(-1.95, 6.05, -1.94, 6.06, 6), map[string]any{}))),
 		"coverage": json.RawMessage(polCollection(polFeature(polBoxGeometry(-2, 6, -1, 7, 1), map[string]any{})))}
-	do(t, "POST", base+enterpriseAPI+"/layers", merge(bearer(p.Login(t)), hdr("Idempotency-Key", newIdemKey())), layer).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "POST", base+enterpriseAPI+"/layers", apitest.Merge(apitest.Bearer(p.Login(t)), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())), layer).WantStatus(t, http.StatusOK)
 	ddsMapOperator(t, base, live, "V-LIVE", ddsOperatorUUID, ddsEORI)
 	batch, _ := ddsLinkedBatch(t, base, live, "V-LIVE", ddsPlots(1, -1.5, 6.5, "V-LIVE")...)
 	d := ddsDraft(t, base, live, ddsBody(ddsOperatorUUID, batch))
 
 	for range 2 { // nothing is recorded: the second answer is the same
-		e := wantError(t, keep(ddsPost(t, base, live, d.DDSID, "submit")), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_NOT_CONFIGURED")
+		e := apitest.WantError(t, keep(ddsPost(t, base, live, d.DDSID, "submit")), http.StatusUnprocessableEntity, "BUSINESS_RULE", "EU_SYSTEM_NOT_CONFIGURED")
 		if !strings.Contains(e.Message, "credentials/eu-system") {
 			t.Errorf("not configured: %q does not say how to configure", e.Message)
 		}
@@ -963,29 +964,29 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 		t.Errorf("after refused submits: %s", ddsHistory(v))
 	}
 	credURL := base + eudrAPI + "/credentials/eu-system"
-	wantError(t, keep(do(t, "GET", credURL, withKey(live), nil)), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, keep(apitest.Do(t, "GET", credURL, apitest.WithKey(live), nil)), http.StatusNotFound, "NOT_FOUND")
 
 	// A bad PUT lists its problems, without the key.
-	e := wantError(t, keep(do(t, "PUT", credURL, withKey(live), map[string]any{"authKey": authKey})), http.StatusBadRequest,
+	e := apitest.WantError(t, keep(apitest.Do(t, "PUT", credURL, apitest.WithKey(live), map[string]any{"authKey": authKey})), http.StatusBadRequest,
 		"VALIDATION_FAILED", "REQUIRED", "REQUIRED")
-	e.detail(t, "username")
-	e.detail(t, "clientId")
-	wantError(t, keep(do(t, "PUT", credURL, withKey(live), map[string]any{"username": "op-user", "authKey": authKey,
+	e.Detail(t, "username")
+	e.Detail(t, "clientId")
+	apitest.WantError(t, keep(apitest.Do(t, "PUT", credURL, apitest.WithKey(live), map[string]any{"username": "op-user", "authKey": authKey,
 		"clientId": "eudr-test", "endpoint": "ftp://relay.example/tracesnt"})), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 	endpoint := eu.srv.URL + "/tracesnt"
-	e = wantError(t, keep(do(t, "PUT", credURL, withKey(live), map[string]any{"username": "op-user", "authKey": authKey,
+	e = apitest.WantError(t, keep(apitest.Do(t, "PUT", credURL, apitest.WithKey(live), map[string]any{"username": "op-user", "authKey": authKey,
 		"clientId": "eudr-test", "endpoint": endpoint})), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-	if d := e.detail(t, "endpoint"); !strings.Contains(d.Issue, "https URL without user name or password") {
+	if d := e.Detail(t, "endpoint"); !strings.Contains(d.Issue, "https URL without user name or password") {
 		t.Errorf("plain http endpoint through the API: issue %q", d.Issue)
 	}
 	if n := len(eu.requests()); n != 0 {
 		t.Fatalf("the EU system received %d requests before any submission", n)
 	}
 
-	put := keep(do(t, "PUT", credURL, withKey(live), map[string]any{"username": "op-user", "authKey": authKey,
-		"clientId": "eudr-test", "endpoint": "production"})).wantStatus(t, http.StatusOK)
-	get := keep(do(t, "GET", credURL, withKey(live), nil)).wantStatus(t, http.StatusOK)
-	for _, r := range []*response{put, get} {
+	put := keep(apitest.Do(t, "PUT", credURL, apitest.WithKey(live), map[string]any{"username": "op-user", "authKey": authKey,
+		"clientId": "eudr-test", "endpoint": "production"})).WantStatus(t, http.StatusOK)
+	get := keep(apitest.Do(t, "GET", credURL, apitest.WithKey(live), nil)).WantStatus(t, http.StatusOK)
+	for _, r := range []*apitest.Response{put, get} {
 		var c map[string]any
 		r.Decode(t, &c)
 		if got := ledSortedKeys(rawKeys(t, r.Body)); !slices.Equal(got, []string{"authKeySet", "clientId", "effectiveEndpoint", "endpoint", "updatedAt", "username"}) {
@@ -996,15 +997,15 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 			t.Errorf("%s: %s", r.Request, r.Body)
 		}
 		if s, _ := c["updatedAt"].(string); s != "" {
-			parseAPITime(t, s)
+			apitest.ParseTime(t, s)
 		}
 	}
 	// The sandbox has no credentials of its own.
-	wantError(t, keep(do(t, "GET", p.SandboxURL+eudrAPI+"/credentials/eu-system", withKey(p.createKey(t, sandbox)), nil)), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, keep(apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/credentials/eu-system", apitest.WithKey(p.createKey(t, sandbox)), nil)), http.StatusNotFound, "NOT_FOUND")
 
 	// Now the statement goes to the EU system, which is down: the request
 	// carries the username, not the key.
-	_, jobID := ddsSubmitWith(t, base, live, d.DDSID, newIdemKey())
+	_, jobID := ddsSubmitWith(t, base, live, d.DDSID, apitest.NewIdemKey())
 	waitUntil(t, ddsWait, "a request to the EU system", func() bool { return len(eu.requests()) > 0 })
 	for _, req := range eu.requests() {
 		if !strings.Contains(req, "op-user") || strings.Contains(req, authKey) ||
@@ -1018,7 +1019,7 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 	// the job and on the statement, which stays a DRAFT.
 	var j jobView
 	waitUntil(t, ddsWait, "the job to show its failed attempt", func() bool {
-		r := keep(do(t, "GET", jobURL(base, jobID), withKey(live), nil)).wantStatus(t, http.StatusOK)
+		r := keep(apitest.Do(t, "GET", jobURL(base, jobID), apitest.WithKey(live), nil)).WantStatus(t, http.StatusOK)
 		j = jobView{}
 		dec := json.NewDecoder(bytes.NewReader(r.Body))
 		dec.DisallowUnknownFields()
@@ -1032,10 +1033,10 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 		last.Code != "EU_SYSTEM_UNAVAILABLE" || last.Message != "the EU information system answered HTTP 503 (Service Unavailable) to submitDds; trying again" {
 		t.Fatalf("a submission job while the EU system answers 503: %+v (lastAttempt %s)", j, j.LastAttempt)
 	}
-	if wait := parseAPITime(t, *j.NextAttemptAt).Sub(parseAPITime(t, last.At)); wait != 30*time.Minute {
+	if wait := apitest.ParseTime(t, *j.NextAttemptAt).Sub(apitest.ParseTime(t, last.At)); wait != 30*time.Minute {
 		t.Errorf("next attempt %s after the last, want 30m", wait)
 	}
-	dr := keep(do(t, "GET", base+ddsPath+"/"+d.DDSID, withKey(live), nil)).wantStatus(t, http.StatusOK)
+	dr := keep(apitest.Do(t, "GET", base+ddsPath+"/"+d.DDSID, apitest.WithKey(live), nil)).WantStatus(t, http.StatusOK)
 	v := ddsDecode(t, dr, dr.Body)
 	if sub := v.Submission; v.Status != "DRAFT" || sub == nil || sub.JobID != jobID || sub.Status != "RUNNING" ||
 		sub.Attempts != j.Attempts || sub.LastAttempt == nil || *sub.LastAttempt != last || sub.NextAttemptAt == nil || *sub.NextAttemptAt != *j.NextAttemptAt {
@@ -1063,7 +1064,7 @@ func rawKeys(t testing.TB, body []byte) map[string]json.RawMessage {
 
 func TestDDS_CrashKill9(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, append([]string{jobsLeaseEnv, "EUDR_EU_SYSTEM_SANDBOX_DELAY=4s",
 		"EUDR_EU_SYSTEM_SANDBOX_POLL_SCHEDULE=200ms,500ms,1s"}, noRateLimit...)...)
 	key, base := p.createKey(t, sandbox), p.SandboxURL
@@ -1076,7 +1077,7 @@ func TestDDS_CrashKill9(t *testing.T) {
 	early := ddsDraft(t, base, key, ddsBody(ddsOperatorUUID, batch))
 	earlyJob := ddsSubmit(t, base, key, early.DDSID)
 	ddsWaitEvent(t, rc, reg.SigningSecret, "dds.submitted", early.DDSID)
-	r := ddsPost(t, base, key, early.DDSID, "revoke").wantStatus(t, http.StatusOK)
+	r := ddsPost(t, base, key, early.DDSID, "revoke").WantStatus(t, http.StatusOK)
 	if rv := ddsDecode(t, r, r.Body); rv.Status != "REVOKED" || ddsHistory(rv) != "DRAFT SUBMITTED REVOKED" {
 		t.Errorf("revoke while SUBMITTED: %s", r.Body)
 	}
@@ -1103,7 +1104,7 @@ func TestDDS_CrashKill9(t *testing.T) {
 		t.Errorf("referenceNumber %q, want %s", polStr(v.ReferenceNumber), pat)
 	}
 	// The EU system kept the statement SUBMITTED for its 4 seconds.
-	if at := parseAPITime(t, v.History[2].At); at.Sub(parseAPITime(t, *v.SubmittedAt)) < 3500*time.Millisecond {
+	if at := apitest.ParseTime(t, v.History[2].At); at.Sub(apitest.ParseTime(t, *v.SubmittedAt)) < 3500*time.Millisecond {
 		t.Errorf("VALIDATED at %s, well before 4s after submission at %s", v.History[2].At, *v.SubmittedAt)
 	}
 	val := ddsWaitEvent(t, rc, reg.SigningSecret, "dds.validated", d.DDSID)
@@ -1157,7 +1158,7 @@ func TestDDS_CrashKill9(t *testing.T) {
 // first.
 func TestDDS_ReferencedStatements(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, ddsFast...)
 	key, base := p.createKey(t, sandbox), p.SandboxURL
 	reg := subscribe(t, p, key, rc, ddsReceiver, "dds.submitted", "dds.validated", "dds.rejected")
@@ -1194,7 +1195,7 @@ func TestDDS_ReferencedStatements(t *testing.T) {
 
 	// The first is grouped into the second now: the EU system refuses its
 	// withdrawal.
-	e := wantError(t, ddsPost(t, base, key, ref, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
+	e := apitest.WantError(t, ddsPost(t, base, key, ref, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
 	if len(e.Details) == 1 && !strings.Contains(e.Details[0].Issue, "GROUPED") {
 		t.Errorf("revoke of a grouped statement: %q does not say why", e.Details[0].Issue)
 	}
@@ -1230,8 +1231,8 @@ func TestDDS_ReferencedStatements(t *testing.T) {
 	}
 
 	// Revoking the grouping statement frees the first.
-	ddsPost(t, base, key, polStr(v2.ReferenceNumber), "revoke").wantStatus(t, http.StatusOK)
-	r := ddsPost(t, base, key, ref, "revoke").wantStatus(t, http.StatusOK)
+	ddsPost(t, base, key, polStr(v2.ReferenceNumber), "revoke").WantStatus(t, http.StatusOK)
+	r := ddsPost(t, base, key, ref, "revoke").WantStatus(t, http.StatusOK)
 	if v := ddsDecode(t, r, r.Body); v.DDSID != first.DDSID || v.Status != "REVOKED" {
 		t.Errorf("revoke of the freed statement: %s", r.Body)
 	}

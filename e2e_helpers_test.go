@@ -1,29 +1,26 @@
 package main_test
 
 // End-to-end harness: the eudr binary that TestMain builds, a running
-// `eudr serve` (serverProc) and an HTTP client that checks what every
-// response must carry. Shared by the end-to-end tests in main_test.go and
-// the load test.
+// `eudr serve` (serverProc) and the CLI commands, on a data dir of their
+// own. Shared by the end-to-end tests and the load tests. The HTTP client,
+// the checks of answers and the webhook receiver are server/apitest's.
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 // eudrBin is the binary built by TestMain; "" under -short.
@@ -39,8 +36,10 @@ const (
 	stopTimeout  = 10 * time.Second
 	cliTimeout   = 20 * time.Second
 
-	eudrAPI       = "/api/v1/enterprise/eudr"
-	enterpriseAPI = "/api/v1/enterprise"
+	// Short names of the API's path prefixes, which almost every URL
+	// of these tests starts with.
+	eudrAPI       = apitest.EUDRAPI
+	enterpriseAPI = apitest.EnterpriseAPI
 )
 
 // Environments, as the API spells them.
@@ -381,15 +380,15 @@ func (p *serverProc) Login(t testing.TB) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.jwt == "" {
-		p.jwt = login(t, p.SandboxURL, "admin", p.AdminPassword)
+		p.jwt = apitest.Login(t, p.SandboxURL, "admin", p.AdminPassword)
 	}
 	return p.jwt
 }
 
 // CreateKey creates an API key of env through the API (as admin).
-func (p *serverProc) CreateKey(t testing.TB, env string, scopes ...string) apiKey {
+func (p *serverProc) CreateKey(t testing.TB, env string, scopes ...string) apitest.APIKey {
 	t.Helper()
-	return createKey(t, p.SandboxURL, p.Login(t), env, scopes...)
+	return apitest.CreateKey(t, p.SandboxURL, p.Login(t), env, scopes...)
 }
 
 // createKey is CreateKey returning only the key value.
@@ -399,9 +398,9 @@ func (p *serverProc) createKey(t testing.TB, env string, scopes ...string) strin
 }
 
 // mustDo is do that fails t unless the answer has status want.
-func (p *serverProc) mustDo(t testing.TB, method, url string, headers map[string]string, body any, want int) *response {
+func (p *serverProc) mustDo(t testing.TB, method, url string, headers map[string]string, body any, want int) *apitest.Response {
 	t.Helper()
-	return do(t, method, url, headers, body).wantStatus(t, want)
+	return apitest.Do(t, method, url, headers, body).WantStatus(t, want)
 }
 
 // cliResult is the outcome of one `eudr` command.
@@ -434,354 +433,6 @@ func runCLI(t testing.TB, dataDir string, extra []string, args ...string) cliRes
 		t.Fatalf("eudr %v did not finish within %s\nstdout: %s\nstderr: %s", args, cliTimeout, stdout.String(), stderr.String())
 	}
 	return cliResult{Stdout: stdout.String(), Stderr: stderr.String(), Code: cmd.ProcessState.ExitCode(), Elapsed: time.Since(start)}
-}
-
-// --- HTTP ---
-
-// httpClient does not follow redirects: the API never sends one, and a
-// redirect must show up as a failure.
-var httpClient = &http.Client{
-	Timeout:       15 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-// response is one HTTP answer, read in full.
-type response struct {
-	Request string // "METHOD URL", for messages
-	Status  int
-	Header  http.Header
-	Body    []byte
-}
-
-// hdr builds a header map from name, value pairs.
-func hdr(kv ...string) map[string]string {
-	if len(kv)%2 != 0 {
-		panic("hdr: odd number of arguments")
-	}
-	m := map[string]string{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
-
-// withKey is the canonical API key header.
-func withKey(key string) map[string]string { return hdr("X-API-Key", key) }
-
-// bearer is an Authorization: Bearer header.
-func bearer(token string) map[string]string { return hdr("Authorization", "Bearer "+token) }
-
-// merge combines header maps; later ones win.
-func merge(ms ...map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-var (
-	traceIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-	newTracePat    = regexp.MustCompile(`^[0-9a-f]{32}$`)
-)
-
-// do sends one request and reads the answer. body is nil (none), a string or
-// []byte (sent as is, with Content-Length), an io.Reader (sent chunked), or
-// anything else (sent as JSON). A body gets Content-Type application/json
-// unless headers name one; a header with value "" is not sent.
-//
-// It checks what every response must carry (API.md section 3): X-Trace-Id
-// (the request's when valid, else 32 hex chars), the three X-RateLimit-*
-// headers, and for every error status the JSON envelope with a details
-// array (never null).
-func do(t testing.TB, method, url string, headers map[string]string, body any) *response {
-	t.Helper()
-	r, err := tryDo(t, method, url, headers, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// tryDo is do returning a transport error instead of failing t, so it can
-// run in goroutines other than the test's (it reports only with t.Errorf).
-func tryDo(t testing.TB, method, url string, headers map[string]string, body any) (*response, error) {
-	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	case io.Reader:
-		rd = struct{ io.Reader }{b} // hide the type: no Content-Length, chunked
-	default:
-		js, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("encode request body: %v", err)
-		}
-		rd = bytes.NewReader(js)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v", method, url, err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: read body: %v", method, url, err)
-	}
-	r := &response{Request: method + " " + url, Status: resp.StatusCode, Header: resp.Header, Body: data}
-	r.checkCommon(t, req)
-	return r, nil
-}
-
-func (r *response) checkCommon(t testing.TB, req *http.Request) {
-	t.Helper()
-	got := r.Header.Get("X-Trace-Id")
-	if sent := req.Header.Get("X-Trace-Id"); traceIDPattern.MatchString(sent) {
-		if got != sent {
-			t.Errorf("%s: X-Trace-Id %q, want the request's %q echoed", r.Request, got, sent)
-		}
-	} else if !newTracePat.MatchString(got) {
-		t.Errorf("%s: X-Trace-Id %q, want 32 hex characters", r.Request, got)
-	}
-	for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
-		if _, err := strconv.ParseInt(r.Header.Get(h), 10, 64); err != nil {
-			t.Errorf("%s (status %d): header %s = %q, want an integer", r.Request, r.Status, h, r.Header.Get(h))
-		}
-	}
-	if r.Status >= 300 {
-		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-			t.Errorf("%s: status %d with Content-Type %q, want application/json", r.Request, r.Status, ct)
-		}
-		var env map[string]any
-		if err := json.Unmarshal(r.Body, &env); err != nil {
-			t.Errorf("%s: status %d body is not a JSON object: %v: %s", r.Request, r.Status, err, r.Body)
-			return
-		}
-		if _, ok := env["code"].(string); !ok {
-			t.Errorf("%s: error body without code: %s", r.Request, r.Body)
-		}
-		if _, ok := env["message"].(string); !ok {
-			t.Errorf("%s: error body without message: %s", r.Request, r.Body)
-		}
-		if _, ok := env["details"].([]any); !ok {
-			t.Errorf("%s: error body details is not an array: %s", r.Request, r.Body)
-		}
-	}
-}
-
-// Decode decodes the body into v.
-func (r *response) Decode(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.Body, v); err != nil {
-		t.Fatalf("%s: decode body (status %d): %v: %s", r.Request, r.Status, err, r.Body)
-	}
-}
-
-// Object is the body as a JSON object.
-func (r *response) Object(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	r.Decode(t, &m)
-	if m == nil {
-		t.Fatalf("%s: body is not a JSON object: %s", r.Request, r.Body)
-	}
-	return m
-}
-
-// Array is the body as a JSON array of objects.
-func (r *response) Array(t testing.TB) []map[string]any {
-	t.Helper()
-	var a []map[string]any
-	r.Decode(t, &a)
-	if a == nil {
-		t.Fatalf("%s: body is not a JSON array: %s", r.Request, r.Body)
-	}
-	return a
-}
-
-// wantStatus fails t unless the status is want.
-func (r *response) wantStatus(t testing.TB, want int) *response {
-	t.Helper()
-	if r.Status != want {
-		t.Fatalf("%s: got status %d, want %d; body: %s", r.Request, r.Status, want, r.Body)
-	}
-	return r
-}
-
-// apiError is the error envelope.
-type apiError struct {
-	Code    string      `json:"code"`
-	Message string      `json:"message"`
-	Details []apiDetail `json:"details"`
-}
-
-type apiDetail struct {
-	Code  string `json:"code"`
-	Field string `json:"field"`
-	Issue string `json:"issue"`
-}
-
-// detail returns the detail about field, or fails t.
-func (e apiError) detail(t testing.TB, field string) apiDetail {
-	t.Helper()
-	for _, d := range e.Details {
-		if d.Field == field {
-			return d
-		}
-	}
-	t.Fatalf("no detail for field %q in %+v", field, e.Details)
-	return apiDetail{}
-}
-
-// wantError checks status, top-level code and the detail codes in any order
-// (none: details must be empty), and returns the envelope.
-func wantError(t testing.TB, r *response, status int, code string, detailCodes ...string) apiError {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("%s: got status %d, want %d; body: %s", r.Request, r.Status, status, r.Body)
-	}
-	var e apiError
-	dec := json.NewDecoder(bytes.NewReader(r.Body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		t.Fatalf("%s: error envelope: %v: %s", r.Request, err, r.Body)
-	}
-	if e.Code != code {
-		t.Errorf("%s: got code %q, want %q; body: %s", r.Request, e.Code, code, r.Body)
-	}
-	if e.Message == "" {
-		t.Errorf("%s: empty message; body: %s", r.Request, r.Body)
-	}
-	var got []string
-	for _, d := range e.Details {
-		got = append(got, d.Code)
-		if d.Issue == "" {
-			t.Errorf("%s: detail %q without issue", r.Request, d.Code)
-		}
-	}
-	want := slices.Clone(detailCodes)
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("%s: got detail codes %q, want %q; body: %s", r.Request, got, detailCodes, r.Body)
-	}
-	return e
-}
-
-const (
-	msgUnauthorized = "Missing or invalid API key"
-	msgForbidden    = "API key does not have the required scope"
-)
-
-// wantUnauthorized checks SPEC.md's 401: UNAUTHORIZED, the fixed message, no details.
-func wantUnauthorized(t testing.TB, r *response) {
-	t.Helper()
-	e := wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
-	if e.Message != msgUnauthorized {
-		t.Errorf("%s: got message %q, want %q", r.Request, e.Message, msgUnauthorized)
-	}
-	if !bytes.Contains(r.Body, []byte(`"details":[]`)) {
-		t.Errorf("%s: 401 details must be [], body: %s", r.Request, r.Body)
-	}
-}
-
-// wantForbidden checks SPEC.md's 403 with the reason as the one detail.
-func wantForbidden(t testing.TB, r *response, reason string) apiDetail {
-	t.Helper()
-	e := wantError(t, r, http.StatusForbidden, "FORBIDDEN", reason)
-	if e.Message != msgForbidden {
-		t.Errorf("%s: got message %q, want %q", r.Request, e.Message, msgForbidden)
-	}
-	if len(e.Details) == 0 {
-		return apiDetail{}
-	}
-	return e.Details[0]
-}
-
-// --- accounts and keys ---
-
-// login posts the admin credentials and returns the token.
-func login(t testing.TB, baseURL, username, password string) string {
-	t.Helper()
-	r := do(t, "POST", baseURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": username, "password": password})
-	r.wantStatus(t, http.StatusOK)
-	var out struct {
-		Token     string `json:"token"`
-		ExpiresAt string `json:"expiresAt"`
-	}
-	r.Decode(t, &out)
-	if out.Token == "" {
-		t.Fatalf("login: no token in %s", r.Body)
-	}
-	return out.Token
-}
-
-// apiKey is the answer to POST /api-keys and /rotate.
-type apiKey struct {
-	KeyID       string   `json:"keyId"`
-	Name        string   `json:"name"`
-	Environment string   `json:"environment"`
-	Scopes      []string `json:"scopes"`
-	Key         string   `json:"key"`
-	CreatedAt   string   `json:"createdAt"`
-}
-
-// createKey creates a key of env through the API with a login token; no
-// scopes means the default (read and write).
-func createKey(t testing.TB, baseURL, jwt, env string, scopes ...string) apiKey {
-	t.Helper()
-	body := map[string]any{"name": "e2e " + env, "environment": env}
-	if len(scopes) > 0 {
-		body["scopes"] = scopes
-	}
-	r := do(t, "POST", baseURL+enterpriseAPI+"/api-keys", merge(bearer(jwt), hdr("Idempotency-Key", newIdemKey())), body)
-	r.wantStatus(t, http.StatusOK)
-	var k apiKey
-	r.Decode(t, &k)
-	if k.Key == "" || k.KeyID == "" {
-		t.Fatalf("create key: no key or keyId in %s", r.Body)
-	}
-	return k
-}
-
-// newIdemKey is a fresh Idempotency-Key.
-func newIdemKey() string { return "idem-" + randHex(12) }
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// randBase62 is n random base62 characters (the body of a key value).
-func randBase62(n int) string {
-	const chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, n)
-	rand.Read(b)
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b)
 }
 
 // --- suppliers ---
@@ -826,16 +477,16 @@ func supplierBody(erpVendorID, name string) map[string]any {
 
 // postSupplier posts body to /suppliers with key and Idempotency-Key idem
 // ("" sends none).
-func postSupplier(t testing.TB, baseURL, key, idem string, body any) *response {
+func postSupplier(t testing.TB, baseURL, key, idem string, body any) *apitest.Response {
 	t.Helper()
-	return do(t, "POST", baseURL+eudrAPI+"/suppliers", merge(withKey(key), hdr("Idempotency-Key", idem)), body)
+	return apitest.Do(t, "POST", baseURL+eudrAPI+"/suppliers", apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", idem)), body)
 }
 
 // mustCreateSupplier upserts a supplier with a fresh Idempotency-Key.
 func mustCreateSupplier(t testing.TB, baseURL, key, erpVendorID, name string) supplier {
 	t.Helper()
-	r := postSupplier(t, baseURL, key, newIdemKey(), supplierBody(erpVendorID, name))
-	r.wantStatus(t, http.StatusOK)
+	r := postSupplier(t, baseURL, key, apitest.NewIdemKey(), supplierBody(erpVendorID, name))
+	r.WantStatus(t, http.StatusOK)
 	var s supplier
 	r.Decode(t, &s)
 	return s

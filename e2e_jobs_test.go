@@ -2,8 +2,8 @@ package main_test
 
 // End-to-end tests of jobs (API.md section 5) through the sandbox's test
 // job, POST /sandbox/jobs: its lifecycle as GET /jobs/{jobId} shows it, a
-// fatal failure with its signed job.failed delivery (the receiver of
-// e2e_webhooks_test.go), validation, the production listener's 404s, and
+// fatal failure with its signed job.failed delivery (apitest.Receiver),
+// validation, the production listener's 404s, and
 // jobs that survive kill -9 and SIGTERM of the appliance.
 
 import (
@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 var jobIDPattern = regexp.MustCompile(`^job_[0-9A-HJKMNP-TV-Z]{26}$`)
@@ -76,12 +78,12 @@ func jobURL(base, id string) string { return base + eudrAPI + "/jobs/" + id }
 // checks the 202 (jobId and Location) and returns the job's ID.
 func queueJob(t testing.TB, p *serverProc, key string, body any) string {
 	t.Helper()
-	r := do(t, "POST", sandboxJobsURL(p.SandboxURL), idem(key), body).wantStatus(t, http.StatusAccepted)
+	r := apitest.Do(t, "POST", sandboxJobsURL(p.SandboxURL), idem(key), body).WantStatus(t, http.StatusAccepted)
 	return checkAccepted(t, r)
 }
 
 // checkAccepted checks a 202 of POST /sandbox/jobs and returns the jobId.
-func checkAccepted(t testing.TB, r *response) string {
+func checkAccepted(t testing.TB, r *apitest.Response) string {
 	t.Helper()
 	var acc map[string]any
 	r.Decode(t, &acc)
@@ -99,7 +101,7 @@ func checkAccepted(t testing.TB, r *response) string {
 // progress arithmetic, Retry-After exactly while unfinished) and returns it.
 func getJob(t testing.TB, base, key, id string) jobView {
 	t.Helper()
-	r, err := tryDo(t, "GET", jobURL(base, id), withKey(key), nil)
+	r, err := apitest.TryDo(t, "GET", jobURL(base, id), apitest.WithKey(key), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func getJob(t testing.TB, base, key, id string) jobView {
 
 // checkJob is getJob's check of an answer, usable from any goroutine: it
 // returns a message instead of failing.
-func checkJob(r *response, id string) (jobView, string) {
+func checkJob(r *apitest.Response, id string) (jobView, string) {
 	var j jobView
 	if r.Status != http.StatusOK {
 		return j, fmt.Sprintf("%s: status %d, want 200: %s", r.Request, r.Status, r.Body)
@@ -190,12 +192,12 @@ func TestJob_Lifecycle(t *testing.T) {
 
 	const items, itemMillis = 20, 40
 	before := time.Now()
-	ik := newIdemKey()
+	ik := apitest.NewIdemKey()
 	body := map[string]any{"items": items, "itemMillis": itemMillis}
-	r := do(t, "POST", sandboxJobsURL(p.SandboxURL), merge(withKey(key), hdr("Idempotency-Key", ik)), body).wantStatus(t, http.StatusAccepted)
+	r := apitest.Do(t, "POST", sandboxJobsURL(p.SandboxURL), apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), body).WantStatus(t, http.StatusAccepted)
 	long := checkAccepted(t, r)
 	// A retry with the same Idempotency-Key answers the same job.
-	r2 := do(t, "POST", sandboxJobsURL(p.SandboxURL), merge(withKey(key), hdr("Idempotency-Key", ik)), body).wantStatus(t, http.StatusAccepted)
+	r2 := apitest.Do(t, "POST", sandboxJobsURL(p.SandboxURL), apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), body).WantStatus(t, http.StatusAccepted)
 	if again := checkAccepted(t, r2); again != long || r2.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replayed POST: jobId %s (replayed %q), want %s replayed", again, r2.Header.Get("Idempotent-Replayed"), long)
 	}
@@ -206,7 +208,7 @@ func TestJob_Lifecycle(t *testing.T) {
 	if j.Status != "QUEUED" || j.StartedAt != nil || j.Progress.Total != 10 || j.Progress.Processed != 0 || j.Progress.Percent != 0 {
 		t.Errorf("job queued behind another: %+v, want QUEUED, 0 of 10, no startedAt", j)
 	}
-	createdAt := parseAPITime(t, j.CreatedAt)
+	createdAt := apitest.ParseTime(t, j.CreatedAt)
 	if createdAt.Before(before.Add(-time.Second)) || createdAt.After(time.Now().Add(time.Second)) {
 		t.Errorf("createdAt %s is not about now", j.CreatedAt)
 	}
@@ -219,7 +221,7 @@ func TestJob_Lifecycle(t *testing.T) {
 	var runningMid bool
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		r := do(t, "GET", p.SandboxURL+loc, withKey(key), nil)
+		r := apitest.Do(t, "GET", p.SandboxURL+loc, apitest.WithKey(key), nil)
 		j, msg := checkJob(r, long)
 		if msg != "" {
 			t.Fatal(msg)
@@ -253,7 +255,7 @@ func TestJob_Lifecycle(t *testing.T) {
 	if j.Status != "COMPLETED" || pr.Total != items || pr.Processed != items || pr.Succeeded != items || pr.Failed != 0 || pr.Percent != 100 || j.Error != nil {
 		t.Errorf("finished job: %+v, want COMPLETED %d of %d", j, items, items)
 	}
-	created, started, completed := parseAPITime(t, j.CreatedAt), parseAPITime(t, *j.StartedAt), parseAPITime(t, *j.CompletedAt)
+	created, started, completed := apitest.ParseTime(t, j.CreatedAt), apitest.ParseTime(t, *j.StartedAt), apitest.ParseTime(t, *j.CompletedAt)
 	if started.Before(created) || completed.Before(started) {
 		t.Errorf("createdAt %s, startedAt %s, completedAt %s out of order", j.CreatedAt, *j.StartedAt, *j.CompletedAt)
 	}
@@ -266,7 +268,7 @@ func TestJob_Lifecycle(t *testing.T) {
 	if j.Status != "COMPLETED" || j.Progress.Processed != 10 || j.Progress.Succeeded != 10 {
 		t.Errorf("default job: %+v, want COMPLETED 10 of 10", j)
 	}
-	if s := parseAPITime(t, *j.StartedAt); s.Before(completed) {
+	if s := apitest.ParseTime(t, *j.StartedAt); s.Before(completed) {
 		t.Errorf("the queued job started at %s, before the only worker was free (%s)", *j.StartedAt, *j.CompletedAt)
 	}
 }
@@ -275,7 +277,7 @@ func TestJob_Lifecycle(t *testing.T) {
 
 func TestJob_FailAtItem(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, noRateLimit...)
 	key := p.createKey(t, sandbox)
 	sub := subscribe(t, p, key, rc, "/jobs", "job.failed")
@@ -298,22 +300,22 @@ func TestJob_FailAtItem(t *testing.T) {
 	}
 
 	// One signed job.failed per failed job, to the job.failed subscription only.
-	byJob := func() map[string]whRequest {
-		out := map[string]whRequest{}
-		for _, r := range rc.requests("/jobs", "") {
+	byJob := func() map[string]apitest.Delivery {
+		out := map[string]apitest.Delivery{}
+		for _, r := range rc.Requests("/jobs", "") {
 			out[dataField(&r, "jobId")] = r
 		}
 		return out
 	}
 	waitUntil(t, 15*time.Second, "job.failed of both jobs delivered", func() bool {
 		got := byJob()
-		return rc.isDelivered("/jobs", got[id].Env.EventID) && rc.isDelivered("/jobs", got[first].Env.EventID)
+		return rc.IsDelivered("/jobs", got[id].Env.EventID) && rc.IsDelivered("/jobs", got[first].Env.EventID)
 	})
 	latency := time.Since(failedAt)
 	t.Logf("job.failed delivered %s after the job was seen FAILED", latency.Round(time.Millisecond))
 	for jobID, view := range map[string]jobView{id: j, first: j0} {
 		r := byJob()[jobID]
-		checkSignatures(t, r, sub.SigningSecret)
+		apitest.CheckSignatures(t, r, sub.SigningSecret)
 		if r.SigErr != nil || r.EnvErr != nil || r.Env.EventType != "job.failed" || !eventIDPattern.MatchString(r.Env.EventID) {
 			t.Errorf("job.failed of %s: signature %v, envelope %v: %s", jobID, r.SigErr, r.EnvErr, r.Body)
 		}
@@ -325,15 +327,15 @@ func TestJob_FailAtItem(t *testing.T) {
 		if h := r.Header.Get("X-Service-Event-Type"); h != "job.failed" {
 			t.Errorf("X-Service-Event-Type %q", h)
 		}
-		ts := parseAPITime(t, r.Env.Timestamp)
-		if done := parseAPITime(t, *view.CompletedAt); ts.Sub(done).Abs() > time.Second {
+		ts := apitest.ParseTime(t, r.Env.Timestamp)
+		if done := apitest.ParseTime(t, *view.CompletedAt); ts.Sub(done).Abs() > time.Second {
 			t.Errorf("job.failed timestamp %s, the job's completedAt %s", r.Env.Timestamp, *view.CompletedAt)
 		}
 	}
-	if n := len(rc.requests("/jobs", "")); n != 2 {
+	if n := len(rc.Requests("/jobs", "")); n != 2 {
 		t.Errorf("/jobs got %d requests, want 2 (one job.failed per failed job)", n)
 	}
-	if n := len(rc.requests("/reports", "")); n != 0 {
+	if n := len(rc.Requests("/reports", "")); n != 0 {
 		t.Errorf("/reports (report.ready) got %d requests", n)
 	}
 
@@ -348,7 +350,7 @@ func TestJob_FailAtItem(t *testing.T) {
 			t.Errorf("job.failed delivered %s after the job failed, want well under the dispatcher's poll interval", latency)
 		}
 	})
-	if n := len(rc.requests("/jobs", "")); n != 2 {
+	if n := len(rc.Requests("/jobs", "")); n != 2 {
 		t.Errorf("/jobs got %d requests after a completed job, want still 2", n)
 	}
 }
@@ -363,16 +365,16 @@ func TestJob_Validation(t *testing.T) {
 	live := p.createKey(t, production)
 	url := sandboxJobsURL(p.SandboxURL)
 
-	e := wantError(t, do(t, "POST", url, withKey(key), map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
-	if f := e.detail(t, "headers.Idempotency-Key"); f.Code != "IDEMPOTENCY_KEY_MISSING" {
+	e := apitest.WantError(t, apitest.Do(t, "POST", url, apitest.WithKey(key), map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
+	if f := e.Detail(t, "headers.Idempotency-Key"); f.Code != "IDEMPOTENCY_KEY_MISSING" {
 		t.Errorf("missing Idempotency-Key: %+v", f)
 	}
 
 	// Every problem of a body, each with its JSON path.
-	e = wantError(t, do(t, "POST", url, idem(key), `{"items":0,"itemMillis":1001,"failAtItem":-1,"color":"red"}`),
+	e = apitest.WantError(t, apitest.Do(t, "POST", url, idem(key), `{"items":0,"itemMillis":1001,"failAtItem":-1,"color":"red"}`),
 		http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE", "UNKNOWN_FIELD")
 	for field, code := range map[string]string{"items": "INVALID_VALUE", "itemMillis": "INVALID_VALUE", "failAtItem": "INVALID_VALUE", "color": "UNKNOWN_FIELD"} {
-		if d := e.detail(t, field); d.Code != code {
+		if d := e.Detail(t, field); d.Code != code {
 			t.Errorf("detail for %s: %+v, want %s", field, d, code)
 		}
 	}
@@ -388,39 +390,39 @@ func TestJob_Validation(t *testing.T) {
 		{`{"failAtItem":10}`, "failAtItem"}, // items defaults to 10
 		{`{"failAtItem":"3"}`, "failAtItem"},
 	} {
-		e := wantError(t, do(t, "POST", url, idem(key), c.body), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+		e := apitest.WantError(t, apitest.Do(t, "POST", url, idem(key), c.body), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 		if len(e.Details) == 1 && e.Details[0].Field != c.field {
 			t.Errorf("%s: detail field %q, want %s", c.body, e.Details[0].Field, c.field)
 		}
 	}
 	for _, body := range []string{"", "{", `{"items":1} x`} {
-		e := wantError(t, do(t, "POST", url, idem(key), body), http.StatusBadRequest, "VALIDATION_FAILED", "MALFORMED_JSON")
+		e := apitest.WantError(t, apitest.Do(t, "POST", url, idem(key), body), http.StatusBadRequest, "VALIDATION_FAILED", "MALFORMED_JSON")
 		if len(e.Details) == 1 && e.Details[0].Field != "body" {
 			t.Errorf("body %q: detail field %q, want body", body, e.Details[0].Field)
 		}
 	}
-	wantError(t, do(t, "POST", url, merge(idem(key), hdr("Content-Type", "text/plain")), `{}`), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "INVALID_VALUE")
-	wantUnauthorized(t, do(t, "POST", url, hdr("Idempotency-Key", newIdemKey()), `{}`))
-	wantForbidden(t, do(t, "POST", url, idem(ro), `{}`), "SCOPE_REQUIRED")
-	wantForbidden(t, do(t, "POST", url, idem(live), `{}`), "WRONG_ENVIRONMENT")
+	apitest.WantError(t, apitest.Do(t, "POST", url, apitest.Merge(idem(key), apitest.Hdr("Content-Type", "text/plain")), `{}`), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "INVALID_VALUE")
+	apitest.WantUnauthorized(t, apitest.Do(t, "POST", url, apitest.Hdr("Idempotency-Key", apitest.NewIdemKey()), `{}`))
+	apitest.WantForbidden(t, apitest.Do(t, "POST", url, idem(ro), `{}`), "SCOPE_REQUIRED")
+	apitest.WantForbidden(t, apitest.Do(t, "POST", url, idem(live), `{}`), "WRONG_ENVIRONMENT")
 
 	// A rejected request leaves its Idempotency-Key unused; the bounds are accepted.
-	ik := newIdemKey()
-	wantError(t, do(t, "POST", url, merge(withKey(key), hdr("Idempotency-Key", ik)), `{"items":0}`), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-	r := do(t, "POST", url, merge(withKey(key), hdr("Idempotency-Key", ik)), `{"items":1,"itemMillis":0,"failAtItem":0}`).wantStatus(t, http.StatusAccepted)
+	ik := apitest.NewIdemKey()
+	apitest.WantError(t, apitest.Do(t, "POST", url, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), `{"items":0}`), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	r := apitest.Do(t, "POST", url, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), `{"items":1,"itemMillis":0,"failAtItem":0}`).WantStatus(t, http.StatusAccepted)
 	checkAccepted(t, r)
-	wantError(t, do(t, "POST", url, merge(withKey(key), hdr("Idempotency-Key", ik)), `{"items":2}`), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
+	apitest.WantError(t, apitest.Do(t, "POST", url, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), `{"items":2}`), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
 	slow := queueJob(t, p, key, map[string]any{"items": 1000, "itemMillis": 1000, "failAtItem": 999})
 	queueJob(t, p, key, map[string]any{"items": 1, "itemMillis": 0, "failAtItem": nil})
 	queueJob(t, p, key, map[string]any{"items": nil, "itemMillis": nil})
 
 	// Production: no such route, whatever the key; the sandbox's jobs are unknown there.
-	for _, h := range []map[string]string{idem(live), idem(key), hdr("Idempotency-Key", newIdemKey())} {
-		wantError(t, do(t, "POST", sandboxJobsURL(p.ProductionURL), h, `{}`), http.StatusNotFound, "NOT_FOUND")
+	for _, h := range []map[string]string{idem(live), idem(key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())} {
+		apitest.WantError(t, apitest.Do(t, "POST", sandboxJobsURL(p.ProductionURL), h, `{}`), http.StatusNotFound, "NOT_FOUND")
 	}
-	wantError(t, do(t, "GET", jobURL(p.ProductionURL, slow), withKey(live), nil), http.StatusNotFound, "NOT_FOUND")
-	wantForbidden(t, do(t, "GET", jobURL(p.ProductionURL, slow), withKey(key), nil), "WRONG_ENVIRONMENT")
-	wantError(t, do(t, "GET", jobURL(p.SandboxURL, "job_01JD3R7F5G6H7J8K9M0N1P2Q3R"), withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", jobURL(p.ProductionURL, slow), apitest.WithKey(live), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantForbidden(t, apitest.Do(t, "GET", jobURL(p.ProductionURL, slow), apitest.WithKey(key), nil), "WRONG_ENVIRONMENT")
+	apitest.WantError(t, apitest.Do(t, "GET", jobURL(p.SandboxURL, "job_01JD3R7F5G6H7J8K9M0N1P2Q3R"), apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 	if j := getJob(t, p.SandboxURL, ro, slow); j.Progress.Total != 1000 || j.finished() {
 		t.Errorf("slow job: %+v, want 1000 items, unfinished", j)
 	}
@@ -448,7 +450,7 @@ func runJobCrash(t *testing.T, interrupt func(*serverProc), finishWithin time.Du
 	for range workers {
 		wg.Go(func() {
 			for int(next.Add(1)) <= total {
-				r, err := tryDo(t, "POST", sandboxJobsURL(p.SandboxURL), idem(key), body)
+				r, err := apitest.TryDo(t, "POST", sandboxJobsURL(p.SandboxURL), idem(key), body)
 				if err != nil {
 					t.Errorf("queue a job: %v", err)
 					return

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 func TestCLI_LayersImport(t *testing.T) {
@@ -44,7 +46,7 @@ func TestCLI_LayersImport(t *testing.T) {
 
 	p = p.Restart(t)
 	key := p.createKey(t, "production")
-	layers := p.mustDo(t, "GET", p.ProductionURL+"/api/v1/enterprise/eudr/layers", withKey(key), nil, http.StatusOK).Array(t)
+	layers := p.mustDo(t, "GET", p.ProductionURL+"/api/v1/enterprise/eudr/layers", apitest.WithKey(key), nil, http.StatusOK).Array(t)
 	if len(layers) != 1 || layers[0]["layerId"] != fields[0] || layers[0]["name"] != "GFC loss" ||
 		layers[0]["kind"] != "deforestation" || layers[0]["featureCount"] != float64(2) {
 		t.Errorf("production layers = %v", layers)

@@ -38,6 +38,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -212,9 +213,9 @@ func ledCanonical(t testing.TB, data []byte) []byte {
 // --- API helpers ---
 
 // ledGet GETs path under the eudr API with key and wants a 200.
-func ledGet(t testing.TB, base, key, path string, v any) *response {
+func ledGet(t testing.TB, base, key, path string, v any) *apitest.Response {
 	t.Helper()
-	r := do(t, "GET", base+eudrAPI+path, withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", base+eudrAPI+path, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	if v != nil {
 		dec := json.NewDecoder(bytes.NewReader(r.Body))
 		dec.DisallowUnknownFields()
@@ -261,9 +262,9 @@ func ledBatchBody(ref, supplier string, ids ...string) map[string]any {
 }
 
 // ledPostBatch posts a batch and returns the answer.
-func ledPostBatch(t testing.TB, base, key string, body any) *response {
+func ledPostBatch(t testing.TB, base, key string, body any) *apitest.Response {
 	t.Helper()
-	return do(t, "POST", base+eudrAPI+"/batches", idem(key), body)
+	return apitest.Do(t, "POST", base+eudrAPI+"/batches", idem(key), body)
 }
 
 // ledWaitJob polls a job until it is finished, checking its shape and type
@@ -272,7 +273,7 @@ func ledWaitJob(t testing.TB, base, key, id, typ string) ledJob {
 	t.Helper()
 	var j ledJob
 	waitUntil(t, ledWait, typ+" job "+id+" to finish", func() bool {
-		r := do(t, "GET", jobURL(base, id), withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", jobURL(base, id), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		j = ledJob{}
 		dec := json.NewDecoder(bytes.NewReader(r.Body))
 		dec.DisallowUnknownFields()
@@ -293,9 +294,9 @@ func ledWaitJob(t testing.TB, base, key, id, typ string) ledJob {
 
 // ledAccepted checks a 202 whose body is exactly the members named (each a
 // string) and whose Location names the job; it returns the body.
-func ledAccepted(t testing.TB, r *response, members ...string) map[string]string {
+func ledAccepted(t testing.TB, r *apitest.Response, members ...string) map[string]string {
 	t.Helper()
-	r.wantStatus(t, http.StatusAccepted)
+	r.WantStatus(t, http.StatusAccepted)
 	var raw map[string]any
 	r.Decode(t, &raw)
 	out := map[string]string{}
@@ -327,7 +328,7 @@ func ledAssess(t testing.TB, base, key string, body any) ledBatch {
 		t.Fatalf("batch job %s: %s %+v", j.JobID, j.Status, j.Error)
 	}
 	var b ledBatch
-	r := do(t, "GET", base+eudrAPI+"/batches/"+acc["batchId"], withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", base+eudrAPI+"/batches/"+acc["batchId"], apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	r.Decode(t, &b)
 	if b.BatchID != acc["batchId"] || b.JobID != acc["jobId"] {
 		t.Fatalf("%s: %s", r.Request, r.Body)
@@ -338,7 +339,7 @@ func ledAssess(t testing.TB, base, key string, body any) ledBatch {
 // ledVerified registers a batch that must end VERIFIED and returns its ID.
 func ledVerified(t testing.TB, base, key, supplier string, ids ...string) string {
 	t.Helper()
-	b := ledAssess(t, base, key, ledBatchBody("LOT-"+randHex(3), supplier, ids...))
+	b := ledAssess(t, base, key, ledBatchBody("LOT-"+apitest.RandHex(3), supplier, ids...))
 	if b.Status != "VERIFIED" {
 		t.Fatalf("batch %s over %v is %s (score %v), want VERIFIED", b.BatchID, ids, b.Status, b.RiskScore)
 	}
@@ -354,16 +355,16 @@ func ledLinkBody(batchID, shipmentID string) map[string]any {
 func ledLinkURL(base string) string { return base + eudrAPI + "/shipments/link" }
 
 // ledLink posts a link with a fresh Idempotency-Key.
-func ledLink(t testing.TB, base, key, batchID, shipmentID string) *response {
+func ledLink(t testing.TB, base, key, batchID, shipmentID string) *apitest.Response {
 	t.Helper()
-	return do(t, "POST", ledLinkURL(base), idem(key), ledLinkBody(batchID, shipmentID))
+	return apitest.Do(t, "POST", ledLinkURL(base), idem(key), ledLinkBody(batchID, shipmentID))
 }
 
 // ledWantRefusal checks an error's status, top-level code and its one
 // detail (code and field), and returns the detail's issue.
-func ledWantRefusal(t testing.TB, r *response, status int, code, detail, field string) string {
+func ledWantRefusal(t testing.TB, r *apitest.Response, status int, code, detail, field string) string {
 	t.Helper()
-	e := wantError(t, r, status, code, detail)
+	e := apitest.WantError(t, r, status, code, detail)
 	if len(e.Details) != 1 {
 		return ""
 	}
@@ -416,12 +417,12 @@ func ledWalk(t testing.TB, base, key string) [][]byte {
 	var out [][]byte
 	prev := ""
 	for i := int64(0); ; i++ {
-		r := do(t, "GET", fmt.Sprintf("%s%s/ledger/entries/%d", base, eudrAPI, i), withKey(key), nil)
+		r := apitest.Do(t, "GET", fmt.Sprintf("%s%s/ledger/entries/%d", base, eudrAPI, i), apitest.WithKey(key), nil)
 		if r.Status == http.StatusNotFound {
-			wantError(t, r, http.StatusNotFound, "NOT_FOUND")
+			apitest.WantError(t, r, http.StatusNotFound, "NOT_FOUND")
 			return out
 		}
-		r.wantStatus(t, http.StatusOK)
+		r.WantStatus(t, http.StatusOK)
 		var e ledEntry
 		dec := json.NewDecoder(bytes.NewReader(r.Body))
 		dec.DisallowUnknownFields()
@@ -490,7 +491,7 @@ func ledOpenCheckpoint(t testing.TB, base, key, msg string) (int64, tlog.Hash) {
 
 func TestLedger_ShipmentFlow(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, noRateLimit...)
 	key := p.createKey(t, sandbox)
 	base := p.SandboxURL
@@ -511,10 +512,10 @@ func TestLedger_ShipmentFlow(t *testing.T) {
 	}
 
 	// shipment.linked reaches the HTTPS receiver, signed.
-	var req whRequest
+	var req apitest.Delivery
 	waitUntil(t, ledWait, "shipment.linked at the receiver", func() bool {
-		for _, r := range rc.requests("/ship", "") {
-			if rc.isDelivered("/ship", r.Env.EventID) {
+		for _, r := range rc.Requests("/ship", "") {
+			if rc.IsDelivered("/ship", r.Env.EventID) {
 				req = r
 				return true
 			}
@@ -524,7 +525,7 @@ func TestLedger_ShipmentFlow(t *testing.T) {
 	if req.SigErr != nil || req.Env.EventType != "shipment.linked" || req.Header.Get("X-Service-Event-Type") != "shipment.linked" {
 		t.Fatalf("delivery: type %s, signature %v: %s", req.Env.EventType, req.SigErr, req.Body)
 	}
-	checkSignatures(t, req, reg.SigningSecret)
+	apitest.CheckSignatures(t, req, reg.SigningSecret)
 	var keys map[string]json.RawMessage
 	json.Unmarshal(req.Env.Data, &keys)
 	if gotKeys, want := ledSortedKeys(keys), []string{"batchId", "ledgerIndex", "linkId", "rootHash", "shipmentId", "transactionHash", "treeSize"}; !slices.Equal(gotKeys, want) {
@@ -619,10 +620,10 @@ func TestLedger_ShipmentFlow(t *testing.T) {
 		polStr(s.BillOfLading) != "BL-"+f.shipmentID || polStr(s.PortOfEntry) != "NLRTM" || polStr(s.ETA) != "2026-12-01" ||
 		!slices.Equal(s.ContainerNumbers, []string{"CSQU3054383", "MSKU9070323"}) || s.LinkedAt == nil {
 		t.Errorf("GET /shipments/%s: %+v", f.shipmentID, s)
-	} else if parseAPITime(t, *s.LinkedAt).Before(parseAPITime(t, s.CreatedAt)) {
+	} else if apitest.ParseTime(t, *s.LinkedAt).Before(apitest.ParseTime(t, s.CreatedAt)) {
 		t.Errorf("linkedAt %s before createdAt %s", *s.LinkedAt, s.CreatedAt)
 	}
-	wantError(t, do(t, "GET", base+eudrAPI+"/shipments/SHP-NONE", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", base+eudrAPI+"/shipments/SHP-NONE", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 
 	// The link's job lists the entry with its proof.
 	j := ledWaitJob(t, base, key, f.linkJob.JobID, ledLinkJobType)
@@ -650,13 +651,13 @@ func TestLedger_ShipmentFlow(t *testing.T) {
 	}
 
 	// One event, delivered once.
-	if n := len(rc.requests("/ship", "")); n != 1 {
+	if n := len(rc.Requests("/ship", "")); n != 1 {
 		t.Errorf("/ship got %d requests, want 1", n)
 	}
 	// Production has its own log, still empty.
 	live := p.createKey(t, production)
-	wantError(t, do(t, "GET", p.ProductionURL+eudrAPI+"/ledger/checkpoint", withKey(live), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "GET", p.ProductionURL+eudrAPI+"/shipments/"+f.shipmentID, withKey(live), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/ledger/checkpoint", apitest.WithKey(live), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/shipments/"+f.shipmentID, apitest.WithKey(live), nil), http.StatusNotFound, "NOT_FOUND")
 }
 
 // --- 2. refusals and races ---
@@ -676,15 +677,15 @@ func TestShipment_Refusals(t *testing.T) {
 	a, b, ru, defo, nodata := ids[0], ids[1], ids[2], ids[3], ids[4]
 
 	// POST /batches with plots not COMPLIANT: 422 listing each of them.
-	e := wantError(t, ledPostBatch(t, base, key, ledBatchBody("LOT-BAD", "V-REF", a, defo, nodata)),
+	e := apitest.WantError(t, ledPostBatch(t, base, key, ledBatchBody("LOT-BAD", "V-REF", a, defo, nodata)),
 		http.StatusUnprocessableEntity, "BUSINESS_RULE", "POLYGON_NOT_COMPLIANT", "POLYGON_NOT_COMPLIANT")
-	if d := e.detail(t, "polygonIds[1]"); !strings.Contains(d.Issue, defo) || !strings.Contains(d.Issue, "HIGH_RISK") {
+	if d := e.Detail(t, "polygonIds[1]"); !strings.Contains(d.Issue, defo) || !strings.Contains(d.Issue, "HIGH_RISK") {
 		t.Errorf("detail of the HIGH_RISK plot: %+v", d)
 	}
-	if d := e.detail(t, "polygonIds[2]"); !strings.Contains(d.Issue, nodata) || !strings.Contains(d.Issue, "FAILED") {
+	if d := e.Detail(t, "polygonIds[2]"); !strings.Contains(d.Issue, nodata) || !strings.Contains(d.Issue, "FAILED") {
 		t.Errorf("detail of the FAILED plot: %+v", d)
 	}
-	if r := do(t, "GET", base+eudrAPI+"/batches", withKey(key), nil).wantStatus(t, http.StatusOK); strings.TrimSpace(string(r.Body)) != "[]" {
+	if r := apitest.Do(t, "GET", base+eudrAPI+"/batches", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK); strings.TrimSpace(string(r.Body)) != "[]" {
 		t.Errorf("a refused batch was registered: %s", r.Body)
 	}
 
@@ -696,19 +697,19 @@ func TestShipment_Refusals(t *testing.T) {
 	}
 
 	// A polygon in a batch cannot be deleted; one in none can.
-	e = wantError(t, do(t, "DELETE", polItemURL(base, a), withKey(key), nil), http.StatusConflict, "CONFLICT", "POLYGON_IN_USE")
+	e = apitest.WantError(t, apitest.Do(t, "DELETE", polItemURL(base, a), apitest.WithKey(key), nil), http.StatusConflict, "CONFLICT", "POLYGON_IN_USE")
 	if !strings.Contains(e.Details[0].Issue, batchA) {
 		t.Errorf("POLYGON_IN_USE does not name batch %s: %+v", batchA, e.Details)
 	}
-	do(t, "GET", polItemURL(base, a), withKey(key), nil).wantStatus(t, http.StatusOK)
-	do(t, "DELETE", polItemURL(base, nodata), withKey(key), nil).wantStatus(t, http.StatusNoContent)
+	apitest.Do(t, "GET", polItemURL(base, a), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+	apitest.Do(t, "DELETE", polItemURL(base, nodata), apitest.WithKey(key), nil).WantStatus(t, http.StatusNoContent)
 
 	// The first link holds both its shipment and its batch.
-	ik := newIdemKey()
-	first := do(t, "POST", ledLinkURL(base), merge(withKey(key), hdr("Idempotency-Key", ik)), ledLinkBody(batchA, "SHP-1"))
+	ik := apitest.NewIdemKey()
+	first := apitest.Do(t, "POST", ledLinkURL(base), apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), ledLinkBody(batchA, "SHP-1"))
 	acc := ledAccepted(t, first, "linkId", "jobId")
 	// A retry answers the same link.
-	again := do(t, "POST", ledLinkURL(base), merge(withKey(key), hdr("Idempotency-Key", ik)), ledLinkBody(batchA, "SHP-1"))
+	again := apitest.Do(t, "POST", ledLinkURL(base), apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), ledLinkBody(batchA, "SHP-1"))
 	if again.Status != http.StatusAccepted || !bytes.Equal(again.Body, first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replayed link: %d %s (replayed %q), first %s", again.Status, again.Body, again.Header.Get("Idempotent-Replayed"), first.Body)
 	}
@@ -731,23 +732,23 @@ func TestShipment_Refusals(t *testing.T) {
 	if r.Status != http.StatusNotFound {
 		t.Fatalf("link of an unknown batch: %d %s, want 404", r.Status, r.Body)
 	}
-	var nf apiError
+	var nf apitest.APIError
 	r.Decode(t, &nf)
 	if nf.Code != "NOT_FOUND" {
 		t.Errorf("link of an unknown batch: %s", r.Body)
 	}
 	// A production key does not see the sandbox's batch.
 	live := p.createKey(t, production)
-	if r := do(t, "POST", ledLinkURL(p.ProductionURL), idem(live), ledLinkBody(batchB, "SHP-LIVE")); r.Status != http.StatusNotFound {
+	if r := apitest.Do(t, "POST", ledLinkURL(p.ProductionURL), idem(live), ledLinkBody(batchB, "SHP-LIVE")); r.Status != http.StatusNotFound {
 		t.Errorf("link of a sandbox batch in production: %d %s, want 404", r.Status, r.Body)
 	}
 	// A container number with a wrong check digit is a 400.
 	body := ledLinkBody(batchB, "SHP-4")
 	body["containerNumbers"] = []string{"CSQU3054384"}
-	ledWantRefusal(t, do(t, "POST", ledLinkURL(base), idem(key), body), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE", "containerNumbers[0]")
+	ledWantRefusal(t, apitest.Do(t, "POST", ledLinkURL(base), idem(key), body), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE", "containerNumbers[0]")
 	// Nothing refused holds anything: SHP-3 is unknown, and batchB and
 	// SHP-2 (both named in refusals) link.
-	wantError(t, do(t, "GET", base+eudrAPI+"/shipments/SHP-3", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", base+eudrAPI+"/shipments/SHP-3", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 	acc = ledAccepted(t, ledLink(t, base, key, batchB, "SHP-2"), "linkId", "jobId")
 	if j := ledWaitJob(t, base, key, acc["jobId"], ledLinkJobType); j.Status != "COMPLETED" {
 		t.Fatalf("link of batchB to SHP-2: %+v", j)
@@ -770,7 +771,7 @@ func TestShipment_Refusals(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				r, err := tryDo(t, "POST", ledLinkURL(base), idem(key), ledLinkBody(batchOf(i), shipmentOf(i)))
+				r, err := apitest.TryDo(t, "POST", ledLinkURL(base), idem(key), ledLinkBody(batchOf(i), shipmentOf(i)))
 				if err != nil {
 					t.Error(err)
 					return
@@ -816,7 +817,7 @@ func TestShipment_Refusals(t *testing.T) {
 	}
 	for i := range n {
 		if i != w2 {
-			wantError(t, do(t, "GET", fmt.Sprint(base, eudrAPI, "/shipments/SHP-R", i), withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+			apitest.WantError(t, apitest.Do(t, "GET", fmt.Sprint(base, eudrAPI, "/shipments/SHP-R", i), apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 		}
 	}
 
@@ -833,7 +834,7 @@ func TestShipment_Refusals(t *testing.T) {
 // shipment.linked), anchors nothing, and frees its batch and shipment.
 func TestShipment_ConsensusTimeout(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, append([]string{"EUDR_JOBS_WORKERS=1", "EUDR_LEDGER_CONSENSUS_TIMEOUT=1s"}, noRateLimit...)...)
 	key := p.createKey(t, sandbox)
 	base := p.SandboxURL
@@ -863,9 +864,9 @@ func TestShipment_ConsensusTimeout(t *testing.T) {
 		t.Errorf("the ledger moved for a link that timed out: %+v, before %+v", after, before)
 	}
 	waitUntil(t, ledWait, "job.failed of the link", func() bool {
-		for _, r := range rc.requests("/t", "") {
-			if r.Env.EventType == "job.failed" && dataField(&r, "jobId") == acc["jobId"] && rc.isDelivered("/t", r.Env.EventID) {
-				checkSignatures(t, r, reg.SigningSecret)
+		for _, r := range rc.Requests("/t", "") {
+			if r.Env.EventType == "job.failed" && dataField(&r, "jobId") == acc["jobId"] && rc.IsDelivered("/t", r.Env.EventID) {
+				apitest.CheckSignatures(t, r, reg.SigningSecret)
 				return true
 			}
 		}
@@ -882,8 +883,8 @@ func TestShipment_ConsensusTimeout(t *testing.T) {
 		t.Errorf("SHP-LATE after the second link: %+v, want LINKED at entry %d", s, before.TreeSize)
 	}
 	waitUntil(t, ledWait, "shipment.linked of the second link", func() bool {
-		for _, r := range rc.requests("/t", "") {
-			if r.Env.EventType == "shipment.linked" && rc.isDelivered("/t", r.Env.EventID) {
+		for _, r := range rc.Requests("/t", "") {
+			if r.Env.EventType == "shipment.linked" && rc.IsDelivered("/t", r.Env.EventID) {
 				if got := dataField(&r, "linkId"); got != acc2["linkId"] {
 					t.Fatalf("shipment.linked for link %s, want only %s", got, acc2["linkId"])
 				}
@@ -908,7 +909,7 @@ func TestEvidence_VerifyAndTamper(t *testing.T) {
 
 	evidence := func(id string) []byte {
 		t.Helper()
-		return do(t, "GET", polItemURL(base, id)+"/evidence", withKey(key), nil).wantStatus(t, http.StatusOK).Body
+		return apitest.Do(t, "GET", polItemURL(base, id)+"/evidence", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Body
 	}
 	type verified struct {
 		Valid           bool     `json:"valid"`
@@ -971,7 +972,7 @@ func TestEvidence_VerifyAndTamper(t *testing.T) {
 		}
 
 		// And by the appliance.
-		r := do(t, "POST", verifyURL, withKey(key), doc).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "POST", verifyURL, apitest.WithKey(key), doc).WantStatus(t, http.StatusOK)
 		var v verified
 		r.Decode(t, &v)
 		if !v.Valid || v.LedgerIndex != int64(i) || v.TransactionHash != l.TransactionHash || v.TreeSize != 4 ||
@@ -985,7 +986,7 @@ func TestEvidence_VerifyAndTamper(t *testing.T) {
 	var generic map[string]any
 	json.Unmarshal(original, &generic)
 	pretty, _ := json.MarshalIndent(generic, "", "  ")
-	do(t, "POST", verifyURL, withKey(key), pretty).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "POST", verifyURL, apitest.WithKey(key), pretty).WantStatus(t, http.StatusOK)
 
 	// Each kind of tampering fails at the step that catches it. The
 	// forged checkpoint: the same body, signed by a key of the same name.
@@ -1020,7 +1021,7 @@ func TestEvidence_VerifyAndTamper(t *testing.T) {
 				t.Fatal("the evidence's proof is empty: nothing to tamper with")
 			}
 			c.edit(doc, l)
-			r := do(t, "POST", verifyURL, withKey(key), doc)
+			r := apitest.Do(t, "POST", verifyURL, apitest.WithKey(key), doc)
 			ledWantRefusal(t, r, http.StatusUnprocessableEntity, "BUSINESS_RULE", "PROOF_NOT_REPRODUCIBLE", c.field)
 		})
 	}
@@ -1029,11 +1030,11 @@ func TestEvidence_VerifyAndTamper(t *testing.T) {
 	// fresh evidence is proved in the larger tree.
 	ledScreen(t, base, key, []string{"COMPLIANT"}, ledPlot(-1.83, 6.69, "GH", "V-EV"))
 	var v verified
-	do(t, "POST", verifyURL, withKey(key), original).wantStatus(t, http.StatusOK).Decode(t, &v)
+	apitest.Do(t, "POST", verifyURL, apitest.WithKey(key), original).WantStatus(t, http.StatusOK).Decode(t, &v)
 	if !v.Valid || v.TreeSize != 4 {
 		t.Errorf("earlier evidence after the log grew: %+v", v)
 	}
-	do(t, "POST", verifyURL, withKey(key), evidence(ids[0])).wantStatus(t, http.StatusOK).Decode(t, &v)
+	apitest.Do(t, "POST", verifyURL, apitest.WithKey(key), evidence(ids[0])).WantStatus(t, http.StatusOK).Decode(t, &v)
 	if !v.Valid || v.TreeSize != 5 || v.LedgerIndex != 0 {
 		t.Errorf("fresh evidence: %+v, want entry 0 in the tree of 5", v)
 	}

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 const (
@@ -241,16 +243,16 @@ func polStr(s *string) string {
 // --- API helpers ---
 
 // polPost posts body as GeoJSON with key and Idempotency-Key ik.
-func polPost(t testing.TB, base, key, ik string, body any) *response {
+func polPost(t testing.TB, base, key, ik string, body any) *apitest.Response {
 	t.Helper()
-	return do(t, "POST", base+polPath, merge(withKey(key), hdr("Idempotency-Key", ik, "Content-Type", polContentType)), body)
+	return apitest.Do(t, "POST", base+polPath, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik, "Content-Type", polContentType)), body)
 }
 
 // polCheckAccepted checks a 202 of POST /polygons: exactly jobId and
 // featureCount, and Location naming the job.
-func polCheckAccepted(t testing.TB, r *response, features int) string {
+func polCheckAccepted(t testing.TB, r *apitest.Response, features int) string {
 	t.Helper()
-	r.wantStatus(t, http.StatusAccepted)
+	r.WantStatus(t, http.StatusAccepted)
 	var acc map[string]any
 	r.Decode(t, &acc)
 	id, _ := acc["jobId"].(string)
@@ -266,12 +268,12 @@ func polCheckAccepted(t testing.TB, r *response, features int) string {
 // polMustPost posts body with a fresh Idempotency-Key and returns the job's ID.
 func polMustPost(t testing.TB, base, key string, body string, features int) string {
 	t.Helper()
-	return polCheckAccepted(t, polPost(t, base, key, newIdemKey(), body), features)
+	return polCheckAccepted(t, polPost(t, base, key, apitest.NewIdemKey(), body), features)
 }
 
 // polCheckJob decodes and checks a GET /jobs answer of a polygon job
 // (usable from any goroutine: it returns a message instead of failing).
-func polCheckJob(r *response, id string) (polJob, string) {
+func polCheckJob(r *apitest.Response, id string) (polJob, string) {
 	var j polJob
 	if r.Status != http.StatusOK {
 		return j, fmt.Sprintf("%s: status %d, want 200: %s", r.Request, r.Status, r.Body)
@@ -332,7 +334,7 @@ func polCheckJob(r *response, id string) (polJob, string) {
 
 func polGetJob(t testing.TB, base, key, id string) polJob {
 	t.Helper()
-	j, msg := polCheckJob(do(t, "GET", jobURL(base, id), withKey(key), nil), id)
+	j, msg := polCheckJob(apitest.Do(t, "GET", jobURL(base, id), apitest.WithKey(key), nil), id)
 	if msg != "" {
 		t.Fatal(msg)
 	}
@@ -379,7 +381,7 @@ func polWalk(t testing.TB, base, key, query string, limit int) []polRecord {
 		if pages > 100000/limit+2 {
 			t.Fatalf("GET /polygons?%s: too many pages", query)
 		}
-		r := do(t, "GET", next, withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", next, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		var page []polRecord
 		r.Decode(t, &page)
 		if page == nil || len(page) > limit || (len(page) == 0 && pages > 0) {
@@ -434,7 +436,7 @@ func polIDs(list []polRecord) []string {
 // exactly when the polygon is FAILED.
 func polGetStatus(t testing.TB, base, key, id string) polStatus {
 	t.Helper()
-	r := do(t, "GET", polItemURL(base, id)+"/status", withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", polItemURL(base, id)+"/status", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	var raw map[string]json.RawMessage
 	r.Decode(t, &raw)
 	for _, k := range []string{"polygonId", "jobId", "eudrStatus", "failureReason", "areaHa", "risk", "screenedAt"} {
@@ -453,14 +455,14 @@ func polGetStatus(t testing.TB, base, key, id string) polStatus {
 	if (s.EUDRStatus == "COMPLIANT") != (string(raw["failureReason"]) == "null") {
 		t.Errorf("%s: %s with failureReason %s; want null exactly when COMPLIANT", r.Request, s.EUDRStatus, raw["failureReason"])
 	}
-	parseAPITime(t, s.ScreenedAt)
+	apitest.ParseTime(t, s.ScreenedAt)
 	return s
 }
 
 func polGetEvidence(t testing.TB, base, key, id string) polEvidence {
 	t.Helper()
 	var ev polEvidence
-	do(t, "GET", polItemURL(base, id)+"/evidence", withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &ev)
+	apitest.Do(t, "GET", polItemURL(base, id)+"/evidence", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &ev)
 	if ev.PolygonID != id || !polSHAPattern.MatchString(ev.InputSHA256) || ev.EngineVersion == "" ||
 		ev.Layers == nil || ev.Overlaps == nil {
 		t.Errorf("evidence of %s: %+v; want its polygonId, a hex inputSha256, an engineVersion, layers and overlaps arrays", id, ev)
@@ -487,7 +489,7 @@ type polFixture struct {
 
 func TestPolygon_SandboxFixtures(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, noRateLimit...)
 	key := p.createKey(t, sandbox)
 	sub := subscribe(t, p, key, rc, "/polygons", "polygon.verified", "polygon.failed")
@@ -545,7 +547,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 	features[3] = indented.String()
 	body := polCollection(features...)
 
-	r := polPost(t, base, key, newIdemKey(), body)
+	r := polPost(t, base, key, apitest.NewIdemKey(), body)
 	jobID := polCheckAccepted(t, r, len(fix))
 	job := polWaitJob(t, base, key, jobID, 20*time.Second)
 	if pr := job.Progress; pr.Total != 9 || pr.Processed != 9 || pr.Succeeded != 4 || pr.Failed != 5 || pr.Percent != 100 {
@@ -576,7 +578,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 		}
 	}
 
-	sandboxLayers := do(t, "GET", base+eudrAPI+"/layers", withKey(key), nil).wantStatus(t, http.StatusOK).Array(t)
+	sandboxLayers := apitest.Do(t, "GET", base+eudrAPI+"/layers", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Array(t)
 	layerSHA := map[string]string{}
 	for _, l := range sandboxLayers {
 		layerSHA[l["layerId"].(string)] = l["sha256"].(string)
@@ -609,7 +611,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 			}
 
 			var rec polRecord
-			do(t, "GET", polItemURL(base, id), withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &rec)
+			apitest.Do(t, "GET", polItemURL(base, id), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &rec)
 			wantType := "Polygon"
 			if strings.Contains(f.geometry, `"Point"`) {
 				wantType = "Point"
@@ -701,7 +703,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 			{"jobId=bat_" + strings.TrimPrefix(jobID, "job_"), nil},
 		} {
 			var got []polRecord
-			r := do(t, "GET", base+polPath+"?"+c.query, withKey(key), nil).wantStatus(t, http.StatusOK)
+			r := apitest.Do(t, "GET", base+polPath+"?"+c.query, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 			r.Decode(t, &got)
 			if got == nil {
 				t.Errorf("GET /polygons?%s: %s, want an array", c.query, r.Body)
@@ -715,7 +717,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 			{"eudrStatus=PENDING", "query.eudrStatus"},
 			{"commodity=banana", "query.commodity"},
 		} {
-			e := wantError(t, do(t, "GET", base+polPath+"?"+c.query, withKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+			e := apitest.WantError(t, apitest.Do(t, "GET", base+polPath+"?"+c.query, apitest.WithKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 			if len(e.Details) == 1 && e.Details[0].Field != c.field {
 				t.Errorf("GET /polygons?%s: detail field %q, want %s", c.query, e.Details[0].Field, c.field)
 			}
@@ -742,9 +744,9 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 			}
 		}
 		type key2 struct{ typ, job string }
-		deliveries := func() map[key2][]whRequest {
-			out := map[key2][]whRequest{}
-			for _, r := range rc.requests("/polygons", "") {
+		deliveries := func() map[key2][]apitest.Delivery {
+			out := map[key2][]apitest.Delivery{}
+			for _, r := range rc.Requests("/polygons", "") {
 				k := key2{r.Env.EventType, dataField(&r, "jobId")}
 				out[k] = append(out[k], r)
 			}
@@ -754,7 +756,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 		waitUntil(t, 15*time.Second, "polygon.verified and polygon.failed of both jobs delivered", func() bool {
 			got := deliveries()
 			for _, k := range want {
-				if len(got[k]) == 0 || !rc.isDelivered("/polygons", got[k][0].Env.EventID) {
+				if len(got[k]) == 0 || !rc.IsDelivered("/polygons", got[k][0].Env.EventID) {
 					return false
 				}
 			}
@@ -766,7 +768,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 			want[2]: mustJSON(t, map[string]any{"jobId": otherJob, "polygonIds": []string{otherID}}),
 		}
 		got := deliveries()
-		if n := len(rc.requests("/polygons", "")); n != 3 {
+		if n := len(rc.Requests("/polygons", "")); n != 3 {
 			t.Errorf("the receiver got %d requests, want 3: %v", n, got)
 		}
 		for _, k := range want {
@@ -775,7 +777,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 				continue
 			}
 			r := got[k][0]
-			checkSignatures(t, r, sub.SigningSecret)
+			apitest.CheckSignatures(t, r, sub.SigningSecret)
 			if r.SigErr != nil || r.EnvErr != nil || !eventIDPattern.MatchString(r.Env.EventID) || r.Header.Get("X-Service-Event-Type") != k.typ ||
 				r.Header.Get("X-Service-Event-Id") != r.Env.EventID {
 				t.Errorf("%s of %s: signature %v, envelope %v, headers %v: %s", k.typ, k.job, r.SigErr, r.EnvErr, r.Header, r.Body)
@@ -794,15 +796,15 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 
 	t.Run("Delete", func(t *testing.T) {
 		id := ids[3]
-		r := do(t, "DELETE", polItemURL(base, id), withKey(key), nil).wantStatus(t, http.StatusNoContent)
+		r := apitest.Do(t, "DELETE", polItemURL(base, id), apitest.WithKey(key), nil).WantStatus(t, http.StatusNoContent)
 		if len(r.Body) != 0 {
 			t.Errorf("DELETE %s: 204 with body %s", id, r.Body)
 		}
 		for _, u := range []string{polItemURL(base, id), polItemURL(base, id) + "/status", polItemURL(base, id) + "/evidence"} {
-			wantError(t, do(t, "GET", u, withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+			apitest.WantError(t, apitest.Do(t, "GET", u, apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 		}
-		wantError(t, do(t, "DELETE", polItemURL(base, id), withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "GET", polItemURL(base, "pol_01JD3R7F5G6H7J8K9M0N1P2Q3R_000000"), withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", polItemURL(base, id), apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "GET", polItemURL(base, "pol_01JD3R7F5G6H7J8K9M0N1P2Q3R_000000"), apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 		for _, l := range polWalk(t, base, key, "jobId="+jobID, 1000) {
 			if l.PolygonID == id {
 				t.Errorf("deleted polygon %s still listed", id)
@@ -867,7 +869,7 @@ func TestPolygon_Validation(t *testing.T) {
 			polFeature(`{"type":"Polygon","coordinates":[`+polRing([][2]float64{{179.995, 0}, {-179.995, 0}, {-179.995, 0.01}, {179.995, 0.01}, {179.995, 0}}, 6)+`]}`,
 				map[string]any{"commodity": "wood", "producerCountry": "FJ"}),
 		}
-		r := polPost(t, base, key, newIdemKey(), polCollection(feats...))
+		r := polPost(t, base, key, apitest.NewIdemKey(), polCollection(feats...))
 		want := map[string]string{
 			"features[0].geometry.coordinates[0]":    "INVALID_COORDINATE_CLOSURE",
 			"features[1].geometry.type":              "INVALID_GEOMETRY_TYPE",
@@ -881,9 +883,9 @@ func TestPolygon_Validation(t *testing.T) {
 		for _, c := range want {
 			codes = append(codes, c)
 		}
-		e := wantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", codes...)
+		e := apitest.WantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", codes...)
 		for field, code := range want {
-			if d := e.detail(t, field); d.Code != code {
+			if d := e.Detail(t, field); d.Code != code {
 				t.Errorf("detail for %s: %+v, want %s", field, d, code)
 			}
 		}
@@ -904,16 +906,16 @@ func TestPolygon_Validation(t *testing.T) {
 			{"features null", `{"type":"FeatureCollection","features":null}`, []string{"REQUIRED"}, "features"},
 			{"wrong type", `{"type":"GeometryCollection","features":[` + ok(-1, 6) + `]}`, []string{"INVALID_VALUE"}, "type"},
 		} {
-			e := wantError(t, polPost(t, base, key, newIdemKey(), c.body), http.StatusBadRequest, "VALIDATION_FAILED", c.codes...)
+			e := apitest.WantError(t, polPost(t, base, key, apitest.NewIdemKey(), c.body), http.StatusBadRequest, "VALIDATION_FAILED", c.codes...)
 			if len(e.Details) > 0 {
-				e.detail(t, c.field)
+				e.Detail(t, c.field)
 			}
 		}
-		wantError(t, do(t, "POST", base+polPath, merge(idem(key), hdr("Content-Type", "text/plain")), polCollection(ok(-1, 6))),
+		apitest.WantError(t, apitest.Do(t, "POST", base+polPath, apitest.Merge(idem(key), apitest.Hdr("Content-Type", "text/plain")), polCollection(ok(-1, 6))),
 			http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "INVALID_VALUE")
-		e := wantError(t, do(t, "POST", base+polPath, merge(withKey(key), hdr("Content-Type", polContentType)), polCollection(ok(-1, 6))),
+		e := apitest.WantError(t, apitest.Do(t, "POST", base+polPath, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Content-Type", polContentType)), polCollection(ok(-1, 6))),
 			http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
-		e.detail(t, "headers.Idempotency-Key")
+		e.Detail(t, "headers.Idempotency-Key")
 	})
 
 	// Nothing refused made a job.
@@ -924,26 +926,26 @@ func TestPolygon_Validation(t *testing.T) {
 	var accepted []string
 	total := 0
 	t.Run("Idempotency", func(t *testing.T) {
-		ik := newIdemKey()
+		ik := apitest.NewIdemKey()
 		body := polCollection(ok(-1, 6), ok(-1.1, 6.1))
 		first := polCheckAccepted(t, polPost(t, base, key, ik, body), 2)
 		r := polPost(t, base, key, ik, body)
 		if again := polCheckAccepted(t, r, 2); again != first || r.Header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("replayed POST /polygons: jobId %s (Idempotent-Replayed %q), want %s replayed", again, r.Header.Get("Idempotent-Replayed"), first)
 		}
-		wantError(t, polPost(t, base, key, ik, polCollection(ok(-1, 6))), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
+		apitest.WantError(t, polPost(t, base, key, ik, polCollection(ok(-1, 6))), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
 		accepted = append(accepted, first)
 		total += 2
 	})
 
 	t.Run("RateLimitPerRequest", func(t *testing.T) {
-		small := polPost(t, base, key, newIdemKey(), polCollection(ok(-1, 6)))
+		small := polPost(t, base, key, apitest.NewIdemKey(), polCollection(ok(-1, 6)))
 		accepted = append(accepted, polCheckAccepted(t, small, 1))
 		big := make([]string, 500)
 		for i := range big {
 			big[i] = ok(20+float64(i%25)*0.01, float64(i/25)*0.01)
 		}
-		large := polPost(t, base, key, newIdemKey(), polCollection(big...))
+		large := polPost(t, base, key, apitest.NewIdemKey(), polCollection(big...))
 		accepted = append(accepted, polCheckAccepted(t, large, 500))
 		total += 501
 		_, before, _ := rateHeaders(t, small)
@@ -951,7 +953,7 @@ func TestPolygon_Validation(t *testing.T) {
 		if before-after != 1 {
 			t.Errorf("X-RateLimit-Remaining %d after a 1-feature request, %d after the next one of 500 features; want one less", before, after)
 		}
-		_, next, _ := rateHeaders(t, do(t, "GET", base+polPath+"?limit=1", withKey(key), nil))
+		_, next, _ := rateHeaders(t, apitest.Do(t, "GET", base+polPath+"?limit=1", apitest.WithKey(key), nil))
 		if after-next != 1 {
 			t.Errorf("X-RateLimit-Remaining %d then %d after a GET; want one less", after, next)
 		}
@@ -986,14 +988,14 @@ func TestPolygon_Limits(t *testing.T) {
 	if len(four) > 4096 {
 		t.Fatalf("4 features take %d bytes, over the body limit", len(four))
 	}
-	ik := newIdemKey()
-	e := wantError(t, polPost(t, base, key, ik, four), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "INVALID_VALUE")
-	e.detail(t, "features")
+	ik := apitest.NewIdemKey()
+	e := apitest.WantError(t, polPost(t, base, key, ik, four), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "INVALID_VALUE")
+	e.Detail(t, "features")
 
 	long := strings.Repeat("n", 1500)
 	big := polCollection(feat(0, long), feat(1, long), feat(2, long))
-	wantError(t, polPost(t, base, key, newIdemKey(), big), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
-	wantError(t, polPost(t, base, key, newIdemKey(), strings.NewReader(big)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	apitest.WantError(t, polPost(t, base, key, apitest.NewIdemKey(), big), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	apitest.WantError(t, polPost(t, base, key, apitest.NewIdemKey(), strings.NewReader(big)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 
 	// Three features are within the limit, with the Idempotency-Key a 413 did not use.
 	id := polCheckAccepted(t, polPost(t, base, key, ik, polCollection(feat(0, "a"), feat(1, "b"), feat(2, "c"))), 3)
@@ -1030,11 +1032,11 @@ func TestPolygon_Production(t *testing.T) {
 
 	// Environments: a sandbox key is refused on production, and production's
 	// polygons are unknown to the sandbox.
-	wantForbidden(t, polPost(t, p.ProductionURL, sk, newIdemKey(), polCollection(first)), "WRONG_ENVIRONMENT")
-	wantForbidden(t, do(t, "GET", polItemURL(p.ProductionURL, firstID), withKey(sk), nil), "WRONG_ENVIRONMENT")
-	wantError(t, do(t, "GET", polItemURL(p.SandboxURL, firstID), withKey(sk), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "GET", polItemURL(p.SandboxURL, firstID)+"/evidence", withKey(sk), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "DELETE", polItemURL(p.SandboxURL, firstID), withKey(sk), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantForbidden(t, polPost(t, p.ProductionURL, sk, apitest.NewIdemKey(), polCollection(first)), "WRONG_ENVIRONMENT")
+	apitest.WantForbidden(t, apitest.Do(t, "GET", polItemURL(p.ProductionURL, firstID), apitest.WithKey(sk), nil), "WRONG_ENVIRONMENT")
+	apitest.WantError(t, apitest.Do(t, "GET", polItemURL(p.SandboxURL, firstID), apitest.WithKey(sk), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", polItemURL(p.SandboxURL, firstID)+"/evidence", apitest.WithKey(sk), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "DELETE", polItemURL(p.SandboxURL, firstID), apitest.WithKey(sk), nil), http.StatusNotFound, "NOT_FOUND")
 	if l := polWalk(t, p.SandboxURL, sk, "", 100); len(l) != 0 {
 		t.Errorf("the sandbox lists %d polygons, want none of production's", len(l))
 	}
@@ -1064,7 +1066,7 @@ func TestPolygon_Production(t *testing.T) {
 	fileSHA := hex.EncodeToString(sum[:])
 
 	p = p.Restart(t)
-	layers := p.mustDo(t, "GET", p.ProductionURL+eudrAPI+"/layers", withKey(live), nil, http.StatusOK).Array(t)
+	layers := p.mustDo(t, "GET", p.ProductionURL+eudrAPI+"/layers", apitest.WithKey(live), nil, http.StatusOK).Array(t)
 	if len(layers) != 1 || layers[0]["layerId"] != layerID || layers[0]["sha256"] != fileSHA {
 		t.Errorf("production layers %v, want %s with sha256 %s", layers, layerID, fileSHA)
 	}
@@ -1156,14 +1158,14 @@ func polCrashCollection(n int) []byte {
 
 func TestPolygon_CrashKill9(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, append([]string{jobsLeaseEnv, "EUDR_LIMITS_MAX_FEATURES=20000"}, noRateLimit...)...)
 	key := p.createKey(t, sandbox)
 	sub := subscribe(t, p, key, rc, "/polygons", "polygon.verified", "polygon.failed")
 
 	// progress reads only a job's status and progress, for fast polling.
 	progress := func(base, id string) (status string, processed, total int) {
-		r := do(t, "GET", jobURL(base, id), withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", jobURL(base, id), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		var j struct {
 			Status   string `json:"status"`
 			Progress struct{ Processed, Total int }
@@ -1246,20 +1248,20 @@ func TestPolygon_CrashKill9(t *testing.T) {
 	}
 
 	// polygon.verified: every delivery of it is the same event with every polygon.
-	var reqs []whRequest
+	var reqs []apitest.Delivery
 	waitUntil(t, 30*time.Second, "polygon.verified of the job delivered", func() bool {
 		reqs = nil
-		for _, r := range rc.requests("/polygons", "") {
+		for _, r := range rc.Requests("/polygons", "") {
 			if dataField(&r, "jobId") == jobID {
 				reqs = append(reqs, r)
 			}
 		}
-		return len(reqs) > 0 && rc.isDelivered("/polygons", reqs[0].Env.EventID)
+		return len(reqs) > 0 && rc.IsDelivered("/polygons", reqs[0].Env.EventID)
 	})
 	slices.Sort(ids)
 	want := mustJSON(t, map[string]any{"jobId": jobID, "polygonIds": ids})
 	for _, r := range reqs {
-		checkSignatures(t, r, sub.SigningSecret)
+		apitest.CheckSignatures(t, r, sub.SigningSecret)
 		if r.Env.EventType != "polygon.verified" || r.Env.EventID != reqs[0].Env.EventID {
 			t.Errorf("delivery %s %s for the job, want only polygon.verified %s", r.Env.EventType, r.Env.EventID, reqs[0].Env.EventID)
 		}

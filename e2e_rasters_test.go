@@ -21,6 +21,7 @@ import (
 
 	"github.com/eudr/eudr/geo/geotiff"
 	"github.com/eudr/eudr/geo/geotiff/geotifftest"
+	"github.com/eudr/eudr/server/apitest"
 )
 
 // The test tiles.
@@ -242,7 +243,7 @@ func TestRaster_LossInForest(t *testing.T) {
 	p = p.Restart(t)
 	key := p.createKey(t, production)
 	var layers []rasLayer
-	p.mustDo(t, "GET", p.ProductionURL+eudrAPI+"/layers", withKey(key), nil, http.StatusOK).Decode(t, &layers)
+	p.mustDo(t, "GET", p.ProductionURL+eudrAPI+"/layers", apitest.WithKey(key), nil, http.StatusOK).Decode(t, &layers)
 	if len(layers) != 2 {
 		t.Fatalf("production lists %d layers, want the 2 imported: %+v", len(layers), layers)
 	}
@@ -420,7 +421,7 @@ func TestRaster_LossInForest(t *testing.T) {
 			t.Errorf("plot %s: job result %s %s, want %s %s", pl.name, j.Results[i].EUDRStatus, polStr(j.Results[i].FailureReason), pl.status, pl.reason)
 		}
 		var ev rasEvidence
-		do(t, "GET", polItemURL(p.ProductionURL, id)+"/evidence", withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &ev)
+		apitest.Do(t, "GET", polItemURL(p.ProductionURL, id)+"/evidence", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &ev)
 		wantReason := "<null>"
 		if pl.reason != "" {
 			wantReason = pl.reason
@@ -567,7 +568,7 @@ func TestRaster_LossInForest(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		b := do(t, "GET", polItemURL(p.ProductionURL, polIDOf(job, 0))+"/evidence", withKey(key), nil).Body
+		b := apitest.Do(t, "GET", polItemURL(p.ProductionURL, polIDOf(job, 0))+"/evidence", apitest.WithKey(key), nil).Body
 		t.Logf("evidence of plot a: %s", b)
 	}
 	p.Stop(t)

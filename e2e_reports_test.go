@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apitest"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -91,9 +92,9 @@ type rptManifest struct {
 // rptRequest asks for an archive of [from, to] and returns reportId and jobId.
 func rptRequest(t testing.TB, base, key, from, to string) (string, string) {
 	t.Helper()
-	r := do(t, "POST", base+eudrAPI+"/reports/archive", merge(withKey(key), hdr("Idempotency-Key", newIdemKey())),
+	r := apitest.Do(t, "POST", base+eudrAPI+"/reports/archive", apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
 		map[string]string{"from": from, "to": to})
-	r.wantStatus(t, http.StatusAccepted)
+	r.WantStatus(t, http.StatusAccepted)
 	var acc map[string]string
 	r.Decode(t, &acc)
 	if !rptIDPattern.MatchString(acc["reportId"]) || !jobIDPattern.MatchString(acc["jobId"]) || len(acc) != 2 {
@@ -110,7 +111,7 @@ func rptWaitJob(t testing.TB, base, key, id string) jobView {
 	t.Helper()
 	var j jobView
 	waitUntil(t, rptWait, "archive job "+id, func() bool {
-		do(t, "GET", jobURL(base, id), withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &j)
+		apitest.Do(t, "GET", jobURL(base, id), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &j)
 		return j.finished()
 	})
 	if j.Type != "archive_report" {
@@ -122,7 +123,7 @@ func rptWaitJob(t testing.TB, base, key, id string) jobView {
 // rptDownload downloads a report's zip and checks the download's headers.
 func rptDownload(t testing.TB, base, key, id string) []byte {
 	t.Helper()
-	r := do(t, "GET", base+eudrAPI+"/reports/"+id+"/download", withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", base+eudrAPI+"/reports/"+id+"/download", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	sum := sha256.Sum256(r.Body)
 	h := r.Header
 	if h.Get("Content-Type") != "application/zip" || h.Get("Content-Length") != strconv.Itoa(len(r.Body)) ||
@@ -171,7 +172,7 @@ func rptOpen(t testing.TB, body []byte) (map[string][]byte, rptManifest) {
 }
 
 func TestReport_Archive(t *testing.T) {
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc, noRateLimit...)
 	key := p.createKey(t, sandbox)
 	subscribe(t, p, key, rc, "/reports", "report.ready")
@@ -199,9 +200,9 @@ func TestReport_Archive(t *testing.T) {
 	}
 
 	// report.ready, signed, with the job's result as its data.
-	var delivered []whRequest
+	var delivered []apitest.Delivery
 	waitUntil(t, rptWait, "report.ready delivery", func() bool {
-		delivered = rc.requests("/reports", "")
+		delivered = rc.Requests("/reports", "")
 		return len(delivered) > 0 && delivered[0].Status == http.StatusOK
 	})
 	var event rptReady
@@ -212,7 +213,7 @@ func TestReport_Archive(t *testing.T) {
 
 	// The record, and the zip it describes.
 	var rec rptRecord
-	do(t, "GET", base+eudrAPI+"/reports/"+reportID, withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &rec)
+	apitest.Do(t, "GET", base+eudrAPI+"/reports/"+reportID, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &rec)
 	if rec.Status != "READY" || rec.JobID != jobID || rec.From != from+"T00:00:00.000Z" || rec.To != to+"T23:59:59.999Z" ||
 		rec.SHA256 == nil || *rec.SHA256 != event.SHA256 || rec.SizeBytes == nil || *rec.SizeBytes != event.SizeBytes {
 		t.Errorf("GET report: %+v", rec)
@@ -274,7 +275,7 @@ func TestReport_Archive(t *testing.T) {
 		if got := fc.Features[n].Properties["polygonId"]; got != ids[n] {
 			t.Errorf("feature %d: polygonId %v, want %s", n, got, ids[n])
 		}
-		r := do(t, "POST", base+eudrAPI+"/evidence/verify", withKey(key), sc.Text()).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "POST", base+eudrAPI+"/evidence/verify", apitest.WithKey(key), sc.Text()).WantStatus(t, http.StatusOK)
 		if obj := r.Object(t); obj["valid"] != true || obj["treeSize"] != float64(cp.TreeSize) {
 			t.Errorf("verify evidence line %d: %s", n, r.Body)
 		}
@@ -285,7 +286,7 @@ func TestReport_Archive(t *testing.T) {
 
 	// Another environment does not see it.
 	live := p.createKey(t, production)
-	wantError(t, do(t, "GET", p.ProductionURL+eudrAPI+"/reports/"+reportID+"/download", withKey(live), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/reports/"+reportID+"/download", apitest.WithKey(live), nil), http.StatusNotFound, "NOT_FOUND")
 
 	// After a restart the report is still there, byte for byte.
 	p.Stop(t)
@@ -299,17 +300,17 @@ func TestReport_Refusals(t *testing.T) {
 	p := startServer(t, noRateLimit...)
 	key := p.createKey(t, sandbox)
 	base := p.SandboxURL
-	post := func(body any) *response {
-		return do(t, "POST", base+eudrAPI+"/reports/archive", merge(withKey(key), hdr("Idempotency-Key", newIdemKey())), body)
+	post := func(body any) *apitest.Response {
+		return apitest.Do(t, "POST", base+eudrAPI+"/reports/archive", apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())), body)
 	}
-	wantError(t, post(map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED", "REQUIRED")
-	wantError(t, post(map[string]any{"from": "2026-02-01", "to": "2026-01-01"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-	wantError(t, post(map[string]any{"from": "2010-01-01", "to": "2026-01-01"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-	wantError(t, post(map[string]any{"from": "01/01/2026", "to": "2026-13-01"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE", "INVALID_VALUE")
-	wantError(t, do(t, "POST", base+eudrAPI+"/reports/archive", withKey(key), map[string]any{"from": "2026-01-01", "to": "2026-01-02"}),
+	apitest.WantError(t, post(map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED", "REQUIRED")
+	apitest.WantError(t, post(map[string]any{"from": "2026-02-01", "to": "2026-01-01"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	apitest.WantError(t, post(map[string]any{"from": "2010-01-01", "to": "2026-01-01"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	apitest.WantError(t, post(map[string]any{"from": "01/01/2026", "to": "2026-13-01"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE", "INVALID_VALUE")
+	apitest.WantError(t, apitest.Do(t, "POST", base+eudrAPI+"/reports/archive", apitest.WithKey(key), map[string]any{"from": "2026-01-01", "to": "2026-01-02"}),
 		http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
-	wantError(t, do(t, "GET", base+eudrAPI+"/reports/rpt_01JD0000000000000000000000/download", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "GET", base+eudrAPI+"/reports/rpt_01JD0000000000000000000000", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", base+eudrAPI+"/reports/rpt_01JD0000000000000000000000/download", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", base+eudrAPI+"/reports/rpt_01JD0000000000000000000000", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 
 	// A period with nothing: a valid zip, an empty collection.
 	id, jobID := rptRequest(t, base, key, "2020-01-01", "2020-12-31")

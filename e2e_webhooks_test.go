@@ -1,30 +1,21 @@
 package main_test
 
 // End-to-end tests of webhooks (SPEC.md 2.1-2.3, 3, 4.1, 6; API.md section
-// 9): a real HTTPS receiver (httptest.NewTLSServer) that the appliance
-// trusts through EUDR_WEBHOOKS_CA_FILE verifies every delivery with
+// 9): a real HTTPS receiver (apitest.Receiver) that the appliance trusts
+// through EUDR_WEBHOOKS_CA_FILE verifies every delivery with
 // queue/webhooksig, records it, and answers as each test programs it.
 // Events are published through the sandbox's POST /sandbox/events, with a
 // short retry schedule.
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -37,6 +28,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/apitest"
 )
 
 // whSchedule is the sandbox retry schedule of these tests (five attempts in
@@ -53,205 +45,6 @@ var (
 	whEnvelopeKeys     = []string{"attempt", "data", "eventId", "eventType", "nextRetry", "timestamp"}
 	whLastEnvelopeKeys = []string{"attempt", "data", "eventId", "eventType", "timestamp"}
 )
-
-// --- the receiver ---
-
-// whEnvelope is a delivery's body (SPEC.md 2.2).
-type whEnvelope struct {
-	EventType string          `json:"eventType"`
-	EventID   string          `json:"eventId"`
-	Timestamp string          `json:"timestamp"`
-	Attempt   int             `json:"attempt"`
-	NextRetry *string         `json:"nextRetry"`
-	Data      json.RawMessage `json:"data"`
-}
-
-// whRequest is one request the receiver got.
-type whRequest struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
-	At     time.Time
-	Env    whEnvelope
-	Keys   []string // the envelope's member names, sorted
-	EnvErr error    // the body is not an envelope
-	SigErr error    // verification with the path's secret at arrival; nil: both schemes verify
-	Nth    int      // 1 for the first request of this path and eventId
-	Status int      // what the receiver answered; 0 while it is still answering
-}
-
-// whAction is how the receiver answers one request.
-type whAction struct {
-	Status int
-	Delay  time.Duration // before answering (a hanging receiver)
-}
-
-// receiver is a webhook receiver: one HTTPS server, subscriptions told apart
-// by path, each verified with its own secret.
-type receiver struct {
-	t      testing.TB
-	srv    *httptest.Server
-	CAFile string
-	stop   chan struct{} // closed at cleanup: releases hanging answers
-
-	mu        sync.Mutex
-	secrets   map[string]string // path -> signing secret
-	policy    func(r *whRequest) whAction
-	reqs      []*whRequest
-	count     map[string]int             // path + " " + eventId -> requests
-	delivered map[string]map[string]bool // path -> eventId -> answered 2xx with valid signatures
-	inflight  int
-}
-
-// newReceiver starts a receiver that answers 200 to every delivery whose
-// signatures verify (401 otherwise) until setPolicy says otherwise.
-func newReceiver(t testing.TB) *receiver {
-	t.Helper()
-	rc := &receiver{t: t, stop: make(chan struct{}), secrets: map[string]string{},
-		count: map[string]int{}, delivered: map[string]map[string]bool{}}
-	rc.srv = httptest.NewUnstartedServer(rc)
-	rc.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut by kill -9
-	rc.srv.StartTLS()
-	rc.CAFile = filepath.Join(t.TempDir(), "receiver-ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw})
-	if err := os.WriteFile(rc.CAFile, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		close(rc.stop)
-		rc.srv.Close()
-	})
-	return rc
-}
-
-// URL is the target URL of path on the receiver (https://127.0.0.1:port/path).
-func (rc *receiver) URL(path string) string { return rc.srv.URL + path }
-
-// setSecret makes the receiver verify deliveries to path with secret.
-func (rc *receiver) setSecret(path, secret string) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.secrets[path] = secret
-}
-
-// setPolicy programs the answers; nil answers 200.
-func (rc *receiver) setPolicy(p func(r *whRequest) whAction) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.policy = p
-}
-
-var errNoSecret = errors.New("receiver: no secret for this path")
-
-// verifyDelivery checks both signatures of a delivery with secret.
-func verifyDelivery(secret string, h http.Header, body []byte, at time.Time) error {
-	if secret == "" {
-		return errNoSecret
-	}
-	var errs []error
-	if err := webhooksig.Verify(secret, body, h.Get(webhooksig.HeaderSignature)); err != nil {
-		errs = append(errs, fmt.Errorf("X-Service-Signature: %w", err))
-	}
-	if err := webhooksig.VerifyStandard(secret, h, body, webhooksig.DefaultTolerance, at); err != nil {
-		errs = append(errs, fmt.Errorf("webhook-signature: %w", err))
-	}
-	return errors.Join(errs...)
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	at := time.Now()
-	body, _ := io.ReadAll(r.Body)
-	req := &whRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: at}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(body, &keys); err != nil {
-		req.EnvErr = err
-	} else {
-		for k := range keys {
-			req.Keys = append(req.Keys, k)
-		}
-		sort.Strings(req.Keys)
-		req.EnvErr = json.Unmarshal(body, &req.Env)
-	}
-	rc.mu.Lock()
-	secret := rc.secrets[req.Path]
-	rc.mu.Unlock()
-	req.SigErr = verifyDelivery(secret, req.Header, body, at)
-
-	// Fields other than Status are set before req is shared.
-	rc.mu.Lock()
-	ck := req.Path + " " + req.Env.EventID
-	rc.count[ck]++
-	req.Nth = rc.count[ck]
-	policy := rc.policy
-	rc.reqs = append(rc.reqs, req)
-	rc.inflight++
-	rc.mu.Unlock()
-
-	act := whAction{Status: http.StatusOK}
-	if policy != nil {
-		act = policy(req)
-	}
-	if req.SigErr != nil || req.EnvErr != nil {
-		act.Status = http.StatusUnauthorized // SPEC.md 5.9: reject a mismatch with 401
-	}
-	if act.Delay > 0 {
-		select {
-		case <-time.After(act.Delay):
-		case <-rc.stop:
-		}
-	}
-	rc.mu.Lock()
-	req.Status = act.Status
-	rc.inflight--
-	if act.Status/100 == 2 {
-		if rc.delivered[req.Path] == nil {
-			rc.delivered[req.Path] = map[string]bool{}
-		}
-		rc.delivered[req.Path][req.Env.EventID] = true
-	}
-	rc.mu.Unlock()
-	w.WriteHeader(act.Status)
-}
-
-// requests is a snapshot of the requests to path ("" for all) of event
-// eventID ("" for all), in arrival order.
-func (rc *receiver) requests(path, eventID string) []whRequest {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	var out []whRequest
-	for _, r := range rc.reqs {
-		if (path == "" || r.Path == path) && (eventID == "" || r.Env.EventID == eventID) {
-			out = append(out, *r)
-		}
-	}
-	return out
-}
-
-// isDelivered reports whether path accepted eventID (a 2xx answer to a
-// delivery whose signatures verified).
-func (rc *receiver) isDelivered(path, eventID string) bool {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.delivered[path][eventID]
-}
-
-// deliveredSet is a copy of the events path accepted.
-func (rc *receiver) deliveredSet(path string) map[string]bool {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	out := make(map[string]bool, len(rc.delivered[path]))
-	for k := range rc.delivered[path] {
-		out[k] = true
-	}
-	return out
-}
-
-func (rc *receiver) inFlight() int {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.inflight
-}
 
 // waitUntil polls cond every 20ms and fails t when it is still false after
 // timeout.
@@ -270,7 +63,7 @@ func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() boo
 
 // startWebhookServer starts eudr trusting rc's certificate, with the short
 // sandbox retry schedule, then extra settings.
-func startWebhookServer(t testing.TB, rc *receiver, extra ...string) *serverProc {
+func startWebhookServer(t testing.TB, rc *apitest.Receiver, extra ...string) *serverProc {
 	t.Helper()
 	env := append([]string{"EUDR_WEBHOOKS_CA_FILE=" + rc.CAFile, whScheduleEnv}, extra...)
 	return startServer(t, env...)
@@ -289,15 +82,15 @@ type webhookReg struct {
 func webhooksURL(base string) string { return base + eudrAPI + "/webhooks" }
 
 func idem(key string) map[string]string {
-	return merge(withKey(key), hdr("Idempotency-Key", newIdemKey()))
+	return apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey()))
 }
 
 // registerWebhook registers target for types with key on base and returns
 // the answer.
 func registerWebhook(t testing.TB, base, key, target string, types ...string) webhookReg {
 	t.Helper()
-	r := do(t, "POST", webhooksURL(base), idem(key), map[string]any{"targetUrl": target, "eventTypes": types})
-	r.wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "POST", webhooksURL(base), idem(key), map[string]any{"targetUrl": target, "eventTypes": types})
+	r.WantStatus(t, http.StatusOK)
 	var reg webhookReg
 	r.Decode(t, &reg)
 	if !webhookIDPattern.MatchString(reg.WebhookID) || !whSecretPattern.MatchString(reg.SigningSecret) {
@@ -307,10 +100,10 @@ func registerWebhook(t testing.TB, base, key, target string, types ...string) we
 }
 
 // subscribe registers rc's path for types in the sandbox and tells rc the secret.
-func subscribe(t testing.TB, p *serverProc, key string, rc *receiver, path string, types ...string) webhookReg {
+func subscribe(t testing.TB, p *serverProc, key string, rc *apitest.Receiver, path string, types ...string) webhookReg {
 	t.Helper()
 	reg := registerWebhook(t, p.SandboxURL, key, rc.URL(path), types...)
-	rc.setSecret(path, reg.SigningSecret)
+	rc.SetSecret(path, reg.SigningSecret)
 	return reg
 }
 
@@ -326,8 +119,8 @@ func eventsURL(base string) string { return base + eudrAPI + "/sandbox/events" }
 // publishEvent publishes a sandbox event and checks the 202.
 func publishEvent(t testing.TB, p *serverProc, key, eventType string, data any) sandboxEvent {
 	t.Helper()
-	r := do(t, "POST", eventsURL(p.SandboxURL), idem(key), map[string]any{"eventType": eventType, "data": data})
-	r.wantStatus(t, http.StatusAccepted)
+	r := apitest.Do(t, "POST", eventsURL(p.SandboxURL), idem(key), map[string]any{"eventType": eventType, "data": data})
+	r.WantStatus(t, http.StatusAccepted)
 	var ev sandboxEvent
 	r.Decode(t, &ev)
 	if !eventIDPattern.MatchString(ev.EventID) || ev.EventType != eventType {
@@ -364,7 +157,7 @@ func getDLQ(t testing.TB, base, key, query string) dlqList {
 	if query != "" {
 		u += "?" + query
 	}
-	r := do(t, "GET", u, withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", u, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	var l dlqList
 	r.Decode(t, &l)
 	if l.Messages == nil {
@@ -413,7 +206,7 @@ type attempt struct {
 
 func getAttempts(t testing.TB, base, key, webhookID string) []attempt {
 	t.Helper()
-	r := do(t, "GET", webhooksURL(base)+"/"+webhookID+"/deliveries", withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", webhooksURL(base)+"/"+webhookID+"/deliveries", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	var out []attempt
 	r.Decode(t, &out)
 	return out
@@ -442,7 +235,7 @@ func mustJSON(t testing.TB, v any) []byte {
 }
 
 // dataField reads a string member of a delivery's data.
-func dataField(r *whRequest, name string) string {
+func dataField(r *apitest.Delivery, name string) string {
 	var m map[string]any
 	json.Unmarshal(r.Env.Data, &m)
 	s, _ := m[name].(string)
@@ -453,17 +246,17 @@ func dataField(r *whRequest, name string) string {
 
 func TestWebhook_Register(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc)
 	key := p.createKey(t, sandbox)
 	liveKey := p.createKey(t, production)
 	base := webhooksURL(p.SandboxURL)
 	target := rc.URL("/reg")
 	types := []string{"polygon.verified", "job.failed"}
-	idemKey := newIdemKey()
+	idemKey := apitest.NewIdemKey()
 	body := map[string]any{"targetUrl": target, "eventTypes": types}
 
-	r := p.mustDo(t, "POST", base, merge(withKey(key), hdr("Idempotency-Key", idemKey)), body, http.StatusOK)
+	r := p.mustDo(t, "POST", base, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", idemKey)), body, http.StatusOK)
 	if r.Header.Get("X-Trace-Id") == "" {
 		t.Errorf("register: no X-Trace-Id header")
 	}
@@ -490,49 +283,49 @@ func TestWebhook_Register(t *testing.T) {
 	if b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(reg.SigningSecret, "whsec_")); err != nil || len(b) != 32 {
 		t.Errorf("signingSecret %q does not encode 32 bytes (%d, %v)", reg.SigningSecret, len(b), err)
 	}
-	parseAPITime(t, reg.CreatedAt)
+	apitest.ParseTime(t, reg.CreatedAt)
 	secret := reg.SigningSecret
 	redacted := "whsec_****" + secret[len(secret)-4:]
 
 	t.Run("Validation", func(t *testing.T) {
-		post := func(body any) *response {
-			return do(t, "POST", base, idem(key), body)
+		post := func(body any) *apitest.Response {
+			return apitest.Do(t, "POST", base, idem(key), body)
 		}
-		e := wantError(t, post(map[string]any{"targetUrl": "http://127.0.0.1:9/hook", "eventTypes": []string{"job.failed"}}),
+		e := apitest.WantError(t, post(map[string]any{"targetUrl": "http://127.0.0.1:9/hook", "eventTypes": []string{"job.failed"}}),
 			http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-		e.detail(t, "targetUrl")
+		e.Detail(t, "targetUrl")
 
-		e = wantError(t, post(map[string]any{"targetUrl": target + "x", "eventTypes": []string{"job.failed", "polygon.exploded"}}),
+		e = apitest.WantError(t, post(map[string]any{"targetUrl": target + "x", "eventTypes": []string{"job.failed", "polygon.exploded"}}),
 			http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-		e.detail(t, "eventTypes[1]")
+		e.Detail(t, "eventTypes[1]")
 
-		e = wantError(t, post(map[string]any{"targetUrl": target + "x", "eventTypes": []string{"webhook.ping"}}),
+		e = apitest.WantError(t, post(map[string]any{"targetUrl": target + "x", "eventTypes": []string{"webhook.ping"}}),
 			http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-		e.detail(t, "eventTypes[0]")
+		e.Detail(t, "eventTypes[0]")
 
 		// Every problem at once.
-		e = wantError(t, post(map[string]any{"targetUrl": "http://example.com/", "eventTypes": []string{"report.ready", "nope", "webhook.ping"}}),
+		e = apitest.WantError(t, post(map[string]any{"targetUrl": "http://example.com/", "eventTypes": []string{"report.ready", "nope", "webhook.ping"}}),
 			http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE")
-		e.detail(t, "targetUrl")
-		e.detail(t, "eventTypes[1]")
-		e.detail(t, "eventTypes[2]")
+		e.Detail(t, "targetUrl")
+		e.Detail(t, "eventTypes[1]")
+		e.Detail(t, "eventTypes[2]")
 
-		e = wantError(t, post(map[string]any{"eventTypes": []string{"job.failed"}}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED")
-		e.detail(t, "targetUrl")
-		e = wantError(t, post(map[string]any{"targetUrl": target + "x"}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED")
-		e.detail(t, "eventTypes")
+		e = apitest.WantError(t, post(map[string]any{"eventTypes": []string{"job.failed"}}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED")
+		e.Detail(t, "targetUrl")
+		e = apitest.WantError(t, post(map[string]any{"targetUrl": target + "x"}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED")
+		e.Detail(t, "eventTypes")
 
 		// polygon.failed is subscribable (API.md section 9).
 		registerWebhook(t, p.SandboxURL, key, rc.URL("/polyfail"), "polygon.failed")
 
-		r := do(t, "POST", base, withKey(key), map[string]any{"targetUrl": target + "y", "eventTypes": []string{"job.failed"}})
-		e = wantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
-		e.detail(t, "headers.Idempotency-Key")
+		r := apitest.Do(t, "POST", base, apitest.WithKey(key), map[string]any{"targetUrl": target + "y", "eventTypes": []string{"job.failed"}})
+		e = apitest.WantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
+		e.Detail(t, "headers.Idempotency-Key")
 	})
 
 	t.Run("Duplicate", func(t *testing.T) {
-		r := do(t, "POST", base, idem(key), map[string]any{"targetUrl": target, "eventTypes": []string{"report.ready", "job.failed"}})
-		wantError(t, r, http.StatusConflict, "CONFLICT", "WEBHOOK_DUPLICATE")
+		r := apitest.Do(t, "POST", base, idem(key), map[string]any{"targetUrl": target, "eventTypes": []string{"report.ready", "job.failed"}})
+		apitest.WantError(t, r, http.StatusConflict, "CONFLICT", "WEBHOOK_DUPLICATE")
 		// The same URL for other event types, and another URL for the same
 		// ones, are not duplicates.
 		registerWebhook(t, p.SandboxURL, key, target, "report.ready")
@@ -542,7 +335,7 @@ func TestWebhook_Register(t *testing.T) {
 	t.Run("IdempotentReplayShowsSecret", func(t *testing.T) {
 		// A client whose first answer was lost gets it again, secret
 		// included: it signs every delivery and was shown nowhere else.
-		r := p.mustDo(t, "POST", base, merge(withKey(key), hdr("Idempotency-Key", idemKey)), body, http.StatusOK)
+		r := p.mustDo(t, "POST", base, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", idemKey)), body, http.StatusOK)
 		if r.Header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("replay: Idempotent-Replayed %q, want true", r.Header.Get("Idempotent-Replayed"))
 		}
@@ -554,13 +347,13 @@ func TestWebhook_Register(t *testing.T) {
 		if again.SigningSecret != secret {
 			t.Errorf("replay: signingSecret %q, want the first answer's %q", again.SigningSecret, secret)
 		}
-		r = do(t, "POST", base, merge(withKey(key), hdr("Idempotency-Key", idemKey)),
+		r = apitest.Do(t, "POST", base, apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", idemKey)),
 			map[string]any{"targetUrl": target, "eventTypes": []string{"dds.submitted"}})
-		wantError(t, r, http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
+		apitest.WantError(t, r, http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
 	})
 
 	t.Run("ListRedacts", func(t *testing.T) {
-		r := do(t, "GET", base, withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", base, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if bytes.Contains(r.Body, []byte(secret)) {
 			t.Errorf("list shows the secret: %s", r.Body)
 		}
@@ -603,16 +396,16 @@ func TestWebhook_Register(t *testing.T) {
 
 	t.Run("ProductionIsolation", func(t *testing.T) {
 		live := webhooksURL(p.ProductionURL)
-		r := do(t, "GET", live, withKey(liveKey), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", live, apitest.WithKey(liveKey), nil).WantStatus(t, http.StatusOK)
 		if bytes.Contains(r.Body, []byte(reg.WebhookID)) || len(r.Array(t)) != 0 {
 			t.Errorf("production lists sandbox webhooks: %s", r.Body)
 		}
-		wantError(t, do(t, "DELETE", live+"/"+reg.WebhookID, withKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "POST", live+"/"+reg.WebhookID+"/rotate-secret", withKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "POST", live+"/"+reg.WebhookID+"/ping", withKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "GET", live+"/"+reg.WebhookID+"/deliveries", withKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", live+"/"+reg.WebhookID, apitest.WithKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "POST", live+"/"+reg.WebhookID+"/rotate-secret", apitest.WithKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "POST", live+"/"+reg.WebhookID+"/ping", apitest.WithKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "GET", live+"/"+reg.WebhookID+"/deliveries", apitest.WithKey(liveKey), nil), http.StatusNotFound, "NOT_FOUND")
 		// A sandbox key on production is refused outright.
-		if r := do(t, "GET", live, withKey(key), nil); r.Status != http.StatusForbidden {
+		if r := apitest.Do(t, "GET", live, apitest.WithKey(key), nil); r.Status != http.StatusForbidden {
 			t.Errorf("sandbox key on production: status %d, want 403", r.Status)
 		}
 		// Production's own registration of the same URL is not a duplicate
@@ -620,7 +413,7 @@ func TestWebhook_Register(t *testing.T) {
 		registerWebhook(t, p.ProductionURL, liveKey, "https://203.0.113.10/hook", "job.failed")
 		registerWebhook(t, p.SandboxURL, key, "https://203.0.113.10/hook", "job.failed")
 		// Still there in the sandbox.
-		r = do(t, "GET", base, withKey(key), nil).wantStatus(t, http.StatusOK)
+		r = apitest.Do(t, "GET", base, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if !bytes.Contains(r.Body, []byte(reg.WebhookID)) {
 			t.Errorf("sandbox list lost %s", reg.WebhookID)
 		}
@@ -631,38 +424,9 @@ func TestWebhook_Register(t *testing.T) {
 
 // --- 2. delivery ---
 
-// checkSignatures verifies a delivery's headers with secret independently of
-// webhooksig (SPEC.md 5.9, README): hex HMAC-SHA256 of the raw body keyed by
-// the secret string, and the Standard Webhooks signature keyed by the
-// secret's bytes.
-func checkSignatures(t testing.TB, r whRequest, secret string) {
-	t.Helper()
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(r.Body)
-	if got, want := r.Header.Get("X-Service-Signature"), hex.EncodeToString(m.Sum(nil)); got != want {
-		t.Errorf("X-Service-Signature %q, want %q", got, want)
-	}
-	keyBytes, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m = hmac.New(sha256.New, keyBytes)
-	fmt.Fprintf(m, "%s.%s.", r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"))
-	m.Write(r.Body)
-	if got, want := r.Header.Get("webhook-signature"), "v1,"+base64.StdEncoding.EncodeToString(m.Sum(nil)); got != want {
-		t.Errorf("webhook-signature %q, want %q", got, want)
-	}
-	if err := webhooksig.Verify(secret, r.Body, r.Header.Get(webhooksig.HeaderSignature)); err != nil {
-		t.Errorf("webhooksig.Verify: %v", err)
-	}
-	if err := webhooksig.VerifyStandard(secret, r.Header, r.Body, webhooksig.DefaultTolerance, r.At); err != nil {
-		t.Errorf("webhooksig.VerifyStandard: %v", err)
-	}
-}
-
 func TestWebhook_Delivery(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc)
 	key := p.createKey(t, sandbox)
 	a := subscribe(t, p, key, rc, "/a", "job.failed")
@@ -675,12 +439,12 @@ func TestWebhook_Delivery(t *testing.T) {
 	if ev.Deliveries != 1 {
 		t.Errorf("publish: deliveries %d, want 1 (only /a subscribes to job.failed)", ev.Deliveries)
 	}
-	waitUntil(t, 10*time.Second, "delivery to /a", func() bool { return rc.isDelivered("/a", ev.EventID) })
+	waitUntil(t, 10*time.Second, "delivery to /a", func() bool { return rc.IsDelivered("/a", ev.EventID) })
 	// Once the log shows the success, no further request can come.
 	waitUntil(t, 5*time.Second, "the attempt in the delivery log", func() bool {
 		return len(getAttempts(t, p.SandboxURL, key, a.WebhookID)) == 1
 	})
-	reqs := rc.requests("/a", "")
+	reqs := rc.Requests("/a", "")
 	if len(reqs) != 1 {
 		t.Fatalf("/a got %d requests, want 1", len(reqs))
 	}
@@ -700,13 +464,13 @@ func TestWebhook_Delivery(t *testing.T) {
 	if r.Env.EventType != "job.failed" || r.Env.EventID != ev.EventID || r.Env.Attempt != 0 {
 		t.Errorf("envelope %s, want job.failed %s attempt 0", r.Body, ev.EventID)
 	}
-	ts := parseAPITime(t, r.Env.Timestamp)
+	ts := apitest.ParseTime(t, r.Env.Timestamp)
 	if ts.Before(before.Add(-time.Second)) || ts.After(after.Add(time.Second)) {
 		t.Errorf("timestamp %s not within the publish call (%s..%s)", ts, before, after)
 	}
 	if r.Env.NextRetry == nil {
 		t.Errorf("attempt 0 without nextRetry: %s", r.Body)
-	} else if d := parseAPITime(t, *r.Env.NextRetry).Sub(r.At); d < time.Duration(float64(whSchedule[0])*0.8)-150*time.Millisecond || d > 150*time.Millisecond {
+	} else if d := apitest.ParseTime(t, *r.Env.NextRetry).Sub(r.At); d < time.Duration(float64(whSchedule[0])*0.8)-150*time.Millisecond || d > 150*time.Millisecond {
 		// The first delay, +-20 %, from the attempt's start, less the
 		// request's transit to the receiver (up to 150 ms on a busy machine).
 		t.Errorf("nextRetry %s is %s after arrival, want about %s (+-20 %%)", *r.Env.NextRetry, d, whSchedule[0])
@@ -717,7 +481,7 @@ func TestWebhook_Delivery(t *testing.T) {
 	if r.SigErr != nil {
 		t.Errorf("signatures: %v", r.SigErr)
 	}
-	checkSignatures(t, r, a.SigningSecret)
+	apitest.CheckSignatures(t, r, a.SigningSecret)
 	for h, want := range map[string]string{"X-Service-Event-Id": ev.EventID, "X-Service-Event-Type": "job.failed", "webhook-id": ev.EventID} {
 		if got := r.Header.Get(h); got != want {
 			t.Errorf("header %s %q, want %q", h, got, want)
@@ -738,46 +502,46 @@ func TestWebhook_Delivery(t *testing.T) {
 		at.ErrorClass != "" || at.LatencyMs <= 0 || at.DeadLettered || at.Error != "" {
 		t.Errorf("delivery log: %+v", at)
 	} else {
-		parseAPITime(t, at.At)
+		apitest.ParseTime(t, at.At)
 	}
 
 	// /b subscribes to report.ready only: it got nothing so far; its own
 	// event reaches it and not /a.
-	if n := len(rc.requests("/b", "")); n != 0 {
+	if n := len(rc.Requests("/b", "")); n != 0 {
 		t.Errorf("/b (report.ready) got %d requests for a job.failed event", n)
 	}
 	ev2 := publishEvent(t, p, key, "report.ready", map[string]any{"reportId": "r1"})
 	if ev2.Deliveries != 1 {
 		t.Errorf("publish report.ready: deliveries %d, want 1", ev2.Deliveries)
 	}
-	waitUntil(t, 10*time.Second, "delivery to /b", func() bool { return rc.isDelivered("/b", ev2.EventID) })
-	if n := len(rc.requests("/a", "")); n != 1 {
+	waitUntil(t, 10*time.Second, "delivery to /b", func() bool { return rc.IsDelivered("/b", ev2.EventID) })
+	if n := len(rc.Requests("/a", "")); n != 1 {
 		t.Errorf("/a got %d requests, want still 1", n)
 	}
 	// A retried publish (same Idempotency-Key) answers the same event and
 	// publishes nothing more.
-	ik := newIdemKey()
-	pub := func() *response {
-		return do(t, "POST", eventsURL(p.SandboxURL), merge(withKey(key), hdr("Idempotency-Key", ik)),
+	ik := apitest.NewIdemKey()
+	pub := func() *apitest.Response {
+		return apitest.Do(t, "POST", eventsURL(p.SandboxURL), apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)),
 			map[string]any{"eventType": "report.ready", "data": map[string]any{"once": true}})
 	}
 	var first, again sandboxEvent
-	pub().wantStatus(t, http.StatusAccepted).Decode(t, &first)
-	r2 := pub().wantStatus(t, http.StatusAccepted)
+	pub().WantStatus(t, http.StatusAccepted).Decode(t, &first)
+	r2 := pub().WantStatus(t, http.StatusAccepted)
 	r2.Decode(t, &again)
 	if again != first || r2.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replayed publish: %+v (replayed %q), first %+v", again, r2.Header.Get("Idempotent-Replayed"), first)
 	}
-	waitUntil(t, 10*time.Second, "the published-once event", func() bool { return rc.isDelivered("/b", first.EventID) })
+	waitUntil(t, 10*time.Second, "the published-once event", func() bool { return rc.IsDelivered("/b", first.EventID) })
 	waitUntil(t, 5*time.Second, "its attempt in the log", func() bool {
 		return len(getAttempts(t, p.SandboxURL, key, b.WebhookID)) == 2
 	})
-	for _, r := range rc.requests("/b", "") {
+	for _, r := range rc.Requests("/b", "") {
 		if r.Env.EventID != ev2.EventID && r.Env.EventID != first.EventID {
 			t.Errorf("/b got an unexpected event: %s", r.Body)
 		}
 	}
-	if n := len(rc.requests("/b", first.EventID)); n != 1 {
+	if n := len(rc.Requests("/b", first.EventID)); n != 1 {
 		t.Errorf("an event published once with a retried request was delivered %d times", n)
 	}
 
@@ -787,30 +551,20 @@ func TestWebhook_Delivery(t *testing.T) {
 	}
 
 	// The sandbox events endpoint validates and needs an Idempotency-Key.
-	wantError(t, do(t, "POST", eventsURL(p.SandboxURL), withKey(key), map[string]any{"eventType": "job.failed"}),
+	apitest.WantError(t, apitest.Do(t, "POST", eventsURL(p.SandboxURL), apitest.WithKey(key), map[string]any{"eventType": "job.failed"}),
 		http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
-	wantError(t, do(t, "POST", eventsURL(p.SandboxURL), idem(key), map[string]any{"eventType": "webhook.ping"}),
+	apitest.WantError(t, apitest.Do(t, "POST", eventsURL(p.SandboxURL), idem(key), map[string]any{"eventType": "webhook.ping"}),
 		http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-	wantError(t, do(t, "POST", eventsURL(p.SandboxURL), idem(key), map[string]any{"eventType": "job.failed", "data": []int{1}}),
+	apitest.WantError(t, apitest.Do(t, "POST", eventsURL(p.SandboxURL), idem(key), map[string]any{"eventType": "job.failed", "data": []int{1}}),
 		http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 }
 
 // --- 3. retries ---
 
-// failFirst answers 500 to the first n requests of each event.
-func failFirst(n int) func(r *whRequest) whAction {
-	return func(r *whRequest) whAction {
-		if r.Nth <= n {
-			return whAction{Status: http.StatusInternalServerError}
-		}
-		return whAction{Status: http.StatusOK}
-	}
-}
-
 // checkSchedule checks that each attempt of reqs (one event, in arrival
 // order) announces a nextRetry that follows the schedule (+-20 %) and that
 // the next attempt arrives at it.
-func checkSchedule(t testing.TB, reqs []whRequest) {
+func checkSchedule(t testing.TB, reqs []apitest.Delivery) {
 	t.Helper()
 	const transitMax, lateMax = 150 * time.Millisecond, 1500 * time.Millisecond
 	for i, r := range reqs {
@@ -823,7 +577,7 @@ func checkSchedule(t testing.TB, reqs []whRequest) {
 			}
 			continue
 		}
-		next := parseAPITime(t, *r.Env.NextRetry)
+		next := apitest.ParseTime(t, *r.Env.NextRetry)
 		d := whSchedule[i]
 		// The delay counts from the attempt's start, which the receiver
 		// sees later by the request's transit (up to transitMax on a busy
@@ -847,20 +601,20 @@ func checkSchedule(t testing.TB, reqs []whRequest) {
 
 func TestWebhook_Retries(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
-	rc.setPolicy(failFirst(2))
+	rc := apitest.NewReceiver(t)
+	rc.SetPolicy(apitest.FailFirst(2))
 	p := startWebhookServer(t, rc)
 	key := p.createKey(t, sandbox)
 	sub := subscribe(t, p, key, rc, "/retry", "job.failed")
 
 	ev := publishEvent(t, p, key, "job.failed", map[string]any{"jobId": "job_retry"})
-	waitUntil(t, 10*time.Second, "delivery on the third attempt", func() bool { return rc.isDelivered("/retry", ev.EventID) })
+	waitUntil(t, 10*time.Second, "delivery on the third attempt", func() bool { return rc.IsDelivered("/retry", ev.EventID) })
 	var alog []attempt
 	waitUntil(t, 5*time.Second, "3 attempts in the delivery log", func() bool {
 		alog = getAttempts(t, p.SandboxURL, key, sub.WebhookID)
 		return len(alog) >= 3
 	})
-	reqs := rc.requests("/retry", ev.EventID)
+	reqs := rc.Requests("/retry", ev.EventID)
 	if len(reqs) != 3 {
 		t.Fatalf("receiver got %d requests, want 3 (two failures, then 200)", len(reqs))
 	}
@@ -892,7 +646,7 @@ func TestWebhook_Retries(t *testing.T) {
 		if at.LatencyMs <= 0 {
 			t.Errorf("log[%d]: latencyMs %v", i, at.LatencyMs)
 		}
-		parseAPITime(t, at.At)
+		apitest.ParseTime(t, at.At)
 		if n < 2 {
 			if at.Status != 500 || at.ErrorClass != "http_status" || at.Error == "" || at.NextRetry == nil || at.DeadLettered {
 				t.Errorf("failed attempt %d logged as %+v", n, at)
@@ -912,18 +666,18 @@ func TestWebhook_Retries(t *testing.T) {
 
 func TestWebhook_DLQ(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	var failing atomic.Bool
 	failing.Store(true)
 	// While failing: 500, or 410 for events whose data says "gone".
-	rc.setPolicy(func(r *whRequest) whAction {
+	rc.SetPolicy(func(r *apitest.Delivery) apitest.Answer {
 		if !failing.Load() {
-			return whAction{Status: http.StatusOK}
+			return apitest.Answer{Status: http.StatusOK}
 		}
 		if strings.Contains(string(r.Env.Data), `"gone":true`) {
-			return whAction{Status: http.StatusGone}
+			return apitest.Answer{Status: http.StatusGone}
 		}
-		return whAction{Status: http.StatusInternalServerError}
+		return apitest.Answer{Status: http.StatusInternalServerError}
 	})
 	p := startWebhookServer(t, rc)
 	key := p.createKey(t, sandbox)
@@ -936,7 +690,7 @@ func TestWebhook_DLQ(t *testing.T) {
 	l := waitDLQ(t, base, key, "", "E1 in the DLQ", func(l dlqList) bool { return dlqIDs(l)[e1.EventID] })
 
 	t.Run("FiveAttempts", func(t *testing.T) {
-		reqs := rc.requests(path, e1.EventID)
+		reqs := rc.Requests(path, e1.EventID)
 		if len(reqs) != 5 {
 			t.Fatalf("receiver got %d requests, want exactly 5", len(reqs))
 		}
@@ -967,8 +721,8 @@ func TestWebhook_DLQ(t *testing.T) {
 		if !sameJSON(t, m.Data, mustJSON(t, data1)) {
 			t.Errorf("DLQ data %s, want %s", m.Data, mustJSON(t, data1))
 		}
-		failedAt := parseAPITime(t, m.FailedAt)
-		last := rc.requests(path, e1.EventID)[4]
+		failedAt := apitest.ParseTime(t, m.FailedAt)
+		last := rc.Requests(path, e1.EventID)[4]
 		if failedAt.Before(last.At.Add(-50*time.Millisecond)) || failedAt.After(last.At.Add(2*time.Second)) {
 			t.Errorf("failedAt %s, last attempt arrived %s", failedAt, last.At)
 		}
@@ -977,14 +731,14 @@ func TestWebhook_DLQ(t *testing.T) {
 		if l := getDLQ(t, p.ProductionURL, live, ""); l.RetrievedCount != 0 {
 			t.Errorf("production DLQ shows sandbox entries: %+v", l.Messages)
 		}
-		wantError(t, do(t, "POST", dlqURL(p.ProductionURL)+"/"+e1.EventID+"/replay", withKey(live), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "DELETE", dlqURL(p.ProductionURL)+"/"+e1.EventID, withKey(live), nil), http.StatusNotFound, "NOT_FOUND")
-		r := do(t, "POST", dlqURL(p.ProductionURL)+"/replay-bulk", withKey(live), nil).wantStatus(t, http.StatusOK)
+		apitest.WantError(t, apitest.Do(t, "POST", dlqURL(p.ProductionURL)+"/"+e1.EventID+"/replay", apitest.WithKey(live), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", dlqURL(p.ProductionURL)+"/"+e1.EventID, apitest.WithKey(live), nil), http.StatusNotFound, "NOT_FOUND")
+		r := apitest.Do(t, "POST", dlqURL(p.ProductionURL)+"/replay-bulk", apitest.WithKey(live), nil).WantStatus(t, http.StatusOK)
 		if got := r.Header.Get("X-Replayed-Count"); got != "0" {
 			t.Errorf("production replay-bulk: X-Replayed-Count %q, want 0", got)
 		}
 
-		r = do(t, "GET", dlqURL(base), withKey(key), nil)
+		r = apitest.Do(t, "GET", dlqURL(base), apitest.WithKey(key), nil)
 		var raw struct {
 			Messages []map[string]any `json:"messages"`
 		}
@@ -996,13 +750,13 @@ func TestWebhook_DLQ(t *testing.T) {
 		}
 	})
 
-	failedAt := parseAPITime(t, l.Messages[0].FailedAt)
+	failedAt := apitest.ParseTime(t, l.Messages[0].FailedAt)
 	var e2 sandboxEvent
 
 	t.Run("Gone", func(t *testing.T) {
 		e2 = publishEvent(t, p, key, "report.ready", map[string]any{"gone": true})
 		waitDLQ(t, base, key, "", "E2 in the DLQ", func(l dlqList) bool { return dlqIDs(l)[e2.EventID] })
-		if n := len(rc.requests(path, e2.EventID)); n != 1 {
+		if n := len(rc.Requests(path, e2.EventID)); n != 1 {
 			t.Errorf("a 410 answer: %d requests, want 1", n)
 		}
 		l := getDLQ(t, base, key, "eventType=report.ready")
@@ -1034,7 +788,7 @@ func TestWebhook_DLQ(t *testing.T) {
 		}
 		for _, q := range []string{"eventType=nope", "startDate=yesterday", "endDate=2026-13-01",
 			"startDate=" + rfc(failedAt) + "&endDate=" + rfc(failedAt.Add(-time.Hour)), "limit=0", "limit=1001"} {
-			wantError(t, do(t, "GET", dlqURL(base)+"?"+q, withKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+			apitest.WantError(t, apitest.Do(t, "GET", dlqURL(base)+"?"+q, apitest.WithKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 		}
 	})
 
@@ -1050,7 +804,7 @@ func TestWebhook_DLQ(t *testing.T) {
 	t.Run("ReplayAnswersWithoutBody", func(t *testing.T) {
 		// (The single replay's body is checked in ReplayOne.)
 		u := dlqURL(base) + "/replay-bulk?eventType=dds.submitted"
-		r := do(t, "POST", u, withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "POST", u, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if len(bytes.TrimSpace(r.Body)) != 0 {
 			t.Errorf("POST %s: 200 with body %q, want none", u, r.Body)
 		}
@@ -1058,16 +812,16 @@ func TestWebhook_DLQ(t *testing.T) {
 
 	t.Run("ReplayOne", func(t *testing.T) {
 		failing.Store(false)
-		before := len(rc.requests(path, e1.EventID))
-		r := do(t, "POST", dlqURL(base)+"/"+e1.EventID+"/replay", withKey(key), nil).wantStatus(t, http.StatusOK)
+		before := len(rc.Requests(path, e1.EventID))
+		r := apitest.Do(t, "POST", dlqURL(base)+"/"+e1.EventID+"/replay", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if got := r.Header.Get("X-Replayed-Count"); got != "1" {
 			t.Errorf("replay: X-Replayed-Count %q, want 1", got)
 		}
 		if len(bytes.TrimSpace(r.Body)) != 0 {
 			t.Errorf("replay: 200 with body %q, want none", r.Body)
 		}
-		waitUntil(t, 10*time.Second, "E1 delivered after replay", func() bool { return rc.isDelivered(path, e1.EventID) })
-		reqs := rc.requests(path, e1.EventID)
+		waitUntil(t, 10*time.Second, "E1 delivered after replay", func() bool { return rc.IsDelivered(path, e1.EventID) })
+		reqs := rc.Requests(path, e1.EventID)
 		if len(reqs) != before+1 {
 			t.Fatalf("after replay: %d requests, want %d", len(reqs), before+1)
 		}
@@ -1081,8 +835,8 @@ func TestWebhook_DLQ(t *testing.T) {
 		if dlqIDs(getDLQ(t, base, key, ""))[e1.EventID] {
 			t.Errorf("E1 still in the DLQ after a successful replay")
 		}
-		wantError(t, do(t, "POST", dlqURL(base)+"/"+e1.EventID+"/replay", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "POST", dlqURL(base)+"/evt_01ZZZZZZZZZZZZZZZZZZZZZZZZ/replay", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "POST", dlqURL(base)+"/"+e1.EventID+"/replay", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "POST", dlqURL(base)+"/evt_01ZZZZZZZZZZZZZZZZZZZZZZZZ/replay", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 	})
 
 	t.Run("ReplayBulk", func(t *testing.T) {
@@ -1096,27 +850,27 @@ func TestWebhook_DLQ(t *testing.T) {
 		})
 		// DLQ: E2, E5 (report.ready), E3, E4 (job.failed).
 		failing.Store(false)
-		r := do(t, "POST", dlqURL(base)+"/replay-bulk?eventType=report.ready", withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "POST", dlqURL(base)+"/replay-bulk?eventType=report.ready", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if got := r.Header.Get("X-Replayed-Count"); got != "2" {
 			t.Errorf("replay-bulk by eventType: X-Replayed-Count %q, want 2", got)
 		}
-		r = do(t, "POST", dlqURL(base)+"/replay-bulk", withKey(key), map[string]any{"eventIds": []string{e3.EventID}}).wantStatus(t, http.StatusOK)
+		r = apitest.Do(t, "POST", dlqURL(base)+"/replay-bulk", apitest.WithKey(key), map[string]any{"eventIds": []string{e3.EventID}}).WantStatus(t, http.StatusOK)
 		if got := r.Header.Get("X-Replayed-Count"); got != "1" {
 			t.Errorf("replay-bulk by eventIds: X-Replayed-Count %q, want 1", got)
 		}
 		waitUntil(t, 10*time.Second, "E2, E3, E5 delivered after bulk replays", func() bool {
-			d := rc.deliveredSet(path)
+			d := rc.Delivered(path)
 			return d[e2.EventID] && d[e3.EventID] && d[e5.EventID]
 		})
 		left := getDLQ(t, base, key, "")
 		if len(left.Messages) != 1 || left.Messages[0].EventID != e4.EventID {
 			t.Errorf("DLQ after bulk replays: %+v, want only E4", left.Messages)
 		}
-		if rc.isDelivered(path, e4.EventID) {
+		if rc.IsDelivered(path, e4.EventID) {
 			t.Errorf("E4 was delivered though not replayed")
 		}
 		// A filter that matches nothing replays nothing.
-		r = do(t, "POST", dlqURL(base)+"/replay-bulk?eventType=dds.submitted", withKey(key), nil).wantStatus(t, http.StatusOK)
+		r = apitest.Do(t, "POST", dlqURL(base)+"/replay-bulk?eventType=dds.submitted", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if got := r.Header.Get("X-Replayed-Count"); got != "0" {
 			t.Errorf("replay-bulk matching nothing: X-Replayed-Count %q, want 0", got)
 		}
@@ -1139,15 +893,15 @@ func TestWebhook_DLQ(t *testing.T) {
 				e4 = m.EventID
 			}
 		}
-		r := do(t, "DELETE", dlqURL(base)+"/"+e4, withKey(key), nil).wantStatus(t, http.StatusNoContent)
+		r := apitest.Do(t, "DELETE", dlqURL(base)+"/"+e4, apitest.WithKey(key), nil).WantStatus(t, http.StatusNoContent)
 		if len(r.Body) != 0 {
 			t.Errorf("DELETE: 204 with body %q", r.Body)
 		}
 		if got := r.Header.Get("X-Acknowledged-Count"); got != "" && got != "1" {
 			t.Errorf("DELETE one: X-Acknowledged-Count %q", got)
 		}
-		r = do(t, "DELETE", dlqURL(base), withKey(key), map[string]any{"eventIds": []string{e6.EventID, e7.EventID, "evt_01ZZZZZZZZZZZZZZZZZZZZZZZZ"}}).
-			wantStatus(t, http.StatusNoContent)
+		r = apitest.Do(t, "DELETE", dlqURL(base), apitest.WithKey(key), map[string]any{"eventIds": []string{e6.EventID, e7.EventID, "evt_01ZZZZZZZZZZZZZZZZZZZZZZZZ"}}).
+			WantStatus(t, http.StatusNoContent)
 		if got := r.Header.Get("X-Acknowledged-Count"); got != "2" {
 			t.Errorf("bulk DELETE: X-Acknowledged-Count %q, want 2", got)
 		}
@@ -1155,19 +909,19 @@ func TestWebhook_DLQ(t *testing.T) {
 			t.Errorf("DLQ after acknowledging everything: %+v", l.Messages)
 		}
 		// Gone for good: neither replay nor a second delete finds them.
-		before := len(rc.requests("", ""))
+		before := len(rc.Requests("", ""))
 		failing.Store(false)
-		wantError(t, do(t, "POST", dlqURL(base)+"/"+e4+"/replay", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "DELETE", dlqURL(base)+"/"+e6.EventID, withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-		r = do(t, "POST", dlqURL(base)+"/replay-bulk", withKey(key), nil).wantStatus(t, http.StatusOK)
+		apitest.WantError(t, apitest.Do(t, "POST", dlqURL(base)+"/"+e4+"/replay", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", dlqURL(base)+"/"+e6.EventID, apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+		r = apitest.Do(t, "POST", dlqURL(base)+"/replay-bulk", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if got := r.Header.Get("X-Replayed-Count"); got != "0" {
 			t.Errorf("replay everything after acknowledging everything: X-Replayed-Count %q, want 0", got)
 		}
-		wantError(t, do(t, "DELETE", dlqURL(base), withKey(key), map[string]any{"eventIds": []string{}}),
+		apitest.WantError(t, apitest.Do(t, "DELETE", dlqURL(base), apitest.WithKey(key), map[string]any{"eventIds": []string{}}),
 			http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED")
 		// Acknowledged events never come back (checked after a poll interval).
 		time.Sleep(700 * time.Millisecond)
-		if after := len(rc.requests("", "")); after != before {
+		if after := len(rc.Requests("", "")); after != before {
 			t.Errorf("%d requests after acknowledging, want none", after-before)
 		}
 	})
@@ -1182,12 +936,12 @@ func TestWebhook_DLQ(t *testing.T) {
 			return ids[e8.EventID] && ids[e9.EventID]
 		})
 		failing.Store(false)
-		r := do(t, "POST", dlqURL(base)+"/replay-bulk", withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "POST", dlqURL(base)+"/replay-bulk", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		if got := r.Header.Get("X-Replayed-Count"); got != "2" {
 			t.Errorf("replay everything: X-Replayed-Count %q, want 2", got)
 		}
 		waitUntil(t, 10*time.Second, "E8 and E9 delivered", func() bool {
-			return rc.isDelivered(path, e8.EventID) && rc.isDelivered(path, e9.EventID)
+			return rc.IsDelivered(path, e8.EventID) && rc.IsDelivered(path, e9.EventID)
 		})
 		if l := getDLQ(t, base, key, ""); l.RetrievedCount != 0 {
 			t.Errorf("DLQ after replaying everything: %+v", l.Messages)
@@ -1199,13 +953,13 @@ func TestWebhook_DLQ(t *testing.T) {
 
 func TestWebhook_Rotation(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	// Events whose data says failTwice fail their first two attempts.
-	rc.setPolicy(func(r *whRequest) whAction {
+	rc.SetPolicy(func(r *apitest.Delivery) apitest.Answer {
 		if strings.Contains(string(r.Env.Data), `"failTwice":true`) && r.Nth <= 2 {
-			return whAction{Status: http.StatusInternalServerError}
+			return apitest.Answer{Status: http.StatusInternalServerError}
 		}
-		return whAction{Status: http.StatusOK}
+		return apitest.Answer{Status: http.StatusOK}
 	})
 	p := startWebhookServer(t, rc)
 	key := p.createKey(t, sandbox)
@@ -1215,15 +969,15 @@ func TestWebhook_Rotation(t *testing.T) {
 
 	// An event in its retry cycle when the secret rotates.
 	pending := publishEvent(t, p, key, "job.failed", map[string]any{"failTwice": true})
-	waitUntil(t, 10*time.Second, "the first attempt of the pending event", func() bool { return len(rc.requests(path, pending.EventID)) >= 1 })
+	waitUntil(t, 10*time.Second, "the first attempt of the pending event", func() bool { return len(rc.Requests(path, pending.EventID)) >= 1 })
 
-	r := do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/rotate-secret", withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/rotate-secret", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	var rot struct {
 		WebhookID     string `json:"webhookId"`
 		SigningSecret string `json:"signingSecret"`
 	}
 	r.Decode(t, &rot)
-	rc.setSecret(path, rot.SigningSecret)
+	rc.SetSecret(path, rot.SigningSecret)
 	if !whSecretPattern.MatchString(rot.SigningSecret) || rot.SigningSecret == oldSecret {
 		t.Fatalf("rotate: signingSecret %q (old %q)", rot.SigningSecret, oldSecret)
 	}
@@ -1233,13 +987,13 @@ func TestWebhook_Rotation(t *testing.T) {
 	newSecret := rot.SigningSecret
 
 	ev := publishEvent(t, p, key, "job.failed", map[string]any{"after": "rotation"})
-	waitUntil(t, 10*time.Second, "delivery after rotation", func() bool { return rc.isDelivered(path, ev.EventID) })
-	reqs := rc.requests(path, ev.EventID)
+	waitUntil(t, 10*time.Second, "delivery after rotation", func() bool { return rc.IsDelivered(path, ev.EventID) })
+	reqs := rc.Requests(path, ev.EventID)
 	if len(reqs) != 1 {
 		t.Errorf("%d requests for the event after rotation, want 1", len(reqs))
 	}
 	d := reqs[len(reqs)-1]
-	checkSignatures(t, d, newSecret)
+	apitest.CheckSignatures(t, d, newSecret)
 	if err := webhooksig.Verify(oldSecret, d.Body, d.Header.Get(webhooksig.HeaderSignature)); !errors.Is(err, webhooksig.ErrMismatch) {
 		t.Errorf("a delivery after rotation verifies with the old secret (X-Service-Signature): %v", err)
 	}
@@ -1249,8 +1003,8 @@ func TestWebhook_Rotation(t *testing.T) {
 
 	// The retry cycle that began before the rotation: its first attempt
 	// was signed with the old secret, its last (delivered) with the new.
-	waitUntil(t, 10*time.Second, "the pending event delivered", func() bool { return rc.isDelivered(path, pending.EventID) })
-	preqs := rc.requests(path, pending.EventID)
+	waitUntil(t, 10*time.Second, "the pending event delivered", func() bool { return rc.IsDelivered(path, pending.EventID) })
+	preqs := rc.Requests(path, pending.EventID)
 	if err := webhooksig.Verify(oldSecret, preqs[0].Body, preqs[0].Header.Get(webhooksig.HeaderSignature)); err != nil {
 		t.Errorf("attempt 0 before the rotation does not verify with the old secret: %v", err)
 	}
@@ -1258,13 +1012,13 @@ func TestWebhook_Rotation(t *testing.T) {
 	if last.Env.Attempt < 1 {
 		t.Errorf("pending event delivered on attempt %d", last.Env.Attempt)
 	}
-	checkSignatures(t, last, newSecret)
+	apitest.CheckSignatures(t, last, newSecret)
 	if webhooksig.Verify(oldSecret, last.Body, last.Header.Get(webhooksig.HeaderSignature)) == nil {
 		t.Errorf("a retry after rotation verifies with the old secret")
 	}
 
 	// The list shows the new secret's last four.
-	r = do(t, "GET", webhooksURL(p.SandboxURL), withKey(key), nil).wantStatus(t, http.StatusOK)
+	r = apitest.Do(t, "GET", webhooksURL(p.SandboxURL), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	items := r.Array(t)
 	if len(items) != 1 || items[0]["signingSecret"] != "whsec_****"+newSecret[len(newSecret)-4:] {
 		t.Errorf("list after rotation: %s", r.Body)
@@ -1275,21 +1029,21 @@ func TestWebhook_Rotation(t *testing.T) {
 
 	// A replayed rotation (same Idempotency-Key) does not rotate again and
 	// answers the secret it made.
-	ik := newIdemKey()
-	first := do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/rotate-secret", merge(withKey(key), hdr("Idempotency-Key", ik)), nil).
-		wantStatus(t, http.StatusOK)
+	ik := apitest.NewIdemKey()
+	first := apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/rotate-secret", apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), nil).
+		WantStatus(t, http.StatusOK)
 	var s1, s2 struct {
 		SigningSecret string `json:"signingSecret"`
 	}
 	first.Decode(t, &s1)
-	second := do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/rotate-secret", merge(withKey(key), hdr("Idempotency-Key", ik)), nil).
-		wantStatus(t, http.StatusOK)
+	second := apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/rotate-secret", apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), nil).
+		WantStatus(t, http.StatusOK)
 	second.Decode(t, &s2)
 	if second.Header.Get("Idempotent-Replayed") != "true" || s2.SigningSecret != s1.SigningSecret {
 		t.Errorf("replayed rotation: %s (first %s)", second.Body, first.Body)
 	}
 
-	wantError(t, do(t, "POST", webhooksURL(p.SandboxURL)+"/wh_01ZZZZZZZZZZZZZZZZZZZZZZZZ/rotate-secret", withKey(key), nil),
+	apitest.WantError(t, apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/wh_01ZZZZZZZZZZZZZZZZZZZZZZZZ/rotate-secret", apitest.WithKey(key), nil),
 		http.StatusNotFound, "NOT_FOUND")
 	assertLogHasNoSecrets(t, p, oldSecret, newSecret, s1.SigningSecret)
 }
@@ -1298,8 +1052,8 @@ func TestWebhook_Rotation(t *testing.T) {
 
 func TestWebhook_Deletion(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
-	rc.setPolicy(func(*whRequest) whAction { return whAction{Status: http.StatusInternalServerError} })
+	rc := apitest.NewReceiver(t)
+	rc.SetPolicy(func(*apitest.Delivery) apitest.Answer { return apitest.Answer{Status: http.StatusInternalServerError} })
 	p := startWebhookServer(t, rc)
 	key := p.createKey(t, sandbox)
 	del := subscribe(t, p, key, rc, "/deleted", "job.failed")
@@ -1310,14 +1064,14 @@ func TestWebhook_Deletion(t *testing.T) {
 	if e1.Deliveries != 2 {
 		t.Fatalf("deliveries %d, want 2", e1.Deliveries)
 	}
-	waitUntil(t, 10*time.Second, "the first attempt to /deleted", func() bool { return len(rc.requests("/deleted", e1.EventID)) >= 1 })
-	do(t, "DELETE", webhooksURL(p.SandboxURL)+"/"+del.WebhookID, withKey(key), nil).wantStatus(t, http.StatusNoContent)
+	waitUntil(t, 10*time.Second, "the first attempt to /deleted", func() bool { return len(rc.Requests("/deleted", e1.EventID)) >= 1 })
+	apitest.Do(t, "DELETE", webhooksURL(p.SandboxURL)+"/"+del.WebhookID, apitest.WithKey(key), nil).WantStatus(t, http.StatusNoContent)
 	deleted := time.Now()
 	// afterDelete counts the requests to /deleted that were not already on
 	// their way when the delete returned.
 	afterDelete := func() int {
 		n := 0
-		for _, r := range rc.requests("/deleted", "") {
+		for _, r := range rc.Requests("/deleted", "") {
 			if r.At.After(deleted.Add(100 * time.Millisecond)) {
 				n++
 			}
@@ -1347,21 +1101,21 @@ func TestWebhook_Deletion(t *testing.T) {
 	if n := afterDelete(); n != 0 {
 		t.Errorf("/deleted got %d requests after its deletion", n)
 	}
-	if n := len(rc.requests("/deleted", e2.EventID)); n != 0 {
+	if n := len(rc.Requests("/deleted", e2.EventID)); n != 0 {
 		t.Errorf("/deleted got the event published after its deletion")
 	}
-	if n := len(rc.requests("/control", e1.EventID)); n != 5 {
+	if n := len(rc.Requests("/control", e1.EventID)); n != 5 {
 		t.Errorf("control got %d attempts of E1, want 5", n)
 	}
 
-	r := do(t, "GET", webhooksURL(p.SandboxURL), withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", webhooksURL(p.SandboxURL), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	if bytes.Contains(r.Body, []byte(del.WebhookID)) || !bytes.Contains(r.Body, []byte(ctl.WebhookID)) {
 		t.Errorf("list after delete: %s", r.Body)
 	}
-	wantError(t, do(t, "DELETE", webhooksURL(p.SandboxURL)+"/"+del.WebhookID, withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "GET", webhooksURL(p.SandboxURL)+"/"+del.WebhookID+"/deliveries", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "POST", webhooksURL(p.SandboxURL)+"/"+del.WebhookID+"/ping", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "POST", webhooksURL(p.SandboxURL)+"/"+del.WebhookID+"/rotate-secret", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "DELETE", webhooksURL(p.SandboxURL)+"/"+del.WebhookID, apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "GET", webhooksURL(p.SandboxURL)+"/"+del.WebhookID+"/deliveries", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+del.WebhookID+"/ping", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+del.WebhookID+"/rotate-secret", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 	// The URL is free again: registering it is no duplicate.
 	registerWebhook(t, p.SandboxURL, key, rc.URL("/deleted"), "job.failed")
 }
@@ -1370,17 +1124,17 @@ func TestWebhook_Deletion(t *testing.T) {
 
 func TestWebhook_Ping(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	p := startWebhookServer(t, rc)
 	key := p.createKey(t, sandbox)
 	sub := subscribe(t, p, key, rc, "/ping", "report.ready")
 
-	r := do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", withKey(key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	if got := string(bytes.TrimSpace(r.Body)); got != "{}" {
 		t.Errorf("ping: body %q, want {}", got)
 	}
 	// The ping is sent before the answer.
-	reqs := rc.requests("/ping", "")
+	reqs := rc.Requests("/ping", "")
 	if len(reqs) != 1 {
 		t.Fatalf("receiver got %d pings, want 1", len(reqs))
 	}
@@ -1391,14 +1145,14 @@ func TestWebhook_Ping(t *testing.T) {
 	if !slices.Equal(pr.Keys, whLastEnvelopeKeys) {
 		t.Errorf("ping envelope members %q, want %q", pr.Keys, whLastEnvelopeKeys)
 	}
-	parseAPITime(t, pr.Env.Timestamp)
+	apitest.ParseTime(t, pr.Env.Timestamp)
 	if got := dataField(&pr, "webhookId"); got != sub.WebhookID {
 		t.Errorf("ping data.webhookId %q, want %q: %s", got, sub.WebhookID, pr.Body)
 	}
 	if pr.SigErr != nil || pr.Status != 200 {
 		t.Errorf("ping: %v, answered %d", pr.SigErr, pr.Status)
 	}
-	checkSignatures(t, pr, sub.SigningSecret)
+	apitest.CheckSignatures(t, pr, sub.SigningSecret)
 	if pr.Header.Get("X-Service-Event-Type") != "webhook.ping" || pr.Header.Get("X-Service-Event-Id") != pr.Env.EventID ||
 		pr.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("ping headers %v", pr.Header)
@@ -1408,28 +1162,27 @@ func TestWebhook_Ping(t *testing.T) {
 		t.Errorf("delivery log after ping: %+v", alog)
 	}
 	// A second ping is a new event.
-	do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", withKey(key), nil).wantStatus(t, http.StatusOK)
-	if reqs := rc.requests("/ping", ""); len(reqs) != 2 || reqs[1].Env.EventID == pr.Env.EventID {
+	apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+	if reqs := rc.Requests("/ping", ""); len(reqs) != 2 || reqs[1].Env.EventID == pr.Env.EventID {
 		t.Errorf("second ping: %d requests", len(reqs))
 	}
 	// Pings are not retried nor dead-lettered even when the receiver fails.
-	rc.setPolicy(func(*whRequest) whAction { return whAction{Status: http.StatusServiceUnavailable} })
-	do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", withKey(key), nil)
+	rc.SetPolicy(func(*apitest.Delivery) apitest.Answer { return apitest.Answer{Status: http.StatusServiceUnavailable} })
+	apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", apitest.WithKey(key), nil)
 	if l := getDLQ(t, p.SandboxURL, key, ""); l.RetrievedCount != 0 {
 		t.Errorf("a failed ping reached the DLQ: %+v", l.Messages)
 	}
 
-	wantError(t, do(t, "POST", webhooksURL(p.SandboxURL)+"/wh_01ZZZZZZZZZZZZZZZZZZZZZZZZ/ping", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "POST", webhooksURL(p.SandboxURL)+"/nope/ping", withKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/wh_01ZZZZZZZZZZZZZZZZZZZZZZZZ/ping", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/nope/ping", apitest.WithKey(key), nil), http.StatusNotFound, "NOT_FOUND")
 }
 
 // --- 8. target guard ---
 
 func TestWebhook_Guard(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t)
-	port := rc.srv.Listener.Addr().String()
-	port = port[strings.LastIndexByte(port, ':')+1:]
+	rc := apitest.NewReceiver(t)
+	port := rc.Port()
 
 	t.Run("ProductionRefusesPrivate", func(t *testing.T) {
 		t.Parallel()
@@ -1437,8 +1190,8 @@ func TestWebhook_Guard(t *testing.T) {
 		live := p.createKey(t, production)
 		for _, target := range []string{"https://127.0.0.1:" + port + "/", "https://localhost:" + port + "/", "https://[::1]:" + port + "/",
 			"https://0.0.0.0/", "https://169.254.169.254/latest", "https://127.1.2.3/"} {
-			r := do(t, "POST", webhooksURL(p.ProductionURL), idem(live), map[string]any{"targetUrl": target, "eventTypes": []string{"job.failed"}})
-			e := wantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "TARGET_NOT_ALLOWED")
+			r := apitest.Do(t, "POST", webhooksURL(p.ProductionURL), idem(live), map[string]any{"targetUrl": target, "eventTypes": []string{"job.failed"}})
+			e := apitest.WantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "TARGET_NOT_ALLOWED")
 			if len(e.Details) == 1 && e.Details[0].Field != "targetUrl" {
 				t.Errorf("%s: detail field %q, want targetUrl", target, e.Details[0].Field)
 			}
@@ -1448,12 +1201,12 @@ func TestWebhook_Guard(t *testing.T) {
 		// The sandbox allows private targets by default.
 		key := p.createKey(t, sandbox)
 		sub := subscribe(t, p, key, rc, "/sandbox-guard", "job.failed")
-		do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", withKey(key), nil).wantStatus(t, http.StatusOK)
-		if n := len(rc.requests("/sandbox-guard", "")); n != 1 {
+		apitest.Do(t, "POST", webhooksURL(p.SandboxURL)+"/"+sub.WebhookID+"/ping", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+		if n := len(rc.Requests("/sandbox-guard", "")); n != 1 {
 			t.Errorf("sandbox ping to loopback: %d requests, want 1", n)
 		}
 		// Production has no sandbox/events route.
-		wantError(t, do(t, "POST", eventsURL(p.ProductionURL), idem(live), map[string]any{"eventType": "job.failed", "data": map[string]any{}}),
+		apitest.WantError(t, apitest.Do(t, "POST", eventsURL(p.ProductionURL), idem(live), map[string]any{"eventType": "job.failed", "data": map[string]any{}}),
 			http.StatusNotFound, "NOT_FOUND")
 	})
 
@@ -1462,15 +1215,15 @@ func TestWebhook_Guard(t *testing.T) {
 		p := startWebhookServer(t, rc, "EUDR_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true")
 		live := p.createKey(t, production)
 		reg := registerWebhook(t, p.ProductionURL, live, rc.URL("/prod"), "job.failed")
-		rc.setSecret("/prod", reg.SigningSecret)
+		rc.SetSecret("/prod", reg.SigningSecret)
 		registerWebhook(t, p.ProductionURL, live, "https://localhost:"+port+"/prod-localhost", "job.failed")
-		do(t, "POST", webhooksURL(p.ProductionURL)+"/"+reg.WebhookID+"/ping", withKey(live), nil).wantStatus(t, http.StatusOK)
-		reqs := rc.requests("/prod", "")
+		apitest.Do(t, "POST", webhooksURL(p.ProductionURL)+"/"+reg.WebhookID+"/ping", apitest.WithKey(live), nil).WantStatus(t, http.StatusOK)
+		reqs := rc.Requests("/prod", "")
 		if len(reqs) != 1 || reqs[0].Status != 200 || reqs[0].Env.EventType != "webhook.ping" {
 			t.Fatalf("production ping with private targets allowed: %d requests", len(reqs))
 		}
-		checkSignatures(t, reqs[0], reg.SigningSecret)
-		wantError(t, do(t, "POST", eventsURL(p.ProductionURL), idem(live), map[string]any{"eventType": "job.failed"}),
+		apitest.CheckSignatures(t, reqs[0], reg.SigningSecret)
+		apitest.WantError(t, apitest.Do(t, "POST", eventsURL(p.ProductionURL), idem(live), map[string]any{"eventType": "job.failed"}),
 			http.StatusNotFound, "NOT_FOUND")
 	})
 
@@ -1490,7 +1243,7 @@ func TestWebhook_Guard(t *testing.T) {
 		if m.Attempts != 5 || m.LastStatus != nil || !strings.Contains(m.LastError, "not allowed") || m.WebhookID != sub.WebhookID {
 			t.Errorf("DLQ entry of a refused target: %+v", m)
 		}
-		if n := len(rc.requests("/dial", "")); n != 0 {
+		if n := len(rc.Requests("/dial", "")); n != 0 {
 			t.Errorf("the refused target got %d requests", n)
 		}
 		alog := getAttempts(t, p.SandboxURL, key, sub.WebhookID)
@@ -1498,8 +1251,8 @@ func TestWebhook_Guard(t *testing.T) {
 			t.Errorf("delivery log: %+v, want errorClass target_not_allowed", alog)
 		}
 		// A new registration of a loopback target is refused outright.
-		r := do(t, "POST", webhooksURL(p.SandboxURL), idem(key), map[string]any{"targetUrl": rc.URL("/dial2"), "eventTypes": []string{"job.failed"}})
-		wantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "TARGET_NOT_ALLOWED")
+		r := apitest.Do(t, "POST", webhooksURL(p.SandboxURL), idem(key), map[string]any{"targetUrl": rc.URL("/dial2"), "eventTypes": []string{"job.failed"}})
+		apitest.WantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "TARGET_NOT_ALLOWED")
 	})
 }
 
@@ -1507,10 +1260,10 @@ func TestWebhook_Guard(t *testing.T) {
 
 func TestWebhook_SlowReceiverIsolation(t *testing.T) {
 	t.Parallel()
-	slow := newReceiver(t)
-	fast := newReceiver(t)
+	slow := apitest.NewReceiver(t)
+	fast := apitest.NewReceiver(t)
 	const hang = 2 * time.Second
-	slow.setPolicy(func(*whRequest) whAction { return whAction{Status: http.StatusOK, Delay: hang} })
+	slow.SetPolicy(func(*apitest.Delivery) apitest.Answer { return apitest.Answer{Status: http.StatusOK, Delay: hang} })
 	p := startWebhookServer(t, slow, "EUDR_WEBHOOKS_TIMEOUT=3s")
 	key := p.createKey(t, sandbox)
 	subscribe(t, p, key, slow, "/slow", "job.failed")
@@ -1523,11 +1276,11 @@ func TestWebhook_SlowReceiverIsolation(t *testing.T) {
 		start := time.Now()
 		ev := publishEvent(t, p, key, "job.failed", map[string]any{"i": i})
 		ids = append(ids, ev.EventID)
-		waitUntil(t, 5*time.Second, "the fast receiver", func() bool { return fast.isDelivered("/fast", ev.EventID) })
+		waitUntil(t, 5*time.Second, "the fast receiver", func() bool { return fast.IsDelivered("/fast", ev.EventID) })
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("event %d reached the fast receiver after %s while the slow one hangs, want within 1s", i, d)
 		}
-		if i > 0 && slow.inFlight() > 0 {
+		if i > 0 && slow.InFlight() > 0 {
 			hanging++
 		}
 	}
@@ -1537,10 +1290,10 @@ func TestWebhook_SlowReceiverIsolation(t *testing.T) {
 	// The slow receiver answers within the timeout: every event is
 	// delivered to it too, once.
 	waitUntil(t, 20*time.Second, "the slow receiver to accept every event", func() bool {
-		return len(slow.deliveredSet("/slow")) == n
+		return len(slow.Delivered("/slow")) == n
 	})
 	for _, id := range ids {
-		if reqs := slow.requests("/slow", id); len(reqs) != 1 {
+		if reqs := slow.Requests("/slow", id); len(reqs) != 1 {
 			t.Errorf("slow receiver got %d requests for %s, want 1", len(reqs), id)
 		}
 	}
@@ -1578,14 +1331,14 @@ func (c *crashPublisher) acceptedCount() int {
 
 // publish sends one event until it is accepted (202) or deadline passes.
 func (c *crashPublisher) publish(t testing.TB, key string, i int, deadline time.Time) {
-	ik := fmt.Sprintf("crash-%d-%s", i, randHex(6))
+	ik := fmt.Sprintf("crash-%d-%s", i, apitest.RandHex(6))
 	body := map[string]any{"eventType": "job.failed", "data": map[string]any{"i": i}}
 	for attempt := 0; ; attempt++ {
 		if time.Now().After(deadline) {
 			t.Errorf("event %d: not accepted before the deadline", i)
 			return
 		}
-		r, err := tryDo(t, "POST", eventsURL(c.url()), merge(withKey(key), hdr("Idempotency-Key", ik)), body)
+		r, err := apitest.TryDo(t, "POST", eventsURL(c.url()), apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", ik)), body)
 		if err != nil || r.Status == http.StatusServiceUnavailable || r.Status == http.StatusLocked {
 			c.mu.Lock()
 			c.retried++
@@ -1618,13 +1371,13 @@ func (c *crashPublisher) publish(t testing.TB, key string, i int, deadline time.
 // dir, and checks that every accepted event was delivered or dead-lettered
 // and nothing else was sent.
 func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration, env ...string) {
-	rc := newReceiver(t)
+	rc := apitest.NewReceiver(t)
 	var rngMu sync.Mutex
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	rc.setPolicy(func(*whRequest) whAction {
+	rc.SetPolicy(func(*apitest.Delivery) apitest.Answer {
 		rngMu.Lock()
 		defer rngMu.Unlock()
-		act := whAction{Status: http.StatusOK, Delay: time.Duration(5+rng.IntN(30)) * time.Millisecond}
+		act := apitest.Answer{Status: http.StatusOK, Delay: time.Duration(5+rng.IntN(30)) * time.Millisecond}
 		if rng.Float64() < 0.3 {
 			act.Status = http.StatusInternalServerError
 		}
@@ -1653,9 +1406,9 @@ func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration, en
 
 	// Interrupt mid-way, while deliveries are in flight.
 	waitUntil(t, 30*time.Second, "half the events accepted and a delivery in flight", func() bool {
-		return pub.acceptedCount() >= total/2 && rc.inFlight() > 0
+		return pub.acceptedCount() >= total/2 && rc.InFlight() > 0
 	})
-	beforeInterrupt := len(rc.requests("", ""))
+	beforeInterrupt := len(rc.Requests("", ""))
 	acceptedBefore := pub.acceptedCount()
 	interrupt(p)
 	t.Logf("interrupted with %d events accepted and %d requests received", acceptedBefore, beforeInterrupt)
@@ -1678,7 +1431,7 @@ func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration, en
 	var dlq dlqList
 	start := time.Now()
 	waitUntil(t, quiet, "every accepted event delivered or in the DLQ", func() bool {
-		delivered := rc.deliveredSet("/crash")
+		delivered := rc.Delivered("/crash")
 		missing = missing[:0]
 		for id := range accepted {
 			if !delivered[id] {
@@ -1700,7 +1453,7 @@ func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration, en
 	t.Logf("quiet %s after the restart", time.Since(start).Round(100*time.Millisecond))
 
 	dlq = getDLQ(t, p.SandboxURL, key, "limit=1000")
-	delivered := rc.deliveredSet("/crash")
+	delivered := rc.Delivered("/crash")
 	for id := range accepted {
 		if !delivered[id] && !dlqIDs(dlq)[id] {
 			t.Errorf("event %s was accepted but neither delivered nor dead-lettered", id)
@@ -1714,7 +1467,7 @@ func runCrash(t *testing.T, interrupt func(*serverProc), quiet time.Duration, en
 			t.Errorf("DLQ entry %+v, want 5 attempts ending in 500", m)
 		}
 	}
-	reqs := rc.requests("", "")
+	reqs := rc.Requests("", "")
 	perEvent := map[string]int{}
 	for _, r := range reqs {
 		if _, ok := accepted[r.Env.EventID]; !ok {

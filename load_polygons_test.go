@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apitest"
 )
 
 // TestLoadPolygons is the polygon part of `make bench`, against the built
@@ -154,10 +155,10 @@ func (j loadJob) row() string {
 func postPlots(t *testing.T, srv *serverProc, key string, body []byte, n int, name string) loadJob {
 	t.Helper()
 	j := loadJob{name: name, posted: time.Now()}
-	r := do(t, "POST", srv.ProductionURL+eudrAPI+"/polygons",
-		merge(withKey(key), hdr("Idempotency-Key", newIdemKey(), "Content-Type", "application/geo+json")), body)
+	r := apitest.Do(t, "POST", srv.ProductionURL+eudrAPI+"/polygons",
+		apitest.Merge(apitest.WithKey(key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey(), "Content-Type", "application/geo+json")), body)
 	j.toAccepted = time.Since(j.posted)
-	r.wantStatus(t, http.StatusAccepted)
+	r.WantStatus(t, http.StatusAccepted)
 	var acc struct {
 		JobID        string `json:"jobId"`
 		FeatureCount int    `json:"featureCount"`
@@ -176,7 +177,7 @@ func waitLoadJob(t *testing.T, srv *serverProc, key string, j *loadJob, features
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		r := do(t, "GET", srv.ProductionURL+eudrAPI+"/jobs/"+j.id, withKey(key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", srv.ProductionURL+eudrAPI+"/jobs/"+j.id, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		var job struct {
 			Status   string `json:"status"`
 			Progress struct {

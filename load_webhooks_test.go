@@ -2,19 +2,19 @@ package main_test
 
 import (
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 // TestLoadWebhooks is the webhook part of `make bench`: deliveries per
@@ -65,7 +65,7 @@ func TestLoadWebhooks(t *testing.T) {
 		fmt.Fprintf(&report, "%-15d %12d %14.0f %12d %10s %10s %10s\n", subs, want, perSecond, rate, pct(lat, 50), pct(lat, 99), pct(lat, 100))
 
 		// Leave the next round a clean slate: delete the subscriptions.
-		list := do(t, "GET", srv.SandboxURL+"/api/v1/enterprise/eudr/webhooks?limit=1000", map[string]string{"X-API-Key": key}, nil)
+		list := apitest.Do(t, "GET", srv.SandboxURL+"/api/v1/enterprise/eudr/webhooks?limit=1000", map[string]string{"X-API-Key": key}, nil)
 		for _, wh := range list.Array(t) {
 			srv.mustDo(t, "DELETE", srv.SandboxURL+"/api/v1/enterprise/eudr/webhooks/"+wh["webhookId"].(string),
 				map[string]string{"X-API-Key": key}, nil, 204)
@@ -152,10 +152,7 @@ func newCountingReceiver(t *testing.T) *countingReceiver {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(c.srv.Close)
-	c.caFile = filepath.Join(t.TempDir(), "receiver-ca.pem")
-	if err := os.WriteFile(c.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.caFile = apitest.WriteCAFile(t, c.srv)
 	return c
 }
 

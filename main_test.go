@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 func TestMain(m *testing.M) {
@@ -55,19 +57,6 @@ var (
 	supplierIDPattern    = regexp.MustCompile(`^sup_[0-9A-Z]{26}$`)
 )
 
-// parseAPITime parses the API's RFC 3339 UTC times with milliseconds.
-func parseAPITime(t testing.TB, s string) time.Time {
-	t.Helper()
-	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`).MatchString(s) {
-		t.Errorf("time %q is not RFC 3339 UTC with milliseconds", s)
-	}
-	tm, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatalf("parse time %q: %v", s, err)
-	}
-	return tm
-}
-
 func TestServe_StartupAndProbes(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
@@ -75,12 +64,12 @@ func TestServe_StartupAndProbes(t *testing.T) {
 	for _, env := range []string{production, sandbox} {
 		base := p.URL(env)
 		for _, path := range []string{"/livez", "/readyz"} {
-			r := do(t, "GET", base+path, nil, nil).wantStatus(t, http.StatusOK)
+			r := apitest.Do(t, "GET", base+path, nil, nil).WantStatus(t, http.StatusOK)
 			if got := strings.TrimSpace(string(r.Body)); got != `{"status":"ok"}` {
 				t.Errorf("%s: got body %s, want {\"status\":\"ok\"}", r.Request, got)
 			}
 		}
-		r := do(t, "GET", base+"/api/v1/openapi.json", nil, nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", base+"/api/v1/openapi.json", nil, nil).WantStatus(t, http.StatusOK)
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Errorf("%s: Content-Type %q, want application/json", r.Request, ct)
 		}
@@ -88,12 +77,12 @@ func TestServe_StartupAndProbes(t *testing.T) {
 			t.Errorf("%s: openapi = %v, want 3.1.0", r.Request, got)
 		}
 		// /health needs a key, unlike the probes.
-		wantUnauthorized(t, do(t, "GET", base+eudrAPI+"/health", nil, nil))
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", base+eudrAPI+"/health", nil, nil))
 	}
 
 	for _, env := range []string{sandbox, production} {
 		k := p.CreateKey(t, env)
-		r := do(t, "GET", p.URL(env)+eudrAPI+"/health", withKey(k.Key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", p.URL(env)+eudrAPI+"/health", apitest.WithKey(k.Key), nil).WantStatus(t, http.StatusOK)
 		var h struct {
 			Status        string   `json:"status"`
 			Environment   string   `json:"environment"`
@@ -127,17 +116,17 @@ func TestServe_ShutdownFinishesInFlightRequests(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
 	sk := p.CreateKey(t, sandbox)
-	idem := newIdemKey()
+	idem := apitest.NewIdemKey()
 
 	// A slow upload: the handler is reading the body when SIGTERM comes.
 	pr, pw := io.Pipe()
 	type result struct {
-		r   *response
+		r   *apitest.Response
 		err error
 	}
 	res := make(chan result, 1)
 	go func() {
-		r, err := tryDo(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", merge(withKey(sk.Key), hdr("Idempotency-Key", idem)), pr)
+		r, err := apitest.TryDo(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("Idempotency-Key", idem)), pr)
 		res <- result{r, err}
 	}()
 	// More than the client's write buffer, so the request is on the wire.
@@ -161,7 +150,7 @@ func TestServe_ShutdownFinishesInFlightRequests(t *testing.T) {
 	// New connections are refused while the in-flight request finishes
 	// (the listeners close right after the log line).
 	time.Sleep(100 * time.Millisecond)
-	if _, err := tryDo(t, "GET", p.SandboxURL+"/livez", nil, nil); err == nil {
+	if _, err := apitest.TryDo(t, "GET", p.SandboxURL+"/livez", nil, nil); err == nil {
 		t.Errorf("a new request was accepted after SIGTERM")
 	}
 	io.WriteString(pw, `"euOperatorUuid":"3f2b6c1e-8a4d-4c2b-9e1f-0a1b2c3d4e5f","name":"Slow Ltd","country":"GH"}`)
@@ -170,19 +159,19 @@ func TestServe_ShutdownFinishesInFlightRequests(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("in-flight request cut off by shutdown: %v", r.err)
 	}
-	r.r.wantStatus(t, http.StatusOK)
+	r.r.WantStatus(t, http.StatusOK)
 	if code, ok := p.Wait(stopTimeout); !ok || code != 0 {
 		t.Fatalf("after SIGTERM: exited %v with code %d, want 0", ok, code)
 	}
 	// Nothing accepted is lost.
 	p = p.Restart(t)
 	var got supplier
-	do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/slow-1", withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/slow-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 	if !bytes.Contains(r.r.Body, []byte(got.SupplierID)) {
 		t.Errorf("stored %+v, answered %s", got, r.r.Body)
 	}
 	replay := postSupplier(t, p.SandboxURL, sk.Key, idem, `{"erpVendorId":"slow-1",`+strings.Repeat(" ", 16<<10)+
-		`"euOperatorUuid":"3f2b6c1e-8a4d-4c2b-9e1f-0a1b2c3d4e5f","name":"Slow Ltd","country":"GH"}`).wantStatus(t, http.StatusOK)
+		`"euOperatorUuid":"3f2b6c1e-8a4d-4c2b-9e1f-0a1b2c3d4e5f","name":"Slow Ltd","country":"GH"}`).WantStatus(t, http.StatusOK)
 	if replay.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(replay.Body, r.r.Body) {
 		t.Errorf("replay after restart: %q %s, want %s", replay.Header.Get("Idempotent-Replayed"), replay.Body, r.r.Body)
 	}
@@ -210,16 +199,16 @@ func TestAuth_Unauthorized(t *testing.T) {
 	jwt := p.Login(t)
 	key := p.CreateKey(t, sandbox)
 	revoked := p.CreateKey(t, sandbox)
-	do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(revoked.Key), nil).wantStatus(t, http.StatusOK) // used, then revoked
-	do(t, "DELETE", p.SandboxURL+enterpriseAPI+"/api-keys/"+revoked.KeyID, bearer(jwt), nil).wantStatus(t, http.StatusNoContent)
-	wantError(t, do(t, "DELETE", p.SandboxURL+enterpriseAPI+"/api-keys/"+revoked.KeyID, bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(revoked.Key), nil).WantStatus(t, http.StatusOK) // used, then revoked
+	apitest.Do(t, "DELETE", p.SandboxURL+enterpriseAPI+"/api-keys/"+revoked.KeyID, apitest.Bearer(jwt), nil).WantStatus(t, http.StatusNoContent)
+	apitest.WantError(t, apitest.Do(t, "DELETE", p.SandboxURL+enterpriseAPI+"/api-keys/"+revoked.KeyID, apitest.Bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
 	// A revoked key cannot be brought back by rotating it.
-	wantError(t, do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/"+revoked.KeyID+"/rotate", bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
-	unknown := "sk_test_" + randBase62(32)
+	apitest.WantError(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/"+revoked.KeyID+"/rotate", apitest.Bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
+	unknown := "sk_test_" + apitest.RandBase62(32)
 	health := p.SandboxURL + eudrAPI + "/health"
 
 	t.Run("Control", func(t *testing.T) {
-		do(t, "GET", health, withKey(key.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", health, apitest.WithKey(key.Key), nil).WantStatus(t, http.StatusOK)
 	})
 
 	cases := []struct {
@@ -228,32 +217,32 @@ func TestAuth_Unauthorized(t *testing.T) {
 		headers map[string]string
 	}{
 		{"NoKey", health, nil},
-		{"EmptyXAPIKey", health, hdr("X-API-Key", " ")},
-		{"Malformed", health, withKey("not-a-key")},
-		{"WrongPrefix", health, withKey("sk_prod_" + key.Key[8:])},
-		{"Truncated", health, withKey(key.Key[:len(key.Key)-1])},
-		{"OneCharTooMany", health, withKey(key.Key + "A")},
-		{"NotBase62", health, withKey(key.Key[:len(key.Key)-1] + "!")},
+		{"EmptyXAPIKey", health, apitest.Hdr("X-API-Key", " ")},
+		{"Malformed", health, apitest.WithKey("not-a-key")},
+		{"WrongPrefix", health, apitest.WithKey("sk_prod_" + key.Key[8:])},
+		{"Truncated", health, apitest.WithKey(key.Key[:len(key.Key)-1])},
+		{"OneCharTooMany", health, apitest.WithKey(key.Key + "A")},
+		{"NotBase62", health, apitest.WithKey(key.Key[:len(key.Key)-1] + "!")},
 		{"QueryString", health + "?api_key=" + key.Key, nil},
 		{"QueryStringXAPIKey", health + "?X-API-Key=" + key.Key, nil},
-		{"BareAuthorization", health, hdr("Authorization", key.Key)},
-		{"BasicAuthorization", health, hdr("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(key.Key+":")))},
-		{"BearerWithoutToken", health, hdr("Authorization", "Bearer")},
-		{"OtherHeader", health, hdr("Api-Key", key.Key)},
-		{"Revoked", health, withKey(revoked.Key)},
-		{"RevokedAsBearer", health, bearer(revoked.Key)},
-		{"UnknownWellFormed", health, withKey(unknown)},
-		{"UnknownWellFormedBearer", health, bearer(unknown)},
-		{"LoginTokenOnAPI", health, bearer(jwt)},
-		{"RevokedOnSuppliers", p.SandboxURL + eudrAPI + "/suppliers", withKey(revoked.Key)},
+		{"BareAuthorization", health, apitest.Hdr("Authorization", key.Key)},
+		{"BasicAuthorization", health, apitest.Hdr("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(key.Key+":")))},
+		{"BearerWithoutToken", health, apitest.Hdr("Authorization", "Bearer")},
+		{"OtherHeader", health, apitest.Hdr("Api-Key", key.Key)},
+		{"Revoked", health, apitest.WithKey(revoked.Key)},
+		{"RevokedAsBearer", health, apitest.Bearer(revoked.Key)},
+		{"UnknownWellFormed", health, apitest.WithKey(unknown)},
+		{"UnknownWellFormedBearer", health, apitest.Bearer(unknown)},
+		{"LoginTokenOnAPI", health, apitest.Bearer(jwt)},
+		{"RevokedOnSuppliers", p.SandboxURL + eudrAPI + "/suppliers", apitest.WithKey(revoked.Key)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			wantUnauthorized(t, do(t, "GET", c.url, c.headers, nil))
+			apitest.WantUnauthorized(t, apitest.Do(t, "GET", c.url, c.headers, nil))
 		})
 	}
 	t.Run("RevokedKeyCannotWrite", func(t *testing.T) {
-		wantUnauthorized(t, postSupplier(t, p.SandboxURL, revoked.Key, newIdemKey(), supplierBody("rev-1", "Revoked Ltd")))
+		apitest.WantUnauthorized(t, postSupplier(t, p.SandboxURL, revoked.Key, apitest.NewIdemKey(), supplierBody("rev-1", "Revoked Ltd")))
 	})
 
 	keys := p.SandboxURL + enterpriseAPI + "/api-keys"
@@ -263,41 +252,41 @@ func TestAuth_Unauthorized(t *testing.T) {
 		headers map[string]string
 	}{
 		{"NoCredential", nil},
-		{"GarbageJWT", bearer("not-a-jwt")},
-		{"GarbageThreeParts", bearer("aaa.bbb.ccc")},
-		{"ForgedSignature", bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600}))},
-		{"ExpiredForged", bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now - 7200, "exp": now - 3600}))},
-		{"AlgNone", bearer(forgeJWT("none", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600}))},
-		{"TamperedRealToken", bearer(tamper(jwt))},
-		{"JWTInXAPIKey", withKey(jwt)},
-		{"UnknownKey", withKey(unknown)},
-		{"RevokedKey", withKey(revoked.Key)},
+		{"GarbageJWT", apitest.Bearer("not-a-jwt")},
+		{"GarbageThreeParts", apitest.Bearer("aaa.bbb.ccc")},
+		{"ForgedSignature", apitest.Bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600}))},
+		{"ExpiredForged", apitest.Bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now - 7200, "exp": now - 3600}))},
+		{"AlgNone", apitest.Bearer(forgeJWT("none", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600}))},
+		{"TamperedRealToken", apitest.Bearer(tamper(jwt))},
+		{"JWTInXAPIKey", apitest.WithKey(jwt)},
+		{"UnknownKey", apitest.WithKey(unknown)},
+		{"RevokedKey", apitest.WithKey(revoked.Key)},
 	}
 	for _, c := range jwtCases {
 		t.Run("APIKeys/"+c.name, func(t *testing.T) {
-			wantUnauthorized(t, do(t, "GET", keys, c.headers, nil))
-			wantUnauthorized(t, do(t, "POST", keys, merge(c.headers, hdr("Idempotency-Key", newIdemKey())),
+			apitest.WantUnauthorized(t, apitest.Do(t, "GET", keys, c.headers, nil))
+			apitest.WantUnauthorized(t, apitest.Do(t, "POST", keys, apitest.Merge(c.headers, apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
 				map[string]any{"environment": "sandbox"}))
 		})
 	}
 	t.Run("APIKeys/ValidJWT", func(t *testing.T) {
-		do(t, "GET", keys, bearer(jwt), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", keys, apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK)
 	})
 
 	loginURL := p.SandboxURL + enterpriseAPI + "/auth/login"
 	t.Run("LoginBadPassword", func(t *testing.T) {
-		wantUnauthorized(t, do(t, "POST", loginURL, nil, map[string]string{"username": "admin", "password": "wrong-password"}))
+		apitest.WantUnauthorized(t, apitest.Do(t, "POST", loginURL, nil, map[string]string{"username": "admin", "password": "wrong-password"}))
 	})
 	t.Run("LoginUnknownUser", func(t *testing.T) {
-		wantUnauthorized(t, do(t, "POST", loginURL, nil, map[string]string{"username": "nobody", "password": testAdminPassword}))
+		apitest.WantUnauthorized(t, apitest.Do(t, "POST", loginURL, nil, map[string]string{"username": "nobody", "password": testAdminPassword}))
 	})
 	t.Run("LoginOnProductionListener", func(t *testing.T) {
-		login(t, p.ProductionURL, "admin", testAdminPassword)
-		wantUnauthorized(t, do(t, "POST", p.ProductionURL+enterpriseAPI+"/auth/login", nil,
+		apitest.Login(t, p.ProductionURL, "admin", testAdminPassword)
+		apitest.WantUnauthorized(t, apitest.Do(t, "POST", p.ProductionURL+enterpriseAPI+"/auth/login", nil,
 			map[string]string{"username": "admin", "password": testAdminPassword + "x"}))
 	})
 	t.Run("LoginMissingFields", func(t *testing.T) {
-		e := wantError(t, do(t, "POST", loginURL, nil, map[string]string{}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED", "REQUIRED")
+		e := apitest.WantError(t, apitest.Do(t, "POST", loginURL, nil, map[string]string{}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED", "REQUIRED")
 		if len(e.Details) == 2 && (e.Details[0].Field != "username" || e.Details[1].Field != "password") {
 			t.Errorf("got fields %q, %q, want username, password", e.Details[0].Field, e.Details[1].Field)
 		}
@@ -346,30 +335,30 @@ func TestAuth_Forbidden(t *testing.T) {
 	healthOf := func(env string) string { return p.URL(env) + eudrAPI + "/health" }
 
 	t.Run("SandboxKeyOnProduction", func(t *testing.T) {
-		d := wantForbidden(t, do(t, "GET", healthOf(production), withKey(sk.Key), nil), "WRONG_ENVIRONMENT")
+		d := apitest.WantForbidden(t, apitest.Do(t, "GET", healthOf(production), apitest.WithKey(sk.Key), nil), "WRONG_ENVIRONMENT")
 		if d.Field != "headers.X-API-Key" {
 			t.Errorf("field %q, want headers.X-API-Key", d.Field)
 		}
-		d = wantForbidden(t, do(t, "GET", healthOf(production), bearer(sk.Key), nil), "WRONG_ENVIRONMENT")
+		d = apitest.WantForbidden(t, apitest.Do(t, "GET", healthOf(production), apitest.Bearer(sk.Key), nil), "WRONG_ENVIRONMENT")
 		if d.Field != "headers.Authorization" {
 			t.Errorf("field %q, want headers.Authorization", d.Field)
 		}
-		wantForbidden(t, postSupplier(t, p.ProductionURL, sk.Key, newIdemKey(), supplierBody("x-env-1", "X")), "WRONG_ENVIRONMENT")
+		apitest.WantForbidden(t, postSupplier(t, p.ProductionURL, sk.Key, apitest.NewIdemKey(), supplierBody("x-env-1", "X")), "WRONG_ENVIRONMENT")
 	})
 	t.Run("ProductionKeyOnSandbox", func(t *testing.T) {
-		wantForbidden(t, do(t, "GET", healthOf(sandbox), withKey(pk.Key), nil), "WRONG_ENVIRONMENT")
-		wantForbidden(t, do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers", bearer(pk.Key), nil), "WRONG_ENVIRONMENT")
+		apitest.WantForbidden(t, apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(pk.Key), nil), "WRONG_ENVIRONMENT")
+		apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers", apitest.Bearer(pk.Key), nil), "WRONG_ENVIRONMENT")
 	})
 	t.Run("OwnEnvironment", func(t *testing.T) {
-		do(t, "GET", healthOf(sandbox), withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
-		do(t, "GET", healthOf(production), withKey(pk.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", healthOf(production), apitest.WithKey(pk.Key), nil).WantStatus(t, http.StatusOK)
 	})
 
-	var rotated apiKey
+	var rotated apitest.APIKey
 	old := p.CreateKey(t, sandbox)
 	t.Run("RotatedKey", func(t *testing.T) {
-		do(t, "GET", healthOf(sandbox), withKey(old.Key), nil).wantStatus(t, http.StatusOK)
-		r := do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/"+old.KeyID+"/rotate", bearer(jwt), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(old.Key), nil).WantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/"+old.KeyID+"/rotate", apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK)
 		r.Decode(t, &rotated)
 		if rotated.KeyID != old.KeyID {
 			t.Errorf("rotate: keyId %q, want the same %q", rotated.KeyID, old.KeyID)
@@ -377,17 +366,17 @@ func TestAuth_Forbidden(t *testing.T) {
 		if !sandboxKeyPattern.MatchString(rotated.Key) || rotated.Key == old.Key {
 			t.Fatalf("rotate: key %q, want a new sk_test_ value", rotated.Key)
 		}
-		d := wantForbidden(t, do(t, "GET", healthOf(sandbox), withKey(old.Key), nil), "KEY_ROTATED")
+		d := apitest.WantForbidden(t, apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(old.Key), nil), "KEY_ROTATED")
 		if d.Field != "headers.X-API-Key" {
 			t.Errorf("field %q, want headers.X-API-Key", d.Field)
 		}
-		wantForbidden(t, do(t, "GET", healthOf(sandbox), bearer(old.Key), nil), "KEY_ROTATED")
-		do(t, "GET", healthOf(sandbox), withKey(rotated.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.WantForbidden(t, apitest.Do(t, "GET", healthOf(sandbox), apitest.Bearer(old.Key), nil), "KEY_ROTATED")
+		apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(rotated.Key), nil).WantStatus(t, http.StatusOK)
 		mustCreateSupplier(t, p.SandboxURL, rotated.Key, "rot-1", "Rotated Ltd")
 
 		// The list shows the new value's prefix and last four.
 		var list []map[string]any
-		do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", bearer(jwt), nil).wantStatus(t, http.StatusOK).Decode(t, &list)
+		apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
 		found := false
 		for _, k := range list {
 			if k["keyId"] == old.KeyID {
@@ -405,65 +394,65 @@ func TestAuth_Forbidden(t *testing.T) {
 		}
 	})
 	t.Run("RotatedTwice", func(t *testing.T) {
-		var again apiKey
-		do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/"+old.KeyID+"/rotate", bearer(jwt), nil).wantStatus(t, http.StatusOK).Decode(t, &again)
-		wantForbidden(t, do(t, "GET", healthOf(sandbox), withKey(old.Key), nil), "KEY_ROTATED")
-		wantForbidden(t, do(t, "GET", healthOf(sandbox), withKey(rotated.Key), nil), "KEY_ROTATED")
-		do(t, "GET", healthOf(sandbox), withKey(again.Key), nil).wantStatus(t, http.StatusOK)
+		var again apitest.APIKey
+		apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/"+old.KeyID+"/rotate", apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK).Decode(t, &again)
+		apitest.WantForbidden(t, apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(old.Key), nil), "KEY_ROTATED")
+		apitest.WantForbidden(t, apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(rotated.Key), nil), "KEY_ROTATED")
+		apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(again.Key), nil).WantStatus(t, http.StatusOK)
 	})
 	t.Run("APIKeyOnKeyManagement", func(t *testing.T) {
 		keys := p.SandboxURL + enterpriseAPI + "/api-keys"
-		d := wantForbidden(t, do(t, "GET", keys, withKey(sk.Key), nil), "JWT_REQUIRED")
+		d := apitest.WantForbidden(t, apitest.Do(t, "GET", keys, apitest.WithKey(sk.Key), nil), "JWT_REQUIRED")
 		if d.Field != "headers.X-API-Key" {
 			t.Errorf("field %q, want headers.X-API-Key", d.Field)
 		}
-		wantForbidden(t, do(t, "GET", keys, bearer(sk.Key), nil), "JWT_REQUIRED")
-		wantForbidden(t, do(t, "POST", keys, merge(withKey(sk.Key), hdr("Idempotency-Key", newIdemKey())),
+		apitest.WantForbidden(t, apitest.Do(t, "GET", keys, apitest.Bearer(sk.Key), nil), "JWT_REQUIRED")
+		apitest.WantForbidden(t, apitest.Do(t, "POST", keys, apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
 			map[string]any{"environment": "sandbox"}), "JWT_REQUIRED")
-		wantForbidden(t, do(t, "POST", keys+"/"+sk.KeyID+"/rotate", withKey(sk.Key), nil), "JWT_REQUIRED")
-		wantForbidden(t, do(t, "DELETE", keys+"/"+sk.KeyID, withKey(sk.Key), nil), "JWT_REQUIRED")
-		wantForbidden(t, do(t, "GET", p.ProductionURL+enterpriseAPI+"/api-keys", withKey(pk.Key), nil), "JWT_REQUIRED")
-		do(t, "GET", healthOf(sandbox), withKey(sk.Key), nil).wantStatus(t, http.StatusOK) // not revoked or rotated
+		apitest.WantForbidden(t, apitest.Do(t, "POST", keys+"/"+sk.KeyID+"/rotate", apitest.WithKey(sk.Key), nil), "JWT_REQUIRED")
+		apitest.WantForbidden(t, apitest.Do(t, "DELETE", keys+"/"+sk.KeyID, apitest.WithKey(sk.Key), nil), "JWT_REQUIRED")
+		apitest.WantForbidden(t, apitest.Do(t, "GET", p.ProductionURL+enterpriseAPI+"/api-keys", apitest.WithKey(pk.Key), nil), "JWT_REQUIRED")
+		apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK) // not revoked or rotated
 	})
 	t.Run("ReadOnlyKey", func(t *testing.T) {
-		d := wantForbidden(t, postSupplier(t, p.SandboxURL, ro.Key, newIdemKey(), supplierBody("ro-1", "Read Only Ltd")), "SCOPE_REQUIRED")
+		d := apitest.WantForbidden(t, postSupplier(t, p.SandboxURL, ro.Key, apitest.NewIdemKey(), supplierBody("ro-1", "Read Only Ltd")), "SCOPE_REQUIRED")
 		if d.Field != "headers.X-API-Key" {
 			t.Errorf("field %q, want headers.X-API-Key", d.Field)
 		}
-		wantForbidden(t, do(t, "DELETE", p.SandboxURL+eudrAPI+"/suppliers/rot-1", withKey(ro.Key), nil), "SCOPE_REQUIRED")
-		do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers", withKey(ro.Key), nil).wantStatus(t, http.StatusOK)
-		do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/rot-1", withKey(ro.Key), nil).wantStatus(t, http.StatusOK)
-		do(t, "GET", healthOf(sandbox), withKey(ro.Key), nil).wantStatus(t, http.StatusOK)
-		wantError(t, do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/ro-1", withKey(ro.Key), nil), http.StatusNotFound, "NOT_FOUND")
-		wantForbidden(t, postSupplier(t, p.ProductionURL, roLive.Key, newIdemKey(), supplierBody("ro-2", "Read Only Ltd")), "SCOPE_REQUIRED")
+		apitest.WantForbidden(t, apitest.Do(t, "DELETE", p.SandboxURL+eudrAPI+"/suppliers/rot-1", apitest.WithKey(ro.Key), nil), "SCOPE_REQUIRED")
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers", apitest.WithKey(ro.Key), nil).WantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/rot-1", apitest.WithKey(ro.Key), nil).WantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", healthOf(sandbox), apitest.WithKey(ro.Key), nil).WantStatus(t, http.StatusOK)
+		apitest.WantError(t, apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/ro-1", apitest.WithKey(ro.Key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantForbidden(t, postSupplier(t, p.ProductionURL, roLive.Key, apitest.NewIdemKey(), supplierBody("ro-2", "Read Only Ltd")), "SCOPE_REQUIRED")
 	})
 	t.Run("ReasonOrder", func(t *testing.T) {
 		// WRONG_ENVIRONMENT, then KEY_ROTATED, JWT_REQUIRED, SCOPE_REQUIRED.
-		wantForbidden(t, postSupplier(t, p.ProductionURL, ro.Key, newIdemKey(), supplierBody("ro-3", "X")), "WRONG_ENVIRONMENT")
-		wantForbidden(t, do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", withKey(pk.Key), nil), "WRONG_ENVIRONMENT")
-		wantForbidden(t, do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", withKey(old.Key), nil), "KEY_ROTATED")
-		wantForbidden(t, do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", withKey(ro.Key), nil), "JWT_REQUIRED")
+		apitest.WantForbidden(t, postSupplier(t, p.ProductionURL, ro.Key, apitest.NewIdemKey(), supplierBody("ro-3", "X")), "WRONG_ENVIRONMENT")
+		apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.WithKey(pk.Key), nil), "WRONG_ENVIRONMENT")
+		apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.WithKey(old.Key), nil), "KEY_ROTATED")
+		apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.WithKey(ro.Key), nil), "JWT_REQUIRED")
 	})
 	t.Run("XAPIKeyWinsOverAuthorization", func(t *testing.T) {
 		h := healthOf(sandbox)
-		do(t, "GET", h, merge(withKey(sk.Key), bearer("garbage")), nil).wantStatus(t, http.StatusOK)
-		do(t, "GET", h, merge(withKey(sk.Key), bearer(pk.Key)), nil).wantStatus(t, http.StatusOK)
-		do(t, "GET", h, merge(withKey(sk.Key), hdr("Authorization", "Basic Zm9vOmJhcg==")), nil).wantStatus(t, http.StatusOK)
-		wantUnauthorized(t, do(t, "GET", h, merge(withKey("garbage"), bearer(sk.Key)), nil))
-		wantForbidden(t, do(t, "GET", h, merge(withKey(pk.Key), bearer(sk.Key)), nil), "WRONG_ENVIRONMENT")
+		apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(sk.Key), apitest.Bearer("garbage")), nil).WantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(sk.Key), apitest.Bearer(pk.Key)), nil).WantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("Authorization", "Basic Zm9vOmJhcg==")), nil).WantStatus(t, http.StatusOK)
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey("garbage"), apitest.Bearer(sk.Key)), nil))
+		apitest.WantForbidden(t, apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(pk.Key), apitest.Bearer(sk.Key)), nil), "WRONG_ENVIRONMENT")
 		// A write key in Authorization does not lend its scope to a read-only X-API-Key.
-		wantForbidden(t, do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", merge(withKey(ro.Key), bearer(sk.Key), hdr("Idempotency-Key", newIdemKey())),
+		apitest.WantForbidden(t, apitest.Do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.WithKey(ro.Key), apitest.Bearer(sk.Key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
 			supplierBody("ro-4", "X")), "SCOPE_REQUIRED")
 	})
 	t.Run("BearerAPIKey", func(t *testing.T) {
-		r := do(t, "GET", healthOf(sandbox), bearer(sk.Key), nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", healthOf(sandbox), apitest.Bearer(sk.Key), nil).WantStatus(t, http.StatusOK)
 		if env := r.Object(t)["environment"]; env != sandbox {
 			t.Errorf("environment %v, want sandbox", env)
 		}
-		do(t, "GET", healthOf(sandbox), hdr("Authorization", "bearer "+sk.Key), nil).wantStatus(t, http.StatusOK)
-		r = do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", merge(bearer(sk.Key), hdr("Idempotency-Key", newIdemKey())),
-			supplierBody("bearer-1", "Bearer Ltd")).wantStatus(t, http.StatusOK)
-		do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/bearer-1", withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", healthOf(sandbox), apitest.Hdr("Authorization", "bearer "+sk.Key), nil).WantStatus(t, http.StatusOK)
+		r = apitest.Do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.Bearer(sk.Key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
+			supplierBody("bearer-1", "Bearer Ltd")).WantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/bearer-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 	})
 }
 
@@ -475,30 +464,30 @@ func TestRouting_NotFoundMethodAndTrace(t *testing.T) {
 
 	t.Run("UnknownPath", func(t *testing.T) {
 		for _, path := range []string{"/nope", "/api/v1/enterprise/eudr/nope", "/api/v2/enterprise/eudr/health", "/api/v1/enterprise/eudr/health/"} {
-			wantError(t, do(t, "GET", p.SandboxURL+path, withKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
-			wantError(t, do(t, "GET", p.ProductionURL+path, nil, nil), http.StatusNotFound, "NOT_FOUND")
+			apitest.WantError(t, apitest.Do(t, "GET", p.SandboxURL+path, apitest.WithKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+			apitest.WantError(t, apitest.Do(t, "GET", p.ProductionURL+path, nil, nil), http.StatusNotFound, "NOT_FOUND")
 		}
 	})
 	t.Run("UnknownSupplier", func(t *testing.T) {
-		wantError(t, do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/no-such-vendor", withKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "DELETE", p.SandboxURL+eudrAPI+"/suppliers/no-such-vendor", withKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/no-such-vendor", apitest.WithKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", p.SandboxURL+eudrAPI+"/suppliers/no-such-vendor", apitest.WithKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
 	})
 	t.Run("UnknownKeyID", func(t *testing.T) {
 		jwt := p.Login(t)
-		wantError(t, do(t, "DELETE", p.SandboxURL+enterpriseAPI+"/api-keys/key_00000000000000000000000000", bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/key_00000000000000000000000000/rotate", bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", p.SandboxURL+enterpriseAPI+"/api-keys/key_00000000000000000000000000", apitest.Bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/api-keys/key_00000000000000000000000000/rotate", apitest.Bearer(jwt), nil), http.StatusNotFound, "NOT_FOUND")
 	})
 	t.Run("EnvironmentIsolation", func(t *testing.T) {
 		s := mustCreateSupplier(t, p.SandboxURL, sk.Key, "iso-1", "Sandbox Only Ltd")
-		wantError(t, do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers/iso-1", withKey(pk.Key), nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "DELETE", p.ProductionURL+eudrAPI+"/suppliers/iso-1", withKey(pk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers/iso-1", apitest.WithKey(pk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", p.ProductionURL+eudrAPI+"/suppliers/iso-1", apitest.WithKey(pk.Key), nil), http.StatusNotFound, "NOT_FOUND")
 		var list []supplier
-		do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers", withKey(pk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &list)
+		apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers", apitest.WithKey(pk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
 		if len(list) != 0 {
 			t.Errorf("production lists %d suppliers, want none: %+v", len(list), list)
 		}
 		var got supplier
-		do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/iso-1", withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/iso-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 		if got.SupplierID != s.SupplierID {
 			t.Errorf("sandbox supplierId %q, want %q", got.SupplierID, s.SupplierID)
 		}
@@ -507,7 +496,7 @@ func TestRouting_NotFoundMethodAndTrace(t *testing.T) {
 		if live.SupplierID == s.SupplierID {
 			t.Errorf("production and sandbox share supplierId %q", s.SupplierID)
 		}
-		do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/iso-1", withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/iso-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 		if got.Name != "Sandbox Only Ltd" {
 			t.Errorf("sandbox name %q after a production upsert, want it unchanged", got.Name)
 		}
@@ -524,8 +513,8 @@ func TestRouting_NotFoundMethodAndTrace(t *testing.T) {
 			{"GET", enterpriseAPI + "/auth/login", []string{"POST"}, "GET"},
 		}
 		for _, c := range cases {
-			r := do(t, c.method, p.SandboxURL+c.path, withKey(sk.Key), nil)
-			wantError(t, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
+			r := apitest.Do(t, c.method, p.SandboxURL+c.path, apitest.WithKey(sk.Key), nil)
+			apitest.WantError(t, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 			allow := r.Header.Get("Allow")
 			for _, m := range c.allow {
 				if !strings.Contains(allow, m) {
@@ -538,22 +527,22 @@ func TestRouting_NotFoundMethodAndTrace(t *testing.T) {
 		}
 	})
 	t.Run("AllowListsOnlyAllowedMethods", func(t *testing.T) {
-		r := do(t, "PUT", p.SandboxURL+eudrAPI+"/suppliers", withKey(sk.Key), nil)
+		r := apitest.Do(t, "PUT", p.SandboxURL+eudrAPI+"/suppliers", apitest.WithKey(sk.Key), nil)
 		for _, m := range strings.Split(r.Header.Get("Allow"), ",") {
 			m = strings.TrimSpace(m)
 			if m == "" || m == "GET" || m == "POST" {
 				continue
 			}
-			if got := do(t, m, p.SandboxURL+eudrAPI+"/suppliers", withKey(sk.Key), nil); got.Status == http.StatusMethodNotAllowed {
+			if got := apitest.Do(t, m, p.SandboxURL+eudrAPI+"/suppliers", apitest.WithKey(sk.Key), nil); got.Status == http.StatusMethodNotAllowed {
 				t.Errorf("a 405's Allow header (%q) lists %s, yet %s on the same path answers 405", r.Header.Get("Allow"), m, m)
 			}
 		}
 	})
 	t.Run("TraceID", func(t *testing.T) {
 		h := p.SandboxURL + eudrAPI + "/health"
-		a := do(t, "GET", h, withKey(sk.Key), nil)
-		b := do(t, "GET", h, withKey(sk.Key), nil)
-		if !newTracePat.MatchString(a.Header.Get("X-Trace-Id")) || a.Header.Get("X-Trace-Id") == b.Header.Get("X-Trace-Id") {
+		a := apitest.Do(t, "GET", h, apitest.WithKey(sk.Key), nil)
+		b := apitest.Do(t, "GET", h, apitest.WithKey(sk.Key), nil)
+		if !apitest.NewTraceIDPattern.MatchString(a.Header.Get("X-Trace-Id")) || a.Header.Get("X-Trace-Id") == b.Header.Get("X-Trace-Id") {
 			t.Errorf("generated trace ids %q and %q, want two different 32-hex ids", a.Header.Get("X-Trace-Id"), b.Header.Get("X-Trace-Id"))
 		}
 		for _, c := range []struct {
@@ -569,19 +558,19 @@ func TestRouting_NotFoundMethodAndTrace(t *testing.T) {
 			{"bad/char", false},
 			{"ünïcode", false},
 		} {
-			trace := hdr("X-Trace-Id", c.sent)
-			for _, r := range []*response{
-				do(t, "GET", h, merge(withKey(sk.Key), trace), nil), // 200
-				do(t, "GET", h, trace, nil),                         // 401
-				do(t, "GET", p.SandboxURL+"/nope", trace, nil),      // 404
-				do(t, "PUT", p.SandboxURL+"/livez", trace, nil),     // 405
-				do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", merge(withKey(sk.Key), trace), supplierBody("tr", "T")), // 400
+			trace := apitest.Hdr("X-Trace-Id", c.sent)
+			for _, r := range []*apitest.Response{
+				apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(sk.Key), trace), nil),                                                      // 200
+				apitest.Do(t, "GET", h, trace, nil),                                                                                              // 401
+				apitest.Do(t, "GET", p.SandboxURL+"/nope", trace, nil),                                                                           // 404
+				apitest.Do(t, "PUT", p.SandboxURL+"/livez", trace, nil),                                                                          // 405
+				apitest.Do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.WithKey(sk.Key), trace), supplierBody("tr", "T")), // 400
 			} {
 				got := r.Header.Get("X-Trace-Id")
 				if c.echo && got != c.sent {
 					t.Errorf("%s with X-Trace-Id %q: got %q, want it echoed", r.Request, c.sent, got)
 				}
-				if !c.echo && (got == c.sent || !newTracePat.MatchString(got)) {
+				if !c.echo && (got == c.sent || !apitest.NewTraceIDPattern.MatchString(got)) {
 					t.Errorf("%s with invalid X-Trace-Id %.20q: got %q, want a new 32-hex id", r.Request, c.sent, got)
 				}
 			}
@@ -600,7 +589,7 @@ func TestRouting_NotFoundMethodAndTrace(t *testing.T) {
 }
 
 // rateHeaders reads the X-RateLimit-* headers as integers.
-func rateHeaders(t testing.TB, r *response) (limit, remaining, reset int64) {
+func rateHeaders(t testing.TB, r *apitest.Response) (limit, remaining, reset int64) {
 	t.Helper()
 	get := func(name string) int64 {
 		n, err := strconv.ParseInt(r.Header.Get(name), 10, 64)
@@ -620,15 +609,15 @@ func TestRateLimit_PerKey(t *testing.T) {
 	health := p.SandboxURL + eudrAPI + "/health"
 
 	start := time.Now()
-	var responses []*response
-	var limited *response
+	var responses []*apitest.Response
+	var limited *apitest.Response
 	for i := 0; i < 12 && limited == nil; i++ {
-		r := do(t, "GET", health, withKey(a.Key), nil)
+		r := apitest.Do(t, "GET", health, apitest.WithKey(a.Key), nil)
 		responses = append(responses, r)
 		if r.Status == http.StatusTooManyRequests {
 			limited = r
 		} else {
-			r.wantStatus(t, http.StatusOK)
+			r.WantStatus(t, http.StatusOK)
 		}
 	}
 	elapsed := time.Since(start)
@@ -658,7 +647,7 @@ func TestRateLimit_PerKey(t *testing.T) {
 		t.Errorf("first request: X-RateLimit-Remaining %d, want 4", remaining)
 	}
 
-	wantError(t, limited, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	apitest.WantError(t, limited, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 	ra, err := strconv.Atoi(limited.Header.Get("Retry-After"))
 	if err != nil || ra < 1 || ra > 60 {
 		t.Errorf("429: Retry-After %q, want an integer from 1 to 60", limited.Header.Get("Retry-After"))
@@ -669,30 +658,30 @@ func TestRateLimit_PerKey(t *testing.T) {
 	}
 
 	// Another key has its own bucket.
-	r := do(t, "GET", health, withKey(b.Key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", health, apitest.WithKey(b.Key), nil).WantStatus(t, http.StatusOK)
 	if limit, remaining, _ := rateHeaders(t, r); limit != 5 || remaining != 4 {
 		t.Errorf("other key: X-RateLimit-Limit %d, -Remaining %d, want 5 and 4", limit, remaining)
 	}
 	// Error answers carry the headers too, and count.
-	r = do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/none", withKey(b.Key), nil)
-	wantError(t, r, http.StatusNotFound, "NOT_FOUND")
+	r = apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/none", apitest.WithKey(b.Key), nil)
+	apitest.WantError(t, r, http.StatusNotFound, "NOT_FOUND")
 	if limit, remaining, _ := rateHeaders(t, r); limit != 5 || remaining != 3 {
 		t.Errorf("404: X-RateLimit-Limit %d, -Remaining %d, want 5 and 3", limit, remaining)
 	}
-	r = do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers?limit=0", withKey(b.Key), nil)
-	wantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	r = apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers?limit=0", apitest.WithKey(b.Key), nil)
+	apitest.WantError(t, r, http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 	if limit, remaining, _ := rateHeaders(t, r); limit != 5 || remaining != 2 {
 		t.Errorf("400: X-RateLimit-Limit %d, -Remaining %d, want 5 and 2", limit, remaining)
 	}
-	r = do(t, "GET", health, nil, nil)
-	wantUnauthorized(t, r)
+	r = apitest.Do(t, "GET", health, nil, nil)
+	apitest.WantUnauthorized(t, r)
 	if limit, _, _ := rateHeaders(t, r); limit != 40 {
 		t.Errorf("401: X-RateLimit-Limit %d, want the per-IP burst 40", limit)
 	}
 
 	// The bucket refills: after Retry-After the key works again.
 	time.Sleep(time.Duration(ra) * time.Second)
-	do(t, "GET", health, withKey(a.Key), nil).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "GET", health, apitest.WithKey(a.Key), nil).WantStatus(t, http.StatusOK)
 }
 
 func TestRateLimit_PerIP(t *testing.T) {
@@ -702,27 +691,27 @@ func TestRateLimit_PerIP(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	health := p.SandboxURL + eudrAPI + "/health"
 
-	r1 := do(t, "GET", health, nil, nil)
-	r2 := do(t, "GET", health, withKey("sk_test_"+randBase62(32)), nil)
-	r3 := do(t, "GET", health, withKey("garbage"), nil)
-	wantUnauthorized(t, r1)
-	wantUnauthorized(t, r2)
+	r1 := apitest.Do(t, "GET", health, nil, nil)
+	r2 := apitest.Do(t, "GET", health, apitest.WithKey("sk_test_"+apitest.RandBase62(32)), nil)
+	r3 := apitest.Do(t, "GET", health, apitest.WithKey("garbage"), nil)
+	apitest.WantUnauthorized(t, r1)
+	apitest.WantUnauthorized(t, r2)
 	if limit, remaining, _ := rateHeaders(t, r1); limit != 2 || remaining != 1 {
 		t.Errorf("1st 401: X-RateLimit-Limit %d, -Remaining %d, want 2 and 1", limit, remaining)
 	}
 	if _, remaining, _ := rateHeaders(t, r2); remaining != 0 {
 		t.Errorf("2nd 401: X-RateLimit-Remaining %d, want 0", remaining)
 	}
-	wantError(t, r3, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	apitest.WantError(t, r3, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 	if ra, err := strconv.Atoi(r3.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
 		t.Errorf("429: Retry-After %q, want 1-60", r3.Header.Get("Retry-After"))
 	}
 	// X-Forwarded-For from a peer that is not a trusted proxy changes nothing.
-	wantError(t, do(t, "GET", health, hdr("X-Forwarded-For", "203.0.113.7"), nil), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	apitest.WantError(t, apitest.Do(t, "GET", health, apitest.Hdr("X-Forwarded-For", "203.0.113.7"), nil), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 	// Probes without credentials share the IP's bucket.
-	wantError(t, do(t, "GET", p.SandboxURL+"/nope", nil, nil), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	apitest.WantError(t, apitest.Do(t, "GET", p.SandboxURL+"/nope", nil, nil), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 	// A valid key is limited per key, not per IP.
-	r := do(t, "GET", health, withKey(key.Key), nil).wantStatus(t, http.StatusOK)
+	r := apitest.Do(t, "GET", health, apitest.WithKey(key.Key), nil).WantStatus(t, http.StatusOK)
 	if limit, _, _ := rateHeaders(t, r); limit != 100 {
 		t.Errorf("keyed request: X-RateLimit-Limit %d, want the per-key 100", limit)
 	}
@@ -732,20 +721,20 @@ func TestIdempotency_ReplayAcrossRestarts(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
 	sk := p.CreateKey(t, sandbox)
-	idem := newIdemKey()
+	idem := apitest.NewIdemKey()
 	body := supplierBody("idem-1", "Idempotent Ltd")
 
 	t.Run("MissingKey", func(t *testing.T) {
 		for _, b := range []any{body, map[string]any{"bad": true}, "not json"} {
-			e := wantError(t, postSupplier(t, p.SandboxURL, sk.Key, "", b), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
+			e := apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, "", b), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
 			if len(e.Details) == 1 && e.Details[0].Field != "headers.Idempotency-Key" {
 				t.Errorf("field %q, want headers.Idempotency-Key", e.Details[0].Field)
 			}
 		}
-		wantError(t, do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/idem-1", withKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/idem-1", apitest.WithKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
 	})
 
-	first := postSupplier(t, p.SandboxURL, sk.Key, idem, body).wantStatus(t, http.StatusOK)
+	first := postSupplier(t, p.SandboxURL, sk.Key, idem, body).WantStatus(t, http.StatusOK)
 	if v := first.Header.Get("Idempotent-Replayed"); v != "" {
 		t.Errorf("first answer has Idempotent-Replayed %q", v)
 	}
@@ -754,7 +743,7 @@ func TestIdempotency_ReplayAcrossRestarts(t *testing.T) {
 	checkReplay := func(t *testing.T, base string) {
 		t.Helper()
 		r := postSupplier(t, base, sk.Key, idem, body)
-		r.wantStatus(t, first.Status)
+		r.WantStatus(t, first.Status)
 		if r.Header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("replay: Idempotent-Replayed %q, want true", r.Header.Get("Idempotent-Replayed"))
 		}
@@ -766,12 +755,12 @@ func TestIdempotency_ReplayAcrossRestarts(t *testing.T) {
 		}
 		// Not done again: the stored mapping is the first one, and exists once.
 		var got supplier
-		do(t, "GET", base+eudrAPI+"/suppliers/idem-1", withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+		apitest.Do(t, "GET", base+eudrAPI+"/suppliers/idem-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 		if got != created {
 			t.Errorf("stored mapping %+v, want the first %+v", got, created)
 		}
 		var list []supplier
-		do(t, "GET", base+eudrAPI+"/suppliers", withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &list)
+		apitest.Do(t, "GET", base+eudrAPI+"/suppliers", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
 		n := 0
 		for _, s := range list {
 			if s.ERPVendorID == "idem-1" {
@@ -784,16 +773,16 @@ func TestIdempotency_ReplayAcrossRestarts(t *testing.T) {
 	}
 	checkConflict := func(t *testing.T, base string) {
 		t.Helper()
-		e := wantError(t, postSupplier(t, base, sk.Key, idem, supplierBody("idem-1", "Changed Name Ltd")),
+		e := apitest.WantError(t, postSupplier(t, base, sk.Key, idem, supplierBody("idem-1", "Changed Name Ltd")),
 			http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
 		if len(e.Details) == 1 && e.Details[0].Field != "headers.Idempotency-Key" {
 			t.Errorf("field %q, want headers.Idempotency-Key", e.Details[0].Field)
 		}
 		// Same body, other path: another fingerprint.
-		wantError(t, do(t, "POST", base+enterpriseAPI+"/api-keys", merge(bearer(login(t, base, "admin", testAdminPassword)), hdr("Idempotency-Key", idem)),
+		apitest.WantError(t, apitest.Do(t, "POST", base+enterpriseAPI+"/api-keys", apitest.Merge(apitest.Bearer(apitest.Login(t, base, "admin", testAdminPassword)), apitest.Hdr("Idempotency-Key", idem)),
 			body), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
 		var got supplier
-		do(t, "GET", base+eudrAPI+"/suppliers/idem-1", withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+		apitest.Do(t, "GET", base+eudrAPI+"/suppliers/idem-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 		if got.Name != "Idempotent Ltd" {
 			t.Errorf("name %q after a refused reuse, want unchanged", got.Name)
 		}
@@ -806,13 +795,13 @@ func TestIdempotency_ReplayAcrossRestarts(t *testing.T) {
 	})
 	t.Run("ReusedForOtherBody", func(t *testing.T) { checkConflict(t, p.SandboxURL) })
 	t.Run("QuotedKeyIsTheSameKey", func(t *testing.T) {
-		r := postSupplier(t, p.SandboxURL, sk.Key, `"`+idem+`"`, body).wantStatus(t, http.StatusOK)
+		r := postSupplier(t, p.SandboxURL, sk.Key, `"`+idem+`"`, body).WantStatus(t, http.StatusOK)
 		if r.Header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("quoted key: Idempotent-Replayed %q, want true", r.Header.Get("Idempotent-Replayed"))
 		}
 	})
 	t.Run("InvalidKey", func(t *testing.T) {
-		e := wantError(t, postSupplier(t, p.SandboxURL, sk.Key, strings.Repeat("k", 256), body), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+		e := apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, strings.Repeat("k", 256), body), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 		if len(e.Details) == 1 && e.Details[0].Field != "headers.Idempotency-Key" {
 			t.Errorf("field %q, want headers.Idempotency-Key", e.Details[0].Field)
 		}
@@ -828,19 +817,19 @@ func TestIdempotency_ReplayAcrossRestarts(t *testing.T) {
 		checkConflict(t, p.SandboxURL)
 	})
 	t.Run("LoginTokenSurvivesRestart", func(t *testing.T) {
-		do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", bearer(jwt), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK)
 	})
 
 	// A second key completed just before the crash.
-	idem2 := newIdemKey()
+	idem2 := apitest.NewIdemKey()
 	body2 := supplierBody("idem-2", "Crash Ltd")
-	second := postSupplier(t, p.SandboxURL, sk.Key, idem2, body2).wantStatus(t, http.StatusOK)
+	second := postSupplier(t, p.SandboxURL, sk.Key, idem2, body2).WantStatus(t, http.StatusOK)
 	p.Kill(t)
 	p = p.Restart(t)
 	t.Run("AfterSIGKILL", func(t *testing.T) {
 		checkReplay(t, p.SandboxURL)
 		checkConflict(t, p.SandboxURL)
-		r := postSupplier(t, p.SandboxURL, sk.Key, idem2, body2).wantStatus(t, http.StatusOK)
+		r := postSupplier(t, p.SandboxURL, sk.Key, idem2, body2).WantStatus(t, http.StatusOK)
 		if r.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(r.Body, second.Body) {
 			t.Errorf("replay after SIGKILL: Idempotent-Replayed %q, body %s; want true and %s", r.Header.Get("Idempotent-Replayed"), r.Body, second.Body)
 		}
@@ -853,10 +842,10 @@ func TestIdempotency_ScopedPerEnvironment(t *testing.T) {
 	p := startServer(t)
 	sk := p.CreateKey(t, sandbox)
 	pk := p.CreateKey(t, production)
-	idem := newIdemKey()
+	idem := apitest.NewIdemKey()
 
-	sb := postSupplier(t, p.SandboxURL, sk.Key, idem, supplierBody("env-1", "Sandbox Ltd")).wantStatus(t, http.StatusOK)
-	pr := postSupplier(t, p.ProductionURL, pk.Key, idem, supplierBody("env-2", "Production Ltd")).wantStatus(t, http.StatusOK)
+	sb := postSupplier(t, p.SandboxURL, sk.Key, idem, supplierBody("env-1", "Sandbox Ltd")).WantStatus(t, http.StatusOK)
+	pr := postSupplier(t, p.ProductionURL, pk.Key, idem, supplierBody("env-2", "Production Ltd")).WantStatus(t, http.StatusOK)
 	if pr.Header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("production: Idempotent-Replayed %q on the first use of the key there", pr.Header.Get("Idempotent-Replayed"))
 	}
@@ -867,61 +856,61 @@ func TestIdempotency_ScopedPerEnvironment(t *testing.T) {
 		t.Errorf("production answered %+v, want its own env-2 mapping", s2)
 	}
 	// Each environment remembers its own request.
-	r := postSupplier(t, p.SandboxURL, sk.Key, idem, supplierBody("env-1", "Sandbox Ltd")).wantStatus(t, http.StatusOK)
+	r := postSupplier(t, p.SandboxURL, sk.Key, idem, supplierBody("env-1", "Sandbox Ltd")).WantStatus(t, http.StatusOK)
 	if r.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(r.Body, sb.Body) {
 		t.Errorf("sandbox replay: %q %s", r.Header.Get("Idempotent-Replayed"), r.Body)
 	}
-	r = postSupplier(t, p.ProductionURL, pk.Key, idem, supplierBody("env-2", "Production Ltd")).wantStatus(t, http.StatusOK)
+	r = postSupplier(t, p.ProductionURL, pk.Key, idem, supplierBody("env-2", "Production Ltd")).WantStatus(t, http.StatusOK)
 	if r.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(r.Body, pr.Body) {
 		t.Errorf("production replay: %q %s", r.Header.Get("Idempotent-Replayed"), r.Body)
 	}
-	wantError(t, postSupplier(t, p.ProductionURL, pk.Key, idem, supplierBody("env-1", "Sandbox Ltd")), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
-	wantError(t, do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers/env-1", withKey(pk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, postSupplier(t, p.ProductionURL, pk.Key, idem, supplierBody("env-1", "Sandbox Ltd")), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
+	apitest.WantError(t, apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers/env-1", apitest.WithKey(pk.Key), nil), http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestIdempotency_FailedRequestDoesNotBurnKey(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
 	sk := p.CreateKey(t, sandbox)
-	idem := newIdemKey()
+	idem := apitest.NewIdemKey()
 
 	bad := supplierBody("burn-1", "Burn Ltd")
 	bad["country"] = "Brazil"
-	wantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bad), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bad), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 	// Retrying unchanged fails identically, not with a replay or a conflict.
-	wantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bad), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-	wantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, `{"erpVendorId":`), http.StatusBadRequest, "VALIDATION_FAILED", "MALFORMED_JSON")
-	wantError(t, do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", merge(withKey(sk.Key), hdr("Idempotency-Key", idem, "Content-Type", "text/plain")),
+	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bad), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, `{"erpVendorId":`), http.StatusBadRequest, "VALIDATION_FAILED", "MALFORMED_JSON")
+	apitest.WantError(t, apitest.Do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("Idempotency-Key", idem, "Content-Type", "text/plain")),
 		supplierBody("burn-1", "Burn Ltd")), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "INVALID_VALUE")
 
 	good := supplierBody("burn-1", "Burn Ltd")
-	r := postSupplier(t, p.SandboxURL, sk.Key, idem, good).wantStatus(t, http.StatusOK)
+	r := postSupplier(t, p.SandboxURL, sk.Key, idem, good).WantStatus(t, http.StatusOK)
 	if r.Header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("corrected request: Idempotent-Replayed %q, want a fresh answer", r.Header.Get("Idempotent-Replayed"))
 	}
-	r2 := postSupplier(t, p.SandboxURL, sk.Key, idem, good).wantStatus(t, http.StatusOK)
+	r2 := postSupplier(t, p.SandboxURL, sk.Key, idem, good).WantStatus(t, http.StatusOK)
 	if r2.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(r.Body, r2.Body) {
 		t.Errorf("replay of the corrected request: %q %s", r2.Header.Get("Idempotent-Replayed"), r2.Body)
 	}
-	wantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bad), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
+	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bad), http.StatusConflict, "CONFLICT", "IDEMPOTENCY_KEY_REUSED")
 }
 
 func TestIdempotency_ConcurrentSameKey(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
 	sk := p.CreateKey(t, sandbox)
-	idem := newIdemKey()
+	idem := apitest.NewIdemKey()
 	body := supplierBody("conc-1", "Concurrent Ltd")
 
 	const n = 12
-	results := make([]*response, n)
+	results := make([]*apitest.Response, n)
 	errs := make([]error, n)
 	start := make(chan struct{})
 	done := make(chan int)
 	for i := range n {
 		go func() {
 			<-start
-			results[i], errs[i] = tryDo(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", merge(withKey(sk.Key), hdr("Idempotency-Key", idem)), body)
+			results[i], errs[i] = apitest.TryDo(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("Idempotency-Key", idem)), body)
 			done <- i
 		}()
 	}
@@ -943,7 +932,7 @@ func TestIdempotency_ConcurrentSameKey(t *testing.T) {
 			replayed++
 		case r.Status == http.StatusLocked:
 			locked++
-			wantError(t, r, http.StatusLocked, "RESOURCE_LOCKED", "IDEMPOTENCY_IN_PROGRESS")
+			apitest.WantError(t, r, http.StatusLocked, "RESOURCE_LOCKED", "IDEMPOTENCY_IN_PROGRESS")
 			if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
 				t.Errorf("423: Retry-After %q, want 1-60", r.Header.Get("Retry-After"))
 			}
@@ -961,7 +950,7 @@ func TestIdempotency_ConcurrentSameKey(t *testing.T) {
 		}
 	}
 	// Once the first is done, every retry is a replay.
-	r := postSupplier(t, p.SandboxURL, sk.Key, idem, body).wantStatus(t, http.StatusOK)
+	r := postSupplier(t, p.SandboxURL, sk.Key, idem, body).WantStatus(t, http.StatusOK)
 	if r.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(r.Body, firstBody) {
 		t.Errorf("retry after the race: %q %s", r.Header.Get("Idempotent-Replayed"), r.Body)
 	}
@@ -971,14 +960,14 @@ func TestIdempotency_KeyCreateReplayIsRedacted(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
 	jwt := p.Login(t)
-	idem := newIdemKey()
+	idem := apitest.NewIdemKey()
 	keys := p.SandboxURL + enterpriseAPI + "/api-keys"
 	body := map[string]any{"name": "replayed", "environment": "sandbox", "scopes": []string{"read", "write"}}
 
-	var first, again apiKey
-	r1 := do(t, "POST", keys, merge(bearer(jwt), hdr("Idempotency-Key", idem)), body).wantStatus(t, http.StatusOK)
+	var first, again apitest.APIKey
+	r1 := apitest.Do(t, "POST", keys, apitest.Merge(apitest.Bearer(jwt), apitest.Hdr("Idempotency-Key", idem)), body).WantStatus(t, http.StatusOK)
 	r1.Decode(t, &first)
-	r2 := do(t, "POST", keys, merge(bearer(jwt), hdr("Idempotency-Key", idem)), body).wantStatus(t, http.StatusOK)
+	r2 := apitest.Do(t, "POST", keys, apitest.Merge(apitest.Bearer(jwt), apitest.Hdr("Idempotency-Key", idem)), body).WantStatus(t, http.StatusOK)
 	r2.Decode(t, &again)
 	if r2.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay: Idempotent-Replayed %q, want true", r2.Header.Get("Idempotent-Replayed"))
@@ -994,7 +983,7 @@ func TestIdempotency_KeyCreateReplayIsRedacted(t *testing.T) {
 	}
 	// One key was created, and the shown value works.
 	var list []map[string]any
-	do(t, "GET", keys, bearer(jwt), nil).wantStatus(t, http.StatusOK).Decode(t, &list)
+	apitest.Do(t, "GET", keys, apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
 	n := 0
 	for _, k := range list {
 		if k["name"] == "replayed" {
@@ -1004,20 +993,20 @@ func TestIdempotency_KeyCreateReplayIsRedacted(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d keys named replayed, want 1", n)
 	}
-	do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(first.Key), nil).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(first.Key), nil).WantStatus(t, http.StatusOK)
 
 	t.Run("RotateWithKey", func(t *testing.T) {
-		ridem := newIdemKey()
+		ridem := apitest.NewIdemKey()
 		url := keys + "/" + first.KeyID + "/rotate"
-		var rot, rot2 apiKey
-		do(t, "POST", url, merge(bearer(jwt), hdr("Idempotency-Key", ridem)), nil).wantStatus(t, http.StatusOK).Decode(t, &rot)
-		r := do(t, "POST", url, merge(bearer(jwt), hdr("Idempotency-Key", ridem)), nil).wantStatus(t, http.StatusOK)
+		var rot, rot2 apitest.APIKey
+		apitest.Do(t, "POST", url, apitest.Merge(apitest.Bearer(jwt), apitest.Hdr("Idempotency-Key", ridem)), nil).WantStatus(t, http.StatusOK).Decode(t, &rot)
+		r := apitest.Do(t, "POST", url, apitest.Merge(apitest.Bearer(jwt), apitest.Hdr("Idempotency-Key", ridem)), nil).WantStatus(t, http.StatusOK)
 		r.Decode(t, &rot2)
 		if r.Header.Get("Idempotent-Replayed") != "true" || !strings.Contains(rot2.Key, "*") || rot2.Key == rot.Key {
 			t.Errorf("rotate replay: %q key %q, want a redacted replay", r.Header.Get("Idempotent-Replayed"), rot2.Key)
 		}
 		// Rotated once, not twice: the value shown first still works.
-		do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(rot.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(rot.Key), nil).WantStatus(t, http.StatusOK)
 	})
 
 	p.Stop(t)
@@ -1032,7 +1021,7 @@ func TestSuppliers(t *testing.T) {
 	p := startServer(t)
 	sk := p.CreateKey(t, sandbox)
 	base := p.SandboxURL + eudrAPI + "/suppliers"
-	key := withKey(sk.Key)
+	key := apitest.WithKey(sk.Key)
 
 	t.Run("Upsert", func(t *testing.T) {
 		first := mustCreateSupplier(t, p.SandboxURL, sk.Key, "ups-1", "First Name Ltd")
@@ -1051,7 +1040,7 @@ func TestSuppliers(t *testing.T) {
 		body["eori"] = "DE123456789"
 		body["role"] = "TRADER"
 		var second supplier
-		postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), body).wantStatus(t, http.StatusOK).Decode(t, &second)
+		postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), body).WantStatus(t, http.StatusOK).Decode(t, &second)
 		if second.SupplierID != first.SupplierID || second.CreatedAt != first.CreatedAt {
 			t.Errorf("upsert: supplierId %s createdAt %s, want the first %s %s", second.SupplierID, second.CreatedAt, first.SupplierID, first.CreatedAt)
 		}
@@ -1061,12 +1050,12 @@ func TestSuppliers(t *testing.T) {
 		if second.EUOperatorUUID != "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee" {
 			t.Errorf("euOperatorUuid %q, want it lower-cased", second.EUOperatorUUID)
 		}
-		created, updated := parseAPITime(t, second.CreatedAt), parseAPITime(t, second.UpdatedAt)
-		if !updated.After(created) || updated.Before(parseAPITime(t, first.UpdatedAt)) {
+		created, updated := apitest.ParseTime(t, second.CreatedAt), apitest.ParseTime(t, second.UpdatedAt)
+		if !updated.After(created) || updated.Before(apitest.ParseTime(t, first.UpdatedAt)) {
 			t.Errorf("updatedAt %s, want after createdAt %s", second.UpdatedAt, second.CreatedAt)
 		}
 		var got supplier
-		do(t, "GET", base+"/ups-1", key, nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+		apitest.Do(t, "GET", base+"/ups-1", key, nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 		if got != second {
 			t.Errorf("GET %+v, want what the upsert answered %+v", got, second)
 		}
@@ -1079,7 +1068,7 @@ func TestSuppliers(t *testing.T) {
 			made = append(made, mustCreateSupplier(t, p.SandboxURL, sk.Key, fmt.Sprintf("list-%d", i), fmt.Sprintf("List %d Ltd", i)))
 		}
 		var list []supplier
-		r := do(t, "GET", base, key, nil).wantStatus(t, http.StatusOK)
+		r := apitest.Do(t, "GET", base, key, nil).WantStatus(t, http.StatusOK)
 		r.Decode(t, &list)
 		if r.Header.Get("Link") != "" || r.Header.Get("X-Next-Cursor") != "" {
 			t.Errorf("complete list has Link %q / X-Next-Cursor %q", r.Header.Get("Link"), r.Header.Get("X-Next-Cursor"))
@@ -1100,7 +1089,7 @@ func TestSuppliers(t *testing.T) {
 	})
 	t.Run("Pagination", func(t *testing.T) {
 		var all []supplier
-		do(t, "GET", base, key, nil).wantStatus(t, http.StatusOK).Decode(t, &all)
+		apitest.Do(t, "GET", base, key, nil).WantStatus(t, http.StatusOK).Decode(t, &all)
 		for _, limit := range []int{1, 2, 3} {
 			var walked []supplier
 			next := base + "?limit=" + strconv.Itoa(limit)
@@ -1108,7 +1097,7 @@ func TestSuppliers(t *testing.T) {
 				if pages > len(all)+1 {
 					t.Fatalf("limit=%d: more pages than suppliers", limit)
 				}
-				r := do(t, "GET", next, key, nil).wantStatus(t, http.StatusOK)
+				r := apitest.Do(t, "GET", next, key, nil).WantStatus(t, http.StatusOK)
 				var page []supplier
 				r.Decode(t, &page)
 				if len(page) == 0 || len(page) > limit {
@@ -1146,28 +1135,28 @@ func TestSuppliers(t *testing.T) {
 	})
 	t.Run("LimitOutOfRange", func(t *testing.T) {
 		for _, q := range []string{"limit=0", "limit=5000", "limit=1001", "limit=-1", "limit=abc"} {
-			e := wantError(t, do(t, "GET", base+"?"+q, key, nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+			e := apitest.WantError(t, apitest.Do(t, "GET", base+"?"+q, key, nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
 			if len(e.Details) == 1 && e.Details[0].Field != "query.limit" {
 				t.Errorf("?%s: field %q, want query.limit", q, e.Details[0].Field)
 			}
 		}
-		do(t, "GET", base+"?limit=1000", key, nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", base+"?limit=1000", key, nil).WantStatus(t, http.StatusOK)
 	})
 	t.Run("GetAndDelete", func(t *testing.T) {
 		s := mustCreateSupplier(t, p.SandboxURL, sk.Key, "del-1", "Delete Me Ltd")
 		var got supplier
-		do(t, "GET", base+"/del-1", key, nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+		apitest.Do(t, "GET", base+"/del-1", key, nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 		if got != s {
 			t.Errorf("GET %+v, want %+v", got, s)
 		}
-		r := do(t, "DELETE", base+"/del-1", key, nil).wantStatus(t, http.StatusNoContent)
+		r := apitest.Do(t, "DELETE", base+"/del-1", key, nil).WantStatus(t, http.StatusNoContent)
 		if len(r.Body) != 0 {
 			t.Errorf("204 with body %q", r.Body)
 		}
-		wantError(t, do(t, "GET", base+"/del-1", key, nil), http.StatusNotFound, "NOT_FOUND")
-		wantError(t, do(t, "DELETE", base+"/del-1", key, nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "GET", base+"/del-1", key, nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.WantError(t, apitest.Do(t, "DELETE", base+"/del-1", key, nil), http.StatusNotFound, "NOT_FOUND")
 		var list []supplier
-		do(t, "GET", base, key, nil).wantStatus(t, http.StatusOK).Decode(t, &list)
+		apitest.Do(t, "GET", base, key, nil).WantStatus(t, http.StatusOK).Decode(t, &list)
 		for _, x := range list {
 			if x.ERPVendorID == "del-1" {
 				t.Errorf("deleted supplier still listed")
@@ -1188,36 +1177,36 @@ func TestSuppliers(t *testing.T) {
 			"eori":           "12",
 			"role":           "BOSS",
 		}
-		e := wantError(t, postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), body), http.StatusBadRequest, "VALIDATION_FAILED",
+		e := apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), body), http.StatusBadRequest, "VALIDATION_FAILED",
 			"INVALID_VALUE", "INVALID_VALUE", "REQUIRED", "INVALID_VALUE", "INVALID_VALUE", "INVALID_VALUE")
 		for field, code := range map[string]string{"erpVendorId": "INVALID_VALUE", "euOperatorUuid": "INVALID_VALUE", "name": "REQUIRED",
 			"country": "INVALID_VALUE", "eori": "INVALID_VALUE", "role": "INVALID_VALUE"} {
-			if d := e.detail(t, field); d.Code != code {
+			if d := e.Detail(t, field); d.Code != code {
 				t.Errorf("field %s: code %s, want %s", field, d.Code, code)
 			}
 		}
-		e = wantError(t, postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED",
+		e = apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED",
 			"REQUIRED", "REQUIRED", "REQUIRED", "REQUIRED")
 		for _, f := range []string{"erpVendorId", "euOperatorUuid", "name", "country"} {
-			e.detail(t, f)
+			e.Detail(t, f)
 		}
 		lower := supplierBody("val-1", "Lower Ltd")
 		lower["country"] = "br"
-		e = wantError(t, postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), lower), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-		e.detail(t, "country")
+		e = apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), lower), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+		e.Detail(t, "country")
 		typed := supplierBody("val-2", "Typed Ltd")
 		typed["name"] = 42
-		e = wantError(t, postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), typed), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-		e.detail(t, "name")
-		wantError(t, do(t, "GET", base+"/val-1", key, nil), http.StatusNotFound, "NOT_FOUND")
+		e = apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), typed), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
+		e.Detail(t, "name")
+		apitest.WantError(t, apitest.Do(t, "GET", base+"/val-1", key, nil), http.StatusNotFound, "NOT_FOUND")
 	})
 	t.Run("UnknownFields", func(t *testing.T) {
 		body := supplierBody("unk-1", "Unknown Ltd")
 		body["colour"] = "green"
 		body["legacyId"] = 7
-		e := wantError(t, postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), body), http.StatusBadRequest, "VALIDATION_FAILED", "UNKNOWN_FIELD", "UNKNOWN_FIELD")
-		e.detail(t, "colour")
-		e.detail(t, "legacyId")
+		e := apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), body), http.StatusBadRequest, "VALIDATION_FAILED", "UNKNOWN_FIELD", "UNKNOWN_FIELD")
+		e.Detail(t, "colour")
+		e.Detail(t, "legacyId")
 	})
 	t.Run("MalformedJSON", func(t *testing.T) {
 		for _, c := range []struct{ body, code string }{
@@ -1228,7 +1217,7 @@ func TestSuppliers(t *testing.T) {
 			{" ", "MALFORMED_JSON"},
 			{`[1,2]`, "INVALID_VALUE"}, // well-formed, but not an object
 		} {
-			e := wantError(t, postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), c.body), http.StatusBadRequest, "VALIDATION_FAILED", c.code)
+			e := apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), c.body), http.StatusBadRequest, "VALIDATION_FAILED", c.code)
 			if len(e.Details) == 1 && e.Details[0].Field != "body" {
 				t.Errorf("body %q: field %q, want body", c.body, e.Details[0].Field)
 			}
@@ -1236,12 +1225,12 @@ func TestSuppliers(t *testing.T) {
 	})
 	t.Run("UnsupportedMediaType", func(t *testing.T) {
 		for _, ct := range []string{"text/plain", "application/xml", "application/x-www-form-urlencoded", "application/geo+json"} {
-			r := do(t, "POST", base, merge(key, hdr("Idempotency-Key", newIdemKey(), "Content-Type", ct)), supplierBody("mt-1", "Media Ltd"))
-			wantError(t, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "INVALID_VALUE")
+			r := apitest.Do(t, "POST", base, apitest.Merge(key, apitest.Hdr("Idempotency-Key", apitest.NewIdemKey(), "Content-Type", ct)), supplierBody("mt-1", "Media Ltd"))
+			apitest.WantError(t, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "INVALID_VALUE")
 		}
-		wantError(t, do(t, "GET", base+"/mt-1", key, nil), http.StatusNotFound, "NOT_FOUND")
-		do(t, "POST", base, merge(key, hdr("Idempotency-Key", newIdemKey(), "Content-Type", "application/json; charset=utf-8")),
-			supplierBody("mt-1", "Media Ltd")).wantStatus(t, http.StatusOK)
+		apitest.WantError(t, apitest.Do(t, "GET", base+"/mt-1", key, nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.Do(t, "POST", base, apitest.Merge(key, apitest.Hdr("Idempotency-Key", apitest.NewIdemKey(), "Content-Type", "application/json; charset=utf-8")),
+			supplierBody("mt-1", "Media Ltd")).WantStatus(t, http.StatusOK)
 	})
 }
 
@@ -1253,14 +1242,14 @@ func TestSuppliers_BodyLimit(t *testing.T) {
 	js, _ := json.Marshal(big)
 
 	// Content-Length over the limit.
-	wantError(t, postSupplier(t, p.SandboxURL, sk.Key, newIdemKey(), js), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, apitest.NewIdemKey(), js), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	// Chunked: the limit applies while reading.
-	idem := newIdemKey()
-	wantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bytes.NewReader(js)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	idem := apitest.NewIdemKey()
+	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, idem, bytes.NewReader(js)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	// A body just under the limit is fine, with the same key (a 413 does not burn it).
 	ok := supplierBody("big-1", strings.Repeat("n", 190))
-	postSupplier(t, p.SandboxURL, sk.Key, idem, ok).wantStatus(t, http.StatusOK)
-	wantError(t, do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, bytes.NewReader(js)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	postSupplier(t, p.SandboxURL, sk.Key, idem, ok).WantStatus(t, http.StatusOK)
+	apitest.WantError(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, bytes.NewReader(js)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 }
 
 func TestKeys_CreateListAndStorage(t *testing.T) {
@@ -1273,18 +1262,18 @@ func TestKeys_CreateListAndStorage(t *testing.T) {
 	pk := p.CreateKey(t, production)
 	ro := p.CreateKey(t, production, "read")
 	wo := p.CreateKey(t, sandbox, "write")
-	var liveFromProd apiKey
-	do(t, "POST", p.ProductionURL+enterpriseAPI+"/api-keys", merge(bearer(jwt), hdr("Idempotency-Key", newIdemKey())),
-		map[string]any{"environment": "production"}).wantStatus(t, http.StatusOK).Decode(t, &liveFromProd)
-	all := []apiKey{sk, pk, ro, wo, liveFromProd}
+	var liveFromProd apitest.APIKey
+	apitest.Do(t, "POST", p.ProductionURL+enterpriseAPI+"/api-keys", apitest.Merge(apitest.Bearer(jwt), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
+		map[string]any{"environment": "production"}).WantStatus(t, http.StatusOK).Decode(t, &liveFromProd)
+	all := []apitest.APIKey{sk, pk, ro, wo, liveFromProd}
 
 	t.Run("Values", func(t *testing.T) {
-		for _, k := range []apiKey{sk, wo} {
+		for _, k := range []apitest.APIKey{sk, wo} {
 			if !sandboxKeyPattern.MatchString(k.Key) || k.Environment != sandbox {
 				t.Errorf("sandbox key %q (environment %q), want sk_test_ + 32 base62", k.Key, k.Environment)
 			}
 		}
-		for _, k := range []apiKey{pk, ro, liveFromProd} {
+		for _, k := range []apitest.APIKey{pk, ro, liveFromProd} {
 			if !productionKeyPattern.MatchString(k.Key) || k.Environment != production {
 				t.Errorf("production key %q (environment %q), want sk_live_ + 32 base62", k.Key, k.Environment)
 			}
@@ -1294,7 +1283,7 @@ func TestKeys_CreateListAndStorage(t *testing.T) {
 			if !keyIDPattern.MatchString(k.KeyID) {
 				t.Errorf("keyId %q, want key_ + ULID", k.KeyID)
 			}
-			parseAPITime(t, k.CreatedAt)
+			apitest.ParseTime(t, k.CreatedAt)
 			if seen[k.Key] || seen[k.KeyID] {
 				t.Errorf("duplicate key value or id")
 			}
@@ -1306,24 +1295,24 @@ func TestKeys_CreateListAndStorage(t *testing.T) {
 		if !slices.Equal(ro.Scopes, []string{"read"}) {
 			t.Errorf("read key scopes %q, want [read]", ro.Scopes)
 		}
-		do(t, "GET", p.ProductionURL+eudrAPI+"/health", withKey(liveFromProd.Key), nil).wantStatus(t, http.StatusOK)
-		do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(wo.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/health", apitest.WithKey(liveFromProd.Key), nil).WantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(wo.Key), nil).WantStatus(t, http.StatusOK)
 	})
 	t.Run("InvalidRequests", func(t *testing.T) {
-		post := func(body any) *response {
-			return do(t, "POST", keysURL, merge(bearer(jwt), hdr("Idempotency-Key", newIdemKey())), body)
+		post := func(body any) *apitest.Response {
+			return apitest.Do(t, "POST", keysURL, apitest.Merge(apitest.Bearer(jwt), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())), body)
 		}
-		wantError(t, post(map[string]any{"environment": "staging"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE").detail(t, "environment")
-		wantError(t, post(map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED").detail(t, "environment")
-		wantError(t, post(map[string]any{"environment": "sandbox", "scopes": []string{"read", "admin"}}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE").detail(t, "scopes[1]")
-		wantError(t, post(map[string]any{"environment": "sandbox", "scopes": []string{}}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE").detail(t, "scopes")
-		wantError(t, post(map[string]any{"environment": "sandbox", "key": "sk_test_" + randBase62(32)}), http.StatusBadRequest, "VALIDATION_FAILED", "UNKNOWN_FIELD")
-		wantError(t, do(t, "POST", keysURL, bearer(jwt), map[string]any{"environment": "sandbox"}), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
+		apitest.WantError(t, post(map[string]any{"environment": "staging"}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE").Detail(t, "environment")
+		apitest.WantError(t, post(map[string]any{}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED").Detail(t, "environment")
+		apitest.WantError(t, post(map[string]any{"environment": "sandbox", "scopes": []string{"read", "admin"}}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE").Detail(t, "scopes[1]")
+		apitest.WantError(t, post(map[string]any{"environment": "sandbox", "scopes": []string{}}), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE").Detail(t, "scopes")
+		apitest.WantError(t, post(map[string]any{"environment": "sandbox", "key": "sk_test_" + apitest.RandBase62(32)}), http.StatusBadRequest, "VALIDATION_FAILED", "UNKNOWN_FIELD")
+		apitest.WantError(t, apitest.Do(t, "POST", keysURL, apitest.Bearer(jwt), map[string]any{"environment": "sandbox"}), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
 	})
 	t.Run("ListNeverShowsValues", func(t *testing.T) {
-		do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 		for _, base := range []string{p.SandboxURL, p.ProductionURL} {
-			r := do(t, "GET", base+enterpriseAPI+"/api-keys", bearer(jwt), nil).wantStatus(t, http.StatusOK)
+			r := apitest.Do(t, "GET", base+enterpriseAPI+"/api-keys", apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK)
 			for _, k := range all {
 				if bytes.Contains(r.Body, []byte(k.Key)) || bytes.Contains(r.Body, []byte(k.Key[12:])) {
 					t.Errorf("the key list contains the value of %s", k.KeyID)
@@ -1354,20 +1343,20 @@ func TestKeys_CreateListAndStorage(t *testing.T) {
 			}
 		}
 		// Revoked keys leave the list.
-		do(t, "DELETE", keysURL+"/"+wo.KeyID, bearer(jwt), nil).wantStatus(t, http.StatusNoContent)
-		r := do(t, "GET", keysURL+"?limit=1000", bearer(jwt), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "DELETE", keysURL+"/"+wo.KeyID, apitest.Bearer(jwt), nil).WantStatus(t, http.StatusNoContent)
+		r := apitest.Do(t, "GET", keysURL+"?limit=1000", apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK)
 		for _, m := range r.Array(t) {
 			if m["keyId"] == wo.KeyID {
 				t.Errorf("revoked key %s still listed", wo.KeyID)
 			}
 		}
-		wantUnauthorized(t, do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(wo.Key), nil))
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(wo.Key), nil))
 	})
 	t.Run("ListPagination", func(t *testing.T) {
 		var walked []string
 		next := keysURL + "?limit=2"
 		for next != "" {
-			r := do(t, "GET", next, bearer(jwt), nil).wantStatus(t, http.StatusOK)
+			r := apitest.Do(t, "GET", next, apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK)
 			for _, m := range r.Array(t) {
 				walked = append(walked, fmt.Sprint(m["keyId"]))
 			}
@@ -1380,7 +1369,7 @@ func TestKeys_CreateListAndStorage(t *testing.T) {
 			}
 		}
 		var full []map[string]any
-		do(t, "GET", keysURL, bearer(jwt), nil).wantStatus(t, http.StatusOK).Decode(t, &full)
+		apitest.Do(t, "GET", keysURL, apitest.Bearer(jwt), nil).WantStatus(t, http.StatusOK).Decode(t, &full)
 		if len(walked) != len(full) || len(full) != 4 {
 			t.Errorf("walked %d keys with limit=2, list has %d, want 4 both", len(walked), len(full))
 		}
@@ -1422,7 +1411,7 @@ func TestKeys_CreateListAndStorage(t *testing.T) {
 	t.Run("LastUsedAtSurvivesRestart", func(t *testing.T) {
 		p := p.Restart(t)
 		var list []map[string]any
-		do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", bearer(p.Login(t)), nil).wantStatus(t, http.StatusOK).Decode(t, &list)
+		apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.Bearer(p.Login(t)), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
 		for _, k := range list {
 			if k["keyId"] == sk.KeyID && k["lastUsedAt"] == nil {
 				t.Errorf("lastUsedAt of %s lost over a clean restart", sk.KeyID)
@@ -1444,7 +1433,7 @@ func TestCLI_CreateKey(t *testing.T) {
 		if sandboxKeyPattern.MatchString(strings.TrimSpace(res.Stdout)) {
 			t.Errorf("create-key on a running appliance printed a key")
 		}
-		do(t, "GET", p.SandboxURL+"/readyz", nil, nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", p.SandboxURL+"/readyz", nil, nil).WantStatus(t, http.StatusOK)
 	})
 	p.Stop(t)
 
@@ -1482,13 +1471,13 @@ func TestCLI_CreateKey(t *testing.T) {
 	}
 
 	p = p.Restart(t)
-	do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(sandboxKey), nil).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(sandboxKey), nil).WantStatus(t, http.StatusOK)
 	mustCreateSupplier(t, p.SandboxURL, sandboxKey, "cli-1", "CLI Ltd")
-	do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers", withKey(liveReadKey), nil).wantStatus(t, http.StatusOK)
-	wantForbidden(t, postSupplier(t, p.ProductionURL, liveReadKey, newIdemKey(), supplierBody("cli-2", "X")), "SCOPE_REQUIRED")
-	wantForbidden(t, do(t, "GET", p.ProductionURL+eudrAPI+"/health", withKey(sandboxKey), nil), "WRONG_ENVIRONMENT")
+	apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers", apitest.WithKey(liveReadKey), nil).WantStatus(t, http.StatusOK)
+	apitest.WantForbidden(t, postSupplier(t, p.ProductionURL, liveReadKey, apitest.NewIdemKey(), supplierBody("cli-2", "X")), "SCOPE_REQUIRED")
+	apitest.WantForbidden(t, apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/health", apitest.WithKey(sandboxKey), nil), "WRONG_ENVIRONMENT")
 	var list []map[string]any
-	do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", bearer(p.Login(t)), nil).wantStatus(t, http.StatusOK).Decode(t, &list)
+	apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.Bearer(p.Login(t)), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
 	names := map[string]bool{}
 	for _, k := range list {
 		names[fmt.Sprint(k["name"])] = true
@@ -1529,9 +1518,9 @@ func TestAdmin_GeneratedPassword(t *testing.T) {
 	if len(password) < 16 {
 		t.Fatalf("generated password %q is too short", password)
 	}
-	token := login(t, p.SandboxURL, "admin", password)
-	createKey(t, p.SandboxURL, token, sandbox)
-	wantUnauthorized(t, do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": testAdminPassword}))
+	token := apitest.Login(t, p.SandboxURL, "admin", password)
+	apitest.CreateKey(t, p.SandboxURL, token, sandbox)
+	apitest.WantUnauthorized(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": testAdminPassword}))
 	logged := false
 	for _, l := range p.Logs() {
 		if l["password_file"] == path {
@@ -1549,15 +1538,15 @@ func TestAdmin_GeneratedPassword(t *testing.T) {
 	if !bytes.Equal(again, data) {
 		t.Errorf("restart rewrote %s", path)
 	}
-	login(t, p2.SandboxURL, "admin", password)
+	apitest.Login(t, p2.SandboxURL, "admin", password)
 	p2.Stop(t)
 	assertLogHasNoSecrets(t, p, password)
 	assertLogHasNoSecrets(t, p2, password)
 
 	// EUDR_ADMIN_PASSWORD only applies to an empty store.
 	p3 := startServerIn(t, p.DataDir, "EUDR_ADMIN_PASSWORD=another-password-123")
-	login(t, p3.SandboxURL, "admin", password)
-	wantUnauthorized(t, do(t, "POST", p3.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": "another-password-123"}))
+	apitest.Login(t, p3.SandboxURL, "admin", password)
+	apitest.WantUnauthorized(t, apitest.Do(t, "POST", p3.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": "another-password-123"}))
 }
 
 func TestStore_SecondServeRefused(t *testing.T) {
@@ -1575,7 +1564,7 @@ func TestStore_SecondServeRefused(t *testing.T) {
 		t.Errorf("second serve opened listeners: %s", res.Stdout)
 	}
 	// The first one is unaffected.
-	do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 	mustCreateSupplier(t, p.SandboxURL, sk.Key, "still-1", "Still Here Ltd")
 
 	// SIGINT stops it cleanly too; then the data dir is free again.
@@ -1586,7 +1575,7 @@ func TestStore_SecondServeRefused(t *testing.T) {
 		t.Fatalf("after SIGINT: exited %v with code %d, want 0", ok, code)
 	}
 	p = p.Restart(t)
-	do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/still-1", withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/still-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 	p.Stop(t)
 }
 
@@ -1635,7 +1624,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 	}
 	after := mustCreateSupplier(t, p.SandboxURL, sk.Key, "bk-3", "After Ltd")
 	// The appliance keeps serving during and after the backup.
-	do(t, "GET", p.SandboxURL+eudrAPI+"/health", withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 
 	t.Run("RestoreHot", func(t *testing.T) {
 		r := restoreBackup(t, hot, p.DataDir)
@@ -1645,19 +1634,19 @@ func TestBackup_HotAndCold(t *testing.T) {
 				base, key = r.ProductionURL, pk.Key
 			}
 			var got supplier
-			do(t, "GET", base+eudrAPI+"/suppliers/"+s.ERPVendorID, withKey(key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+			apitest.Do(t, "GET", base+eudrAPI+"/suppliers/"+s.ERPVendorID, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 			if got != s {
 				t.Errorf("restored %+v, want %+v", got, s)
 			}
 		}
-		wantError(t, do(t, "GET", r.SandboxURL+eudrAPI+"/suppliers/"+after.ERPVendorID, withKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
-		login(t, r.SandboxURL, "admin", testAdminPassword)
+		apitest.WantError(t, apitest.Do(t, "GET", r.SandboxURL+eudrAPI+"/suppliers/"+after.ERPVendorID, apitest.WithKey(sk.Key), nil), http.StatusNotFound, "NOT_FOUND")
+		apitest.Login(t, r.SandboxURL, "admin", testAdminPassword)
 		r.Stop(t)
 	})
 	t.Run("ThroughTheAPI", func(t *testing.T) {
-		wantForbidden(t, do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", withKey(sk.Key), nil), "JWT_REQUIRED")
-		wantUnauthorized(t, do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", nil, nil))
-		r := do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", bearer(p.Login(t)), nil).wantStatus(t, http.StatusOK)
+		apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", apitest.WithKey(sk.Key), nil), "JWT_REQUIRED")
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", nil, nil))
+		r := apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", apitest.Bearer(p.Login(t)), nil).WantStatus(t, http.StatusOK)
 		if ct := r.Header.Get("Content-Type"); ct != "application/octet-stream" {
 			t.Errorf("backup Content-Type %q, want application/octet-stream", ct)
 		}
@@ -1669,7 +1658,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 			t.Fatal(err)
 		}
 		rs := restoreBackup(t, f, p.DataDir)
-		do(t, "GET", rs.SandboxURL+eudrAPI+"/suppliers/"+after.ERPVendorID, withKey(sk.Key), nil).wantStatus(t, http.StatusOK)
+		apitest.Do(t, "GET", rs.SandboxURL+eudrAPI+"/suppliers/"+after.ERPVendorID, apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 		rs.Stop(t)
 	})
 	t.Run("BackupWithoutFile", func(t *testing.T) {
@@ -1688,7 +1677,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 		r := restoreBackup(t, cold, p.DataDir)
 		for _, s := range append(before[:2:2], after) {
 			var got supplier
-			do(t, "GET", r.SandboxURL+eudrAPI+"/suppliers/"+s.ERPVendorID, withKey(sk.Key), nil).wantStatus(t, http.StatusOK).Decode(t, &got)
+			apitest.Do(t, "GET", r.SandboxURL+eudrAPI+"/suppliers/"+s.ERPVendorID, apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK).Decode(t, &got)
 			if got != s {
 				t.Errorf("restored %+v, want %+v", got, s)
 			}
@@ -1705,7 +1694,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 			if fi.Mode().Perm() != 0o600 {
 				t.Errorf("%s has mode %o, want 0600", f, fi.Mode().Perm())
 			}
-			for _, k := range []apiKey{sk, pk} {
+			for _, k := range []apitest.APIKey{sk, pk} {
 				if bytes.Contains(data, []byte(k.Key)) {
 					t.Errorf("%s contains the value of %s", f, k.KeyID)
 				}
@@ -1726,14 +1715,14 @@ func TestLog_RequestLinesAndShutdown(t *testing.T) {
 	sk := p.CreateKey(t, sandbox)
 	health := p.SandboxURL + eudrAPI + "/health"
 
-	do(t, "GET", health, merge(withKey(sk.Key), hdr("X-Trace-Id", "log-trace-ok")), nil).wantStatus(t, http.StatusOK)
-	wantUnauthorized(t, do(t, "GET", health+"?api_key="+sk.Key, hdr("X-Trace-Id", "log-trace-401"), nil))
-	wantUnauthorized(t, do(t, "GET", health, hdr("Authorization", sk.Key), nil))
-	wantError(t, do(t, "GET", p.SandboxURL+"/no/such/path", merge(withKey(sk.Key), hdr("X-Trace-Id", "log-trace-404")), nil), http.StatusNotFound, "NOT_FOUND")
-	wantError(t, do(t, "PUT", p.SandboxURL+eudrAPI+"/suppliers", withKey(sk.Key), nil), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
-	wantError(t, postSupplier(t, p.SandboxURL, sk.Key, "", supplierBody("log-1", "Log Ltd")), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
+	apitest.Do(t, "GET", health, apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("X-Trace-Id", "log-trace-ok")), nil).WantStatus(t, http.StatusOK)
+	apitest.WantUnauthorized(t, apitest.Do(t, "GET", health+"?api_key="+sk.Key, apitest.Hdr("X-Trace-Id", "log-trace-401"), nil))
+	apitest.WantUnauthorized(t, apitest.Do(t, "GET", health, apitest.Hdr("Authorization", sk.Key), nil))
+	apitest.WantError(t, apitest.Do(t, "GET", p.SandboxURL+"/no/such/path", apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("X-Trace-Id", "log-trace-404")), nil), http.StatusNotFound, "NOT_FOUND")
+	apitest.WantError(t, apitest.Do(t, "PUT", p.SandboxURL+eudrAPI+"/suppliers", apitest.WithKey(sk.Key), nil), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
+	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, "", supplierBody("log-1", "Log Ltd")), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
 	mustCreateSupplier(t, p.SandboxURL, sk.Key, "log-1", "Log Ltd")
-	wantUnauthorized(t, do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": "wrong " + testAdminPassword}))
+	apitest.WantUnauthorized(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": "wrong " + testAdminPassword}))
 	const requests = 1 + 1 + 8 // login, create key, the eight above
 	jwt := p.Login(t)
 
@@ -1770,7 +1759,7 @@ func TestLog_RequestLinesAndShutdown(t *testing.T) {
 				t.Errorf("request log line: %s = %v (%T), want a %s: %v", f, v, v, kind, m)
 			}
 		}
-		if id, _ := m["trace_id"].(string); !traceIDPattern.MatchString(id) {
+		if id, _ := m["trace_id"].(string); !apitest.TraceIDPattern.MatchString(id) {
 			t.Errorf("request log line trace_id %q", id)
 		}
 	}
@@ -1806,7 +1795,7 @@ func TestCLI_ResetPassword(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
 	keys := enterpriseAPI + "/api-keys"
-	before := login(t, p.SandboxURL, "admin", p.AdminPassword)
+	before := apitest.Login(t, p.SandboxURL, "admin", p.AdminPassword)
 	res := runCLI(t, p.DataDir, nil, "admin", "reset-password")
 	if res.Code == 0 || !strings.Contains(res.Stderr, "in use") {
 		t.Errorf("reset-password on a running appliance: exit %d, stderr %q; want non-zero and \"in use\"", res.Code, res.Stderr)
@@ -1823,10 +1812,10 @@ func TestCLI_ResetPassword(t *testing.T) {
 	}
 
 	q := p.Restart(t)
-	after := login(t, q.SandboxURL, "admin", password)
-	r := do(t, "POST", q.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": p.AdminPassword})
-	wantUnauthorized(t, r)
+	after := apitest.Login(t, q.SandboxURL, "admin", password)
+	r := apitest.Do(t, "POST", q.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": p.AdminPassword})
+	apitest.WantUnauthorized(t, r)
 	// The token of the old password ended with it; the new one works.
-	wantUnauthorized(t, do(t, "GET", q.SandboxURL+keys, bearer(before), nil))
-	do(t, "GET", q.SandboxURL+keys, bearer(after), nil).wantStatus(t, http.StatusOK)
+	apitest.WantUnauthorized(t, apitest.Do(t, "GET", q.SandboxURL+keys, apitest.Bearer(before), nil))
+	apitest.Do(t, "GET", q.SandboxURL+keys, apitest.Bearer(after), nil).WantStatus(t, http.StatusOK)
 }
