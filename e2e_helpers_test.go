@@ -374,6 +374,17 @@ func (p *serverProc) Logs() []map[string]any {
 // Stderr is what the process wrote to stderr so far.
 func (p *serverProc) Stderr() string { return p.stderr.String() }
 
+// assertLogHasNoSecrets fails t when the process's output contains any of secrets.
+func assertLogHasNoSecrets(t testing.TB, p *serverProc, secrets ...string) {
+	t.Helper()
+	out := p.LogText() + "\n" + p.Stderr()
+	for _, s := range secrets {
+		if s != "" && strings.Contains(out, s) {
+			t.Errorf("the log contains a secret (%.12s...)", s)
+		}
+	}
+}
+
 // Login returns a login token for admin, cached per process.
 func (p *serverProc) Login(t testing.TB) string {
 	t.Helper()
@@ -433,6 +444,19 @@ func runCLI(t testing.TB, dataDir string, extra []string, args ...string) cliRes
 		t.Fatalf("eudr %v did not finish within %s\nstdout: %s\nstderr: %s", args, cliTimeout, stdout.String(), stderr.String())
 	}
 	return cliResult{Stdout: stdout.String(), Stderr: stderr.String(), Code: cmd.ProcessState.ExitCode(), Elapsed: time.Since(start)}
+}
+
+// waitUntil polls cond every 20ms and fails t when it is still false after
+// timeout.
+func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // --- suppliers ---

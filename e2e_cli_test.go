@@ -1,0 +1,112 @@
+package main_test
+
+// End-to-end tests of the admin commands of the CLI: `eudr admin
+// create-key` and `eudr admin reset-password`, refused while the appliance
+// runs, and what they made working after a restart.
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/eudr/eudr/server/apitest"
+)
+
+func TestCLI_CreateKey(t *testing.T) {
+	t.Parallel()
+	p := startServer(t)
+
+	t.Run("RunningAppliance", func(t *testing.T) {
+		res := runCLI(t, p.DataDir, nil, "admin", "create-key", "--env", "sandbox")
+		if res.Code == 0 || !strings.Contains(res.Stderr, "in use") {
+			t.Errorf("create-key on a running appliance: exit %d, stderr %q; want non-zero and \"in use\"", res.Code, res.Stderr)
+		}
+		if sandboxKeyPattern.MatchString(strings.TrimSpace(res.Stdout)) {
+			t.Errorf("create-key on a running appliance printed a key")
+		}
+		apitest.Do(t, "GET", p.SandboxURL+"/readyz", nil, nil).WantStatus(t, http.StatusOK)
+	})
+	p.Stop(t)
+
+	var sandboxKey, liveReadKey string
+	t.Run("StoppedAppliance", func(t *testing.T) {
+		res := runCLI(t, p.DataDir, nil, "admin", "create-key", "--env", "sandbox", "--name", "from-cli")
+		sandboxKey = strings.TrimSpace(res.Stdout)
+		if res.Code != 0 || !sandboxKeyPattern.MatchString(sandboxKey) || strings.Count(res.Stdout, "\n") != 1 {
+			t.Fatalf("create-key --env sandbox: exit %d, stdout %q, stderr %q; want 0 and one sk_test_ line", res.Code, res.Stdout, res.Stderr)
+		}
+		res = runCLI(t, p.DataDir, nil, "admin", "create-key", "--org", "default", "--env", "production", "--scopes", "read")
+		liveReadKey = strings.TrimSpace(res.Stdout)
+		if res.Code != 0 || !productionKeyPattern.MatchString(liveReadKey) {
+			t.Fatalf("create-key --env production: exit %d, stdout %q, stderr %q", res.Code, res.Stdout, res.Stderr)
+		}
+	})
+	t.Run("BadUsage", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"admin", "create-key", "--env", "staging"},
+			{"admin", "create-key"},
+			{"admin", "create-key", "--env", "sandbox", "--scopes", "read,admin"},
+			{"admin", "create-key", "--env", "sandbox", "--bogus"},
+		} {
+			if res := runCLI(t, p.DataDir, nil, args...); res.Code != 2 || res.Stdout != "" {
+				t.Errorf("eudr %v: exit %d, stdout %q; want 2 and nothing", args, res.Code, res.Stdout)
+			}
+		}
+		res := runCLI(t, p.DataDir, nil, "admin", "create-key", "--env", "sandbox", "--org", "nope")
+		if res.Code != 1 || !strings.Contains(res.Stderr, "nope") {
+			t.Errorf("unknown org: exit %d, stderr %q; want 1 and the org named", res.Code, res.Stderr)
+		}
+	})
+	if sandboxKey == "" {
+		t.FailNow()
+	}
+
+	p = p.Restart(t)
+	apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/health", apitest.WithKey(sandboxKey), nil).WantStatus(t, http.StatusOK)
+	mustCreateSupplier(t, p.SandboxURL, sandboxKey, "cli-1", "CLI Ltd")
+	apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/suppliers", apitest.WithKey(liveReadKey), nil).WantStatus(t, http.StatusOK)
+	apitest.WantForbidden(t, postSupplier(t, p.ProductionURL, liveReadKey, apitest.NewIdemKey(), supplierBody("cli-2", "X")), "SCOPE_REQUIRED")
+	apitest.WantForbidden(t, apitest.Do(t, "GET", p.ProductionURL+eudrAPI+"/health", apitest.WithKey(sandboxKey), nil), "WRONG_ENVIRONMENT")
+	var list []map[string]any
+	apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.Bearer(p.Login(t)), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
+	names := map[string]bool{}
+	for _, k := range list {
+		names[fmt.Sprint(k["name"])] = true
+		if k["prefix"] == sandboxKey[:12] && k["name"] != "from-cli" {
+			t.Errorf("CLI key listed with name %v, want from-cli", k["name"])
+		}
+	}
+	if !names["from-cli"] || len(list) != 2 {
+		t.Errorf("listed keys %v, want the two CLI keys, one named from-cli", list)
+	}
+}
+
+func TestCLI_ResetPassword(t *testing.T) {
+	t.Parallel()
+	p := startServer(t)
+	keys := enterpriseAPI + "/api-keys"
+	before := apitest.Login(t, p.SandboxURL, "admin", p.AdminPassword)
+	res := runCLI(t, p.DataDir, nil, "admin", "reset-password")
+	if res.Code == 0 || !strings.Contains(res.Stderr, "in use") {
+		t.Errorf("reset-password on a running appliance: exit %d, stderr %q; want non-zero and \"in use\"", res.Code, res.Stderr)
+	}
+	p.Stop(t)
+
+	res = runCLI(t, p.DataDir, nil, "admin", "reset-password")
+	password := strings.TrimSpace(res.Stdout)
+	if res.Code != 0 || len(password) < 16 {
+		t.Fatalf("reset-password: exit %d, stdout %q, stderr %q; want 0 and a password", res.Code, res.Stdout, res.Stderr)
+	}
+	if res := runCLI(t, p.DataDir, nil, "admin", "reset-password", "--user", "nobody"); res.Code != 1 || !strings.Contains(res.Stderr, "does not exist") {
+		t.Errorf("reset-password --user nobody: exit %d, stderr %q; want 1 and \"does not exist\"", res.Code, res.Stderr)
+	}
+
+	q := p.Restart(t)
+	after := apitest.Login(t, q.SandboxURL, "admin", password)
+	r := apitest.Do(t, "POST", q.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": p.AdminPassword})
+	apitest.WantUnauthorized(t, r)
+	// The token of the old password ended with it; the new one works.
+	apitest.WantUnauthorized(t, apitest.Do(t, "GET", q.SandboxURL+keys, apitest.Bearer(before), nil))
+	apitest.Do(t, "GET", q.SandboxURL+keys, apitest.Bearer(after), nil).WantStatus(t, http.StatusOK)
+}
