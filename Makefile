@@ -15,10 +15,11 @@ test:
 	$(GO) test -race -count=1 ./...
 
 # Go benchmarks, then the load run against the built binary (requests/s and
-# p50/p99 latency of the full middleware chain next to a bare handler).
+# p50/p99 latency of the full middleware chain next to a bare handler). The
+# load tests (load_*_test.go) build only with the load tag.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage ./geo ./geo/geotiff ./ledger
-	EUDR_LOAD=1 $(GO) test -count=1 -run='^TestLoad' -v -timeout=10m .
+	$(GO) test -tags load -count=1 -run='^TestLoad' -v -timeout=10m .
 
 # Each fuzz target for FUZZTIME (default 60s).
 FUZZTIME ?= 60s

@@ -1,3 +1,5 @@
+//go:build load
+
 package main_test
 
 import (
@@ -28,11 +30,8 @@ import (
 // job and the server's peak memory next to the targets, and asserts
 // only that every request and job succeeded.
 //
-//	make build && EUDR_LOAD=1 go test -count=1 -run '^TestLoadPolygons$' -v -timeout=15m .
+//	go test -tags load -count=1 -run '^TestLoadPolygons$' -v -timeout=15m .
 func TestLoadPolygons(t *testing.T) {
-	if os.Getenv("EUDR_LOAD") != "1" {
-		t.Skip("set EUDR_LOAD=1 (make bench) for the load run")
-	}
 	requireE2E(t)
 	const plots, layerPolygons = 10_000, 100_000
 

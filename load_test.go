@@ -1,3 +1,5 @@
+//go:build load
+
 package main_test
 
 import (
@@ -24,7 +26,7 @@ import (
 // prints figures and asserts nothing about time (speed is measured, not
 // tested); it only fails when requests fail.
 //
-//	EUDR_LOAD=1 go test -run '^TestLoad$' -v .
+//	go test -tags load -run '^TestLoad$' -v .
 //
 // EUDR_LOAD_SECONDS sets the length of each phase (default 5).
 
@@ -80,9 +82,6 @@ func startBare(t *testing.T) string {
 }
 
 func TestLoad(t *testing.T) {
-	if os.Getenv("EUDR_LOAD") != "1" {
-		t.Skip("set EUDR_LOAD=1 (make bench) for the load run")
-	}
 	phase := 5 * time.Second
 	if s := os.Getenv("EUDR_LOAD_SECONDS"); s != "" {
 		var n int

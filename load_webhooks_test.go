@@ -1,3 +1,5 @@
+//go:build load
+
 package main_test
 
 import (
@@ -6,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,9 +24,6 @@ import (
 // deliveries/s, with 1 and with 50 subscriptions. It prints figures and
 // asserts only that nothing is lost.
 func TestLoadWebhooks(t *testing.T) {
-	if os.Getenv("EUDR_LOAD") != "1" {
-		t.Skip("set EUDR_LOAD=1 (make bench) for the load run")
-	}
 	rcv := newCountingReceiver(t)
 	srv := startServer(t,
 		"EUDR_RATE_LIMIT_PER_SECOND=1000000000", "EUDR_RATE_LIMIT_BURST=1000000000",
