@@ -19,7 +19,7 @@ test:
 # load tests (load_*_test.go) build only with the load tag.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./server ./storage ./geo ./geo/geotiff ./ledger
-	$(GO) test -tags load -count=1 -run='^TestLoad' -v -timeout=10m .
+	$(GO) test -tags load -count=1 -run='^TestLoad' -v -timeout=20m .
 
 # Each fuzz target for FUZZTIME (default 60s).
 FUZZTIME ?= 60s
