@@ -29,6 +29,7 @@ import (
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -64,6 +65,8 @@ type App struct {
 	jobs       *work.Queue
 	dispatcher *queue.Dispatcher // webhook deliveries
 	events     *event.Publisher
+
+	shipments *shipment.Service
 
 	// sandboxIndex holds the sandbox fixture layers, built once;
 	// prodIndex the imported layers, rebuilt after each import.
@@ -309,9 +312,10 @@ func (a *App) startQueues() error {
 	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
 	a.jobs.Handle(work.PolygonIngestion, a.runPolygonJob)
 	a.jobs.Handle(work.BatchRiskAssessment, a.runBatchJob)
-	a.jobs.Handle(work.ShipmentLink, a.runShipmentLinkJob)
 	a.jobs.Handle(work.ArchiveReport, a.runArchiveJob)
 	a.jobs.Handle(work.DDSSubmission, a.runDDSJob)
+	a.shipments = shipment.New(shipment.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
+		ConsensusTimeout: a.cfg.Ledger.ConsensusTimeout})
 	return nil
 }
 

@@ -28,6 +28,12 @@ type reply struct {
 	onCommit func()
 }
 
+// accepted is the 202 of a request that queued job: Location points at
+// the job, body says what was accepted.
+func accepted(jobID string, body any) reply {
+	return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + jobID}}, body: body}
+}
+
 // commit runs fn in one write transaction and sends the reply it returns.
 // Concurrent requests share commits (storage.DB.Batch), so fn may run more
 // than once and must only change the store and its own results. fn decides

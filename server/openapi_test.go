@@ -43,6 +43,7 @@ import (
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -704,7 +705,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{riskDataVersions{}, "RiskDataVersions", true},
 			{riskDataSet{}, "RiskDataSet", true},
 			{event.BatchRiskAssessedData{}, "BatchRiskAssessedData", true},
-			{shipmentLinkRequest{}, "ShipmentLinkRequest", false},
+			{shipment.LinkRequest{}, "ShipmentLinkRequest", false},
 			{shipmentLinkAccepted{}, "ShipmentLinkAccepted", true},
 			{shipmentResponse{}, "Shipment", true},
 			{event.ShipmentLinkedData{}, "ShipmentLinkedData", true},
@@ -863,14 +864,14 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/BatchQuantityRequest/properties/netMassKg/exclusiveMaximum", float64(maxQuantity)},
 			{"/components/schemas/BatchQuantityRequest/properties/supplementaryUnit/exclusiveMaximum", float64(maxQuantity)},
 			{"/components/schemas/RiskAssessment/properties/engineVersion/examples", []any{risk.EngineVersion}},
-			{"/components/schemas/ShipmentId/pattern", shipmentIDPattern.String()},
+			{"/components/schemas/ShipmentId/pattern", shipment.IDPattern.String()},
 			{"/components/schemas/ShipmentLinkRequest/properties/shipmentId/$ref", "#/components/schemas/ShipmentId"},
-			{"/components/schemas/ContainerNumber/pattern", containerPattern.String()},
+			{"/components/schemas/ContainerNumber/pattern", shipment.ContainerPattern.String()},
 			{"/components/schemas/ShipmentLinkRequest/properties/containerNumbers/items/$ref", "#/components/schemas/ContainerNumber"},
-			{"/components/schemas/ShipmentLinkRequest/properties/containerNumbers/maxItems", float64(maxContainers)},
-			{"/components/schemas/UnLocode/pattern", unlocodePattern.String()},
-			{"/components/schemas/Shipment/properties/portOfEntry/pattern", unlocodePattern.String()},
-			{"/components/schemas/ShipmentLinkRequest/properties/billOfLading/maxLength", float64(maxBillOfLadingLen)},
+			{"/components/schemas/ShipmentLinkRequest/properties/containerNumbers/maxItems", float64(shipment.MaxContainers)},
+			{"/components/schemas/UnLocode/pattern", shipment.UNLOCODEPattern.String()},
+			{"/components/schemas/Shipment/properties/portOfEntry/pattern", shipment.UNLOCODEPattern.String()},
+			{"/components/schemas/ShipmentLinkRequest/properties/billOfLading/maxLength", float64(shipment.MaxBillOfLadingLen)},
 			{"/components/schemas/ShipmentLinkStatus/enum", oaAnys(storage.LinkPending, storage.LinkLinked, storage.LinkFailed)},
 			{"/components/schemas/Shipment/allOf/0/if/properties/status/const", storage.LinkLinked},
 			{"/components/schemas/Job/properties/ledgerProofs/items/$ref", "#/components/schemas/LedgerProof"},

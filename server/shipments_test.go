@@ -14,22 +14,8 @@ import (
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
-	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
-
-func TestContainerCheckDigit(t *testing.T) {
-	for c, want := range map[string]bool{
-		"CSQU3054383": true, // the ISO 6346 example
-		"CSQU3054384": false,
-		"MSKU9070323": true,
-		"MSKU9070324": false,
-	} {
-		if got := containerPattern.MatchString(c) && containerCheckDigitOK(c); got != want {
-			t.Errorf("%s: %v, want %v", c, got, want)
-		}
-	}
-}
 
 // verifiedBatch registers a VERIFIED batch over a fresh compliant plot.
 func (ta *testApp) verifiedBatch(key string, lon float64) string {
@@ -164,23 +150,16 @@ func TestShipments_ConsensusTimeout(t *testing.T) {
 	var jobID string
 	ta.update(func(tx *storage.Tx) error {
 		l := &storage.ShipmentLink{BatchID: batch, ShipmentID: "SHP-LATE"}
-		if err := checkLinkable(tx, sandbox, l); err != nil {
+		if err := ta.shipments.Link(tx, sandbox, l); err != nil {
 			return err
 		}
-		job, err := ta.jobs.Enqueue(tx, sandbox, work.ShipmentLink, 1, nil)
+		job, err := tx.FindJob(sandbox, l.JobID)
 		if err != nil {
 			return err
 		}
 		job.CreatedAt = tx.Now().Add(-10 * time.Second)
-		if err := tx.PutJob(sandbox, job); err != nil {
-			return err
-		}
 		jobID = job.ID
-		l.ID, l.JobID, l.Status, l.CreatedAt = storage.NewID("lnk", job.CreatedAt), job.ID, storage.LinkPending, job.CreatedAt
-		if err := tx.PutShipmentLink(sandbox, l); err != nil {
-			return err
-		}
-		return tx.PutJobInput(sandbox, job.ID, []byte(l.ID))
+		return tx.PutJob(sandbox, job)
 	})
 	failed, _ := ta.waitJob(key, jobID, storage.JobFailed)
 	if failed.Error == nil || failed.Error.Code != apierr.JobLedgerConsensusTimeout || len(failed.LedgerProofs) != 0 {

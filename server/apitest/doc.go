@@ -14,14 +14,17 @@
 //     verifies each delivery's signatures with queue/webhooksig, records
 //     every request, answers as a test programs it, and writes its CA
 //     certificate to a PEM file for EUDR_WEBHOOKS_CA_FILE;
-//   - Clock, a fake clock for tests that drive time themselves.
+//   - Clock, a fake clock for tests that drive time themselves;
+//   - Bench, the temp store, job queue, publisher and ledger that a
+//     workflow package (server/shipment, ...) builds its service on in
+//     its own tests.
 //
 // Helpers that can fail take a testing.TB and report through it. TryDo and
 // Receiver's methods report no fatal errors, so they are safe to call from
 // goroutines other than the test's.
 //
-// apitest talks to the API over HTTP only: it does not import package
-// server (nothing may), so server's own tests can use it too. It has no
-// init function; its only package state is an HTTP client and compiled
-// patterns.
+// apitest does not import package server (nothing may), so server's own
+// tests can use it too, nor any workflow package, so theirs can. It has
+// no init function; its only package state is an HTTP client and
+// compiled patterns.
 package apitest

@@ -1,0 +1,120 @@
+package apitest
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/anchor"
+	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
+	"github.com/eudr/eudr/storage"
+)
+
+// Bench is what a workflow package's tests build their service on: a
+// store in a temp dir with the queue and ledger buckets, a job queue, an
+// event publisher that counts what it published, the ledger with a key of
+// its own, and a fake clock they all read.
+type Bench struct {
+	DB     *storage.DB
+	Jobs   *work.Queue
+	Events *event.Publisher
+	Ledger *anchor.Ledger
+	Clock  *Clock
+	// Published counts the commits that published events.
+	Published atomic.Int32
+
+	start sync.Once
+	stop  func()
+}
+
+// NewBench opens a Bench whose clock starts at start; everything is closed
+// when the test ends.
+func NewBench(tb testing.TB, start time.Time) *Bench {
+	tb.Helper()
+	dir := tb.TempDir()
+	b := &Bench{Clock: NewClock(start)}
+	db, err := storage.Open(dir, storage.Options{Now: b.Clock.Now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b.DB = db
+	err = db.Update(context.Background(), func(tx *storage.Tx) error {
+		if err := queue.Init(tx.Tx); err != nil {
+			return err
+		}
+		var err error
+		b.Ledger, err = anchor.Open(tx, anchor.Options{KeyFile: filepath.Join(dir, "ledger.key"), KeyName: "bench.test", Logger: zerolog.Nop()})
+		return err
+	})
+	if err != nil {
+		db.Close()
+		tb.Fatal(err)
+	}
+	b.Events = event.NewPublisher(func() { b.Published.Add(1) })
+	b.Jobs = work.New(work.Options{DB: db, Events: b.Events, Workers: 2, Lease: time.Minute,
+		DrainTimeout: time.Minute, Now: b.Clock.Now, Logger: zerolog.Nop()})
+	b.stop = func() {}
+	tb.Cleanup(func() {
+		b.stop()
+		db.Close()
+	})
+	return b
+}
+
+// RunJobs starts the job runner (once); it stops when the test ends.
+func (b *Bench) RunJobs(tb testing.TB) {
+	b.start.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := b.Jobs.Run(ctx); err != nil {
+				tb.Errorf("job runner: %v", err)
+			}
+		}()
+		b.stop = func() { cancel(); <-done }
+	})
+}
+
+// Job reads the tenant's job.
+func (b *Bench) Job(tb testing.TB, t storage.Tenant, id string) *storage.Job {
+	tb.Helper()
+	var job *storage.Job
+	if err := b.DB.View(context.Background(), func(tx *storage.Tx) error {
+		var err error
+		job, err = tx.FindJob(t, id)
+		return err
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	return job
+}
+
+// WaitJob waits until the tenant's job is COMPLETED or FAILED and returns
+// it. The runner makes progress by itself (it polls), so there is no
+// deadline but the test's own.
+func (b *Bench) WaitJob(tb testing.TB, t storage.Tenant, id string) *storage.Job {
+	tb.Helper()
+	for {
+		if j := b.Job(tb, t, id); j.Status == storage.JobCompleted || j.Status == storage.JobFailed {
+			return j
+		}
+		b.Jobs.Wake()
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Update runs fn in a write transaction and fails the test on error.
+func (b *Bench) Update(tb testing.TB, fn func(tx *storage.Tx) error) {
+	tb.Helper()
+	if err := b.DB.Update(context.Background(), fn); err != nil {
+		tb.Fatal(err)
+	}
+}
