@@ -413,7 +413,7 @@ func (a *App) polygonPage(ctx context.Context, s *archiveSnapshot, after string)
 			if err != nil {
 				return err
 			}
-			evidence, err := withLedgerAt(tx, s.t, d.Evidence, p.LedgerIndex, s.cp)
+			evidence, err := anchor.WithProofAt(tx, s.t, d.Evidence, p.LedgerIndex, s.cp)
 			if err != nil {
 				return fmt.Errorf("evidence of polygon %s: %w", p.ID, err)
 			}
@@ -509,7 +509,7 @@ func (a *App) ddsPage(ctx context.Context, s *archiveSnapshot, after string) ([]
 			if err != nil {
 				return err
 			}
-			record, err := marshalJSON(view)
+			record, err := storage.MarshalJSON(view)
 			if err != nil {
 				return fmt.Errorf("encode dds %s: %w", d.ID, err)
 			}
@@ -525,7 +525,7 @@ func (a *App) ddsPage(ctx context.Context, s *archiveSnapshot, after string) ([]
 				e.Status, e.At = c.Status, formatTime(c.At)
 				line.Entries = append(line.Entries, e)
 			}
-			proof, err := marshalJSON(line)
+			proof, err := storage.MarshalJSON(line)
 			if err != nil {
 				return err
 			}

@@ -134,7 +134,7 @@ func (a *App) recordAssessment(tx *storage.Tx, t storage.Tenant, job *storage.Jo
 	factors := risk.FactorsOf(as, a.benchmark)
 	scope := risk.AnnexI()
 	maxScore, engine, app, assessedAt := a.cfg.Risk.MaxScore, risk.EngineVersion, a.version, formatTime(now)
-	doc, err := marshalJSON(riskAssessmentDocument{BatchID: b.ID, JobID: b.JobID, Status: b.Status, RiskScore: &score,
+	doc, err := storage.MarshalJSON(riskAssessmentDocument{BatchID: b.ID, JobID: b.JobID, Status: b.Status, RiskScore: &score,
 		RiskLevel: &as.Level, MaxScore: &maxScore, Factors: factors,
 		DataVersions: &riskDataVersions{
 			CountryBenchmark: riskDataSet{Version: a.benchmark.Version, Source: a.benchmark.Source, Date: a.benchmark.Date, SHA256: a.benchmark.SHA256},
@@ -143,7 +143,7 @@ func (a *App) recordAssessment(tx *storage.Tx, t storage.Tenant, job *storage.Jo
 	if err != nil {
 		return fmt.Errorf("encode assessment of batch %s: %w", b.ID, err)
 	}
-	result, err := marshalJSON(batchJobResult{BatchID: b.ID, Status: b.Status, RiskScore: score, RiskLevel: as.Level})
+	result, err := storage.MarshalJSON(batchJobResult{BatchID: b.ID, Status: b.Status, RiskScore: score, RiskLevel: as.Level})
 	if err != nil {
 		return err
 	}

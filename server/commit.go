@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -99,24 +97,11 @@ func (a *App) commit(w http.ResponseWriter, r *http.Request, fn func(tx *storage
 
 // marshalBody is the JSON of a response body, newline-terminated like writeJSON's.
 func marshalBody(v any) ([]byte, error) {
-	b, err := marshalJSON(v)
+	b, err := storage.MarshalJSON(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode response: %w", err)
 	}
 	return append(b, '\n'), nil
-}
-
-// marshalJSON is json.Marshal without HTML escaping: the API sends JSON,
-// never HTML, and a client's "A&B" comes back as it was sent, not as
-// "A\u0026B" (which also keeps hashes over stored documents simple).
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // sharedCommitError is what a closure run by storage.DB.Batch returns for

@@ -173,7 +173,7 @@ func (a *App) newDDS(tx *storage.Tx, t storage.Tenant, req *ddsRequest, s euis.S
 		// again in the EU system by its internal reference.
 		s.InternalReference = id
 	}
-	payload, err := marshalJSON(toPayload(s))
+	payload, err := storage.MarshalJSON(toPayload(s))
 	if err != nil {
 		return nil, err
 	}

@@ -347,7 +347,7 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 	// A DRAFT made directly: production screening needs imported layers.
 	var id string
 	ta.update(func(tx *storage.Tx) error {
-		statement, err := marshalJSON(toPayload(euValidStatement(t)))
+		statement, err := storage.MarshalJSON(toPayload(euValidStatement(t)))
 		if err != nil {
 			return err
 		}

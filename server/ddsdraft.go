@@ -309,7 +309,7 @@ func producersOf(plots []ddsPlot) ([]euis.Producer, error) {
 	}
 	out := make([]euis.Producer, len(groups))
 	for i, g := range groups {
-		fc, err := marshalJSON(struct {
+		fc, err := storage.MarshalJSON(struct {
 			Type     string            `json:"type"`
 			Features []json.RawMessage `json:"features"`
 		}{"FeatureCollection", g.features})
@@ -350,7 +350,7 @@ func euFeature(p ddsPlot) (json.RawMessage, error) {
 	if a := p.polygon.DeclaredAreaHa; a != nil && (g.Type == "Point" || g.Type == "MultiPoint") {
 		props["Area"] = *a
 	}
-	return marshalJSON(map[string]any{
+	return storage.MarshalJSON(map[string]any{
 		"type":       "Feature",
 		"geometry":   map[string]any{"type": g.Type, "coordinates": round6(coords)},
 		"properties": props,

@@ -162,7 +162,7 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 	s := euValidStatement(t)
 	var id string
 	ta.update(func(tx *storage.Tx) error {
-		statement, err := marshalJSON(toPayload(s))
+		statement, err := storage.MarshalJSON(toPayload(s))
 		if err != nil {
 			return err
 		}

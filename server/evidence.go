@@ -18,74 +18,6 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// evidenceLedger is the "ledger" member of an evidence document as served:
-// the entry that anchors the document, its inclusion proof in the tree of
-// the latest checkpoint, and that checkpoint.
-type evidenceLedger struct {
-	Index           int64    `json:"index"`
-	TransactionHash string   `json:"transactionHash"`
-	Data            string   `json:"data"` // the entry's canonical bytes, standard base64
-	TreeSize        int64    `json:"treeSize"`
-	RootHash        string   `json:"rootHash"`
-	Proof           []string `json:"proof"`
-	Checkpoint      string   `json:"checkpoint"` // the signed note
-}
-
-// withLedger returns the stored evidence document doc (canonical JSON) with
-// a "ledger" member added: entry index of the tenant's log, proved in the
-// latest checkpoint. The document's own bytes are left as they are, so its
-// hash recomputes from the answer without the "ledger" member.
-func withLedger(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]byte, error) {
-	var cp *ledger.Checkpoint
-	if index != nil {
-		latest, err := ledger.LatestCheckpoint(tx.Tx, anchor.Log(t))
-		if err != nil {
-			return nil, fmt.Errorf("latest checkpoint: %w", err)
-		}
-		cp = &latest
-	}
-	return withLedgerAt(tx, t, doc, index, cp)
-}
-
-// withLedgerAt is withLedger with the proof made in the tree of checkpoint
-// cp, which must cover entry index (cp may be nil when index is).
-func withLedgerAt(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64, cp *ledger.Checkpoint) ([]byte, error) {
-	var l *evidenceLedger
-	if index != nil {
-		if cp == nil {
-			return nil, fmt.Errorf("prove ledger entry %d: no checkpoint", *index)
-		}
-		proofs, err := anchor.ProveAt(tx, t, *cp, []int64{*index})
-		if err != nil {
-			return nil, err
-		}
-		e, err := ledger.ReadEntry(tx.Tx, anchor.Log(t), *index)
-		if err != nil {
-			return nil, err
-		}
-		p := proofs[0]
-		l = &evidenceLedger{Index: p.Index, TransactionHash: p.TransactionHash,
-			Data: base64.StdEncoding.EncodeToString(e.Data), TreeSize: p.TreeSize, RootHash: p.RootHash,
-			Proof: p.Proof, Checkpoint: string(cp.Note)}
-	}
-	lj, err := marshalJSON(l)
-	if err != nil {
-		return nil, err
-	}
-	doc = bytes.TrimSpace(doc)
-	if len(doc) < 2 || doc[len(doc)-1] != '}' {
-		return nil, fmt.Errorf("stored evidence is not a JSON object")
-	}
-	out := make([]byte, 0, len(doc)+len(lj)+12)
-	out = append(out, doc[:len(doc)-1]...)
-	if len(doc) > 2 {
-		out = append(out, ',')
-	}
-	out = append(out, `"ledger":`...)
-	out = append(out, lj...)
-	return append(out, '}'), nil
-}
-
 // evidenceVerifyResponse is the answer of POST /evidence/verify when every
 // step checks.
 type evidenceVerifyResponse struct {
@@ -139,7 +71,7 @@ func (a *App) verifyEvidence(r *http.Request, doc map[string]json.RawMessage) (*
 		return nil, apierr.Validation(apierr.Detail{Code: apierr.DetailRequired, Field: "ledger",
 			Issue: "the evidence must carry its ledger entry and proof, as GET /polygons/{polygonId}/evidence returns it"})
 	}
-	var l evidenceLedger
+	var l anchor.DocumentLedger
 	dec := json.NewDecoder(bytes.NewReader(rawLedger))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {

@@ -155,7 +155,7 @@ func TestEvidence_Verify(t *testing.T) {
 	otherSigner := func() string {
 		skey, _, _ := note.GenerateKey(rand.Reader, "eudr-appliance")
 		s, _ := note.NewSigner(skey)
-		var l evidenceLedger
+		var l anchor.DocumentLedger
 		json.Unmarshal(mustJSON(t, m["ledger"]), &l)
 		text, _, _ := strings.Cut(l.Checkpoint, "\n\n")
 		msg, _ := note.Sign(&note.Note{Text: text + "\n"}, s)

@@ -601,7 +601,7 @@ type (
 	// appends.
 	oaServedEvidence struct {
 		evidenceDocument
-		Ledger *evidenceLedger `json:"ledger"`
+		Ledger *anchor.DocumentLedger `json:"ledger"`
 	}
 	// oaScreeningEntry and oaShipmentEntry are ledger entries as stored:
 	// the fields anchored and the "prev" member ledger.Append adds.
@@ -683,7 +683,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{riskBody{}, "PolygonRisk", true},
 			{polygonStatusResponse{}, "PolygonStatus", true},
 			{oaServedEvidence{}, "PolygonEvidence", true},
-			{evidenceLedger{}, "PolygonEvidenceLedger", true},
+			{anchor.DocumentLedger{}, "PolygonEvidenceLedger", true},
 			{evidenceRules{}, "PolygonEvidenceRules", true},
 			{evidenceLayer{}, "PolygonEvidenceLayer", true},
 			{evidenceOverlap{}, "PolygonEvidenceOverlap", true},
@@ -757,7 +757,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		served, err := withLedger(nil, storage.Tenant{}, evidence, nil)
+		served, err := anchor.WithProof(nil, storage.Tenant{}, evidence, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
@@ -270,7 +271,7 @@ func (a *App) handlePolygonsEvidence(w http.ResponseWriter, r *http.Request, ps 
 		if err != nil {
 			return err
 		}
-		body, err = withLedger(tx, t, d.Evidence, p.LedgerIndex)
+		body, err = anchor.WithProof(tx, t, d.Evidence, p.LedgerIndex)
 		return err
 	})
 	err = apierr.Named(err, "polygon", id)

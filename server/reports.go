@@ -318,7 +318,7 @@ func (a *App) runArchiveJob(ctx context.Context, t storage.Tenant, job *storage.
 			return err
 		}
 		data := event.ReportReadyData{ReportID: rep.ID, SHA256: sum.sha256, SizeBytes: sum.size, DownloadPath: reportDownloadPath(rep.ID)}
-		result, err := marshalJSON(data)
+		result, err := storage.MarshalJSON(data)
 		if err != nil {
 			return err
 		}
@@ -399,7 +399,7 @@ func (a *App) sweepReports(ctx context.Context) {
 // properties, replacing any members of those names sent with it. Every
 // other member is kept byte for byte, the geometry included.
 func archiveFeature(feature []byte, p *storage.Polygon) ([]byte, error) {
-	added, err := marshalJSON(struct {
+	added, err := storage.MarshalJSON(struct {
 		PolygonID     string  `json:"polygonId"`
 		EUDRStatus    string  `json:"eudrStatus"`
 		FailureReason *string `json:"failureReason"`

@@ -301,7 +301,7 @@ func TestReports_Archive(t *testing.T) {
 		// members.
 		var doc evidenceDocument
 		var withProof struct {
-			Ledger evidenceLedger `json:"ledger"`
+			Ledger anchor.DocumentLedger `json:"ledger"`
 		}
 		json.Unmarshal(evidence[i], &doc)
 		json.Unmarshal(evidence[i], &withProof)

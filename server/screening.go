@@ -241,7 +241,7 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 		if err := tx.PutPolygon(t, p, &s.detail); err != nil {
 			return err
 		}
-		result, err := marshalJSON(featureResult{FeatureIndex: p.FeatureIndex, ExternalID: optional(p.ExternalID),
+		result, err := storage.MarshalJSON(featureResult{FeatureIndex: p.FeatureIndex, ExternalID: optional(p.ExternalID),
 			PolygonID: p.ID, EUDRStatus: p.Status, FailureReason: optional(p.FailureReason)})
 		if err != nil {
 			return err
