@@ -281,8 +281,8 @@ func (a *App) writeArchive(ctx context.Context, t storage.Tenant, rep *storage.R
 	}
 	if err := z.addJSON(archiveManifestFile, archiveManifest{Format: archiveFormat, ReportID: rep.ID,
 		Organisation: t.Org, Environment: string(t.Env),
-		Period: archivePeriod{From: formatTime(rep.From), To: formatTime(rep.To)},
-		AsOf:   formatTime(s.asOf), CreatedAt: formatTime(a.now()), AppVersion: a.version,
+		Period: archivePeriod{From: storage.FormatTime(rep.From), To: storage.FormatTime(rep.To)},
+		AsOf:   storage.FormatTime(s.asOf), CreatedAt: storage.FormatTime(a.now()), AppVersion: a.version,
 		Ledger: led, Counts: counts, Files: z.files}); err != nil {
 		return err
 	}
@@ -522,7 +522,7 @@ func (a *App) ddsPage(ctx context.Context, s *archiveSnapshot, after string) ([]
 				if err != nil {
 					return fmt.Errorf("dds %s: %w", d.ID, err)
 				}
-				e.Status, e.At = c.Status, formatTime(c.At)
+				e.Status, e.At = c.Status, storage.FormatTime(c.At)
 				line.Entries = append(line.Entries, e)
 			}
 			proof, err := storage.MarshalJSON(line)

@@ -133,7 +133,7 @@ func (a *App) recordAssessment(tx *storage.Tx, t storage.Tenant, job *storage.Jo
 	b.RiskScore, b.RiskLevel, b.AssessedAt = &score, as.Level, &now
 	factors := risk.FactorsOf(as, a.benchmark)
 	scope := risk.AnnexI()
-	maxScore, engine, app, assessedAt := a.cfg.Risk.MaxScore, risk.EngineVersion, a.version, formatTime(now)
+	maxScore, engine, app, assessedAt := a.cfg.Risk.MaxScore, risk.EngineVersion, a.version, storage.FormatTime(now)
 	doc, err := storage.MarshalJSON(riskAssessmentDocument{BatchID: b.ID, JobID: b.JobID, Status: b.Status, RiskScore: &score,
 		RiskLevel: &as.Level, MaxScore: &maxScore, Factors: factors,
 		DataVersions: &riskDataVersions{

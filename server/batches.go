@@ -92,10 +92,10 @@ func toBatchResponse(b *storage.Batch) batchResponse {
 	return batchResponse{BatchID: b.ID, JobID: b.JobID, BatchReference: b.Reference, Commodity: b.Commodity,
 		HSCode: b.HSCode, SupplierID: b.SupplierID, PolygonCount: b.PolygonCount,
 		Quantity: batchQuantityBody{NetMassKg: b.NetMassKg, SupplementaryUnit: b.SupplementaryUnit,
-			SupplementaryUnitType: optional(b.SupplementaryUnitType)},
-		HarvestStart: optional(b.HarvestStart), HarvestEnd: optional(b.HarvestEnd), Status: b.Status,
-		RiskScore: b.RiskScore, RiskLevel: optional(b.RiskLevel), CreatedAt: formatTime(b.CreatedAt),
-		AssessedAt: formatTimePtr(b.AssessedAt)}
+			SupplementaryUnitType: storage.Optional(b.SupplementaryUnitType)},
+		HarvestStart: storage.Optional(b.HarvestStart), HarvestEnd: storage.Optional(b.HarvestEnd), Status: b.Status,
+		RiskScore: b.RiskScore, RiskLevel: storage.Optional(b.RiskLevel), CreatedAt: storage.FormatTime(b.CreatedAt),
+		AssessedAt: storage.FormatTimePtr(b.AssessedAt)}
 }
 
 // validate checks every member and reports every problem, and returns the

@@ -58,11 +58,11 @@ type ddsChangeBody struct {
 
 func toDDSResponse(d *storage.DDS, withStatement bool) ddsResponse {
 	r := ddsResponse{DDSID: d.ID, Status: d.Status, BatchIDs: d.BatchIDs, ActivityType: d.ActivityType,
-		OperatorUUID: d.OperatorUUID, InternalReference: optional(d.InternalReference),
-		ReferencedStatements: []ddsReferenceBody{}, EUUUID: optional(d.EUUUID),
-		ReferenceNumber: optional(d.ReferenceNumber), VerificationNumber: optional(d.VerificationNumber),
-		Reasons: d.Reasons, SplitOf: optional(d.SplitOf), CreatedAt: formatTime(d.CreatedAt),
-		SubmittedAt: formatTimePtr(d.SubmittedAt)}
+		OperatorUUID: d.OperatorUUID, InternalReference: storage.Optional(d.InternalReference),
+		ReferencedStatements: []ddsReferenceBody{}, EUUUID: storage.Optional(d.EUUUID),
+		ReferenceNumber: storage.Optional(d.ReferenceNumber), VerificationNumber: storage.Optional(d.VerificationNumber),
+		Reasons: d.Reasons, SplitOf: storage.Optional(d.SplitOf), CreatedAt: storage.FormatTime(d.CreatedAt),
+		SubmittedAt: storage.FormatTimePtr(d.SubmittedAt)}
 	if r.Reasons == nil {
 		r.Reasons = []string{}
 	}
@@ -73,8 +73,8 @@ func toDDSResponse(d *storage.DDS, withStatement bool) ddsResponse {
 		r.ReferencedStatements = append(r.ReferencedStatements, ddsReferenceBody(ref))
 	}
 	for _, h := range d.History {
-		r.History = append(r.History, ddsChangeBody{At: formatTime(h.At), Status: h.Status, Actor: h.Actor,
-			Note: optional(h.Note), LedgerIndex: h.LedgerIndex})
+		r.History = append(r.History, ddsChangeBody{At: storage.FormatTime(h.At), Status: h.Status, Actor: h.Actor,
+			Note: storage.Optional(h.Note), LedgerIndex: h.LedgerIndex})
 	}
 	if withStatement {
 		r.Statement = d.Statement
@@ -374,7 +374,7 @@ func revocable(d *storage.DDS, now time.Time) error {
 		return refuse(fmt.Sprintf("dds %s is %s; only a SUBMITTED or VALIDATED statement can be revoked", d.ID, d.Status))
 	case d.SubmittedAt != nil && now.Sub(*d.SubmittedAt) > euis.AmendWindow:
 		return refuse(fmt.Sprintf("dds %s was submitted on %s: the EU system allows a withdrawal within %s of submission only",
-			d.ID, formatTime(*d.SubmittedAt), euis.AmendWindow))
+			d.ID, storage.FormatTime(*d.SubmittedAt), euis.AmendWindow))
 	case d.Poll != nil && d.Poll.EUStatus == euis.StatusGrouped:
 		return refuse(fmt.Sprintf("dds %s is grouped into another statement in the EU system and cannot be withdrawn", d.ID))
 	}

@@ -149,7 +149,7 @@ func (a *App) submitDDS(ctx context.Context, t storage.Tenant, job *storage.Job,
 			return err
 		}
 		if _, _, err := a.events.Publish(tx, t, event.DDSSubmitted, event.DDSSubmittedData{DDSID: d.ID, EUUUID: uuid,
-			ReferenceNumber: optional(d.ReferenceNumber)}); err != nil {
+			ReferenceNumber: storage.Optional(d.ReferenceNumber)}); err != nil {
 			return err
 		}
 		return a.schedulePoll(tx, t, job, d)

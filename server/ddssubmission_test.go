@@ -196,9 +196,9 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 			t.Fatalf("after %d failed attempts: %s", n, w.Body)
 		}
 		if la.Code != code || !strings.Contains(la.Message, what) || !strings.HasSuffix(la.Message, "; trying again") ||
-			la.At != formatTime(at) || *j.NextAttemptAt != formatTime(next) {
+			la.At != storage.FormatTime(at) || *j.NextAttemptAt != storage.FormatTime(next) {
 			t.Errorf("after %d failed attempts: lastAttempt %+v, nextAttemptAt %s; want %s %q at %s, next at %s",
-				n, *la, *j.NextAttemptAt, code, what, formatTime(at), formatTime(next))
+				n, *la, *j.NextAttemptAt, code, what, storage.FormatTime(at), storage.FormatTime(next))
 		}
 		if ra := w.Header().Get("Retry-After"); ra != "60" { // the next attempt is more than a minute away
 			t.Errorf("Retry-After %q, want 60", ra)

@@ -272,8 +272,8 @@ func (req *credentialsRequest) validate(ctx context.Context, cfg EUSystemConfig)
 }
 
 func toCredentialsResponse(c *storage.EUCredentials, cfg EUSystemConfig) credentialsResponse {
-	return credentialsResponse{Username: c.Username, ClientID: c.ClientID, Endpoint: optional(c.Endpoint),
-		AuthKeySet: len(c.SealedAuthKey) > 0, UpdatedAt: formatTime(c.UpdatedAt), EffectiveEndpoint: cfg.endpointOf(c.Endpoint)}
+	return credentialsResponse{Username: c.Username, ClientID: c.ClientID, Endpoint: storage.Optional(c.Endpoint),
+		AuthKeySet: len(c.SealedAuthKey) > 0, UpdatedAt: storage.FormatTime(c.UpdatedAt), EffectiveEndpoint: cfg.endpointOf(c.Endpoint)}
 }
 
 // handleCredentialsPut stores the tenant's EU system credentials, the auth

@@ -47,7 +47,7 @@ func toRetryBody(r *storage.JobRetry) retryBody {
 	if r == nil {
 		return retryBody{}
 	}
-	next := formatTime(r.NextAttemptAt)
+	next := storage.FormatTime(r.NextAttemptAt)
 	return retryBody{Attempts: r.Attempts, NextAttemptAt: &next, LastAttempt: &jobAttemptBody{
-		At: formatTime(r.LastAttempt.At), Code: r.LastAttempt.Code, Message: r.LastAttempt.Message}}
+		At: storage.FormatTime(r.LastAttempt.At), Code: r.LastAttempt.Code, Message: r.LastAttempt.Message}}
 }

@@ -45,8 +45,8 @@ func toJobResponse(j *storage.Job, results []json.RawMessage, proofs []anchor.Pr
 	resp := jobResponse{JobID: j.ID, Type: j.Type, Status: j.Status,
 		Progress: progressBody{Total: j.Progress.Total, Processed: j.Progress.Processed,
 			Succeeded: j.Progress.Succeeded, Failed: j.Progress.Failed},
-		Results: joinJSON(results), LedgerProofs: proofs, CreatedAt: formatTime(j.CreatedAt),
-		StartedAt: formatTimePtr(j.StartedAt), CompletedAt: formatTimePtr(j.CompletedAt), retryBody: toRetryBody(j.Retry)}
+		Results: joinJSON(results), LedgerProofs: proofs, CreatedAt: storage.FormatTime(j.CreatedAt),
+		StartedAt: storage.FormatTimePtr(j.StartedAt), CompletedAt: storage.FormatTimePtr(j.CompletedAt), retryBody: toRetryBody(j.Retry)}
 	switch {
 	case j.Status == storage.JobCompleted || j.Status == storage.JobFailed:
 		resp.Progress.Percent = 100

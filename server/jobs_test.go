@@ -184,12 +184,12 @@ func TestApp_Jobs(t *testing.T) {
 			t.Helper()
 			j, w := ta.waitJobView(storage.Sandbox, key, id, fmt.Sprintf("failed attempt %d", n), func(j jobResponse) bool { return j.Attempts == n })
 			next := ta.clock.Now().Add(delays[n-1])
-			want := jobAttemptBody{At: formatTime(ta.clock.Now()), Code: "TEST_DOWN", Message: fmt.Sprintf("down on run %d", n)}
+			want := jobAttemptBody{At: storage.FormatTime(ta.clock.Now()), Code: "TEST_DOWN", Message: fmt.Sprintf("down on run %d", n)}
 			wantAfter := map[int]string{1: "11", 2: "60"}[n]
 			if j.Status != storage.JobRunning || j.LastAttempt == nil || *j.LastAttempt != want || j.NextAttemptAt == nil ||
-				*j.NextAttemptAt != formatTime(next) || j.Error != nil || w.Header().Get("Retry-After") != wantAfter {
+				*j.NextAttemptAt != storage.FormatTime(next) || j.Error != nil || w.Header().Get("Retry-After") != wantAfter {
 				t.Errorf("after failed attempt %d: %s (Retry-After %q), want lastAttempt %+v, next %s, Retry-After %s",
-					n, w.Body, w.Header().Get("Retry-After"), want, formatTime(next), wantAfter)
+					n, w.Body, w.Header().Get("Retry-After"), want, storage.FormatTime(next), wantAfter)
 			}
 			return j
 		}

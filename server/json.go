@@ -13,28 +13,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/apierr"
 )
-
-// timeFormat is RFC 3339 UTC with milliseconds, the one time format on the wire.
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-// formatTime renders t as the API writes times.
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
-
-// formatTimePtr renders an optional time; nil stays nil (null on the wire).
-func formatTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := formatTime(*t)
-	return &s
-}
 
 // writeJSON marshals v before writing anything, so an encoding failure still
 // becomes a clean 500 envelope.

@@ -57,12 +57,12 @@ func TestFormatTime(t *testing.T) {
 		{time.Date(2026, 11, 20, 10, 15, 30, 123456789, time.UTC), "2026-11-20T10:15:30.123Z"},
 		{time.Date(2026, 11, 20, 11, 15, 30, 0, loc), "2026-11-20T10:15:30.000Z"},
 	} {
-		if got := formatTime(tc.in); got != tc.want {
-			t.Errorf("formatTime(%v): got %q, want %q", tc.in, got, tc.want)
+		if got := storage.FormatTime(tc.in); got != tc.want {
+			t.Errorf("storage.FormatTime(%v): got %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	if got := formatTimePtr(nil); got != nil {
-		t.Errorf("formatTimePtr(nil): got %q, want nil", *got)
+	if got := storage.FormatTimePtr(nil); got != nil {
+		t.Errorf("storage.FormatTimePtr(nil): got %q, want nil", *got)
 	}
 }
 

@@ -118,7 +118,7 @@ func (a *App) handleKeysCreate(w http.ResponseWriter, r *http.Request, _ httprou
 // The key cache is cleared once the change is committed.
 func (a *App) keyReply(key *storage.APIKey, value string) reply {
 	resp := keyCreatedResponse{KeyID: key.ID, Name: key.Name, Environment: string(key.Env), Scopes: key.Scopes,
-		Key: value, CreatedAt: formatTime(key.CreatedAt)}
+		Key: value, CreatedAt: storage.FormatTime(key.CreatedAt)}
 	redacted := resp
 	redacted.Key = key.Prefix + strings.Repeat("*", len(value)-len(key.Prefix)-4) + key.Last4
 	return reply{status: http.StatusOK, body: resp, replay: redacted, onCommit: a.keyCache.invalidate}
@@ -196,8 +196,8 @@ func (a *App) handleKeysList(w http.ResponseWriter, r *http.Request, _ httproute
 			k.LastUsedAt = &t
 		}
 		out = append(out, keyResponse{KeyID: k.ID, Name: k.Name, Environment: string(k.Env), Scopes: k.Scopes,
-			Prefix: k.Prefix, Last4: k.Last4, CreatedAt: formatTime(k.CreatedAt),
-			RotatedAt: formatTimePtr(k.RotatedAt), LastUsedAt: formatTimePtr(k.LastUsedAt)})
+			Prefix: k.Prefix, Last4: k.Last4, CreatedAt: storage.FormatTime(k.CreatedAt),
+			RotatedAt: storage.FormatTimePtr(k.RotatedAt), LastUsedAt: storage.FormatTimePtr(k.LastUsedAt)})
 	}
 	writePage(w, r, out, page, func(k keyResponse) string { return k.KeyID })
 }

@@ -85,7 +85,7 @@ func layerResponseOf(l *storage.Layer) (layerResponse, error) {
 	}
 	resp := layerResponse{LayerID: l.ID, Name: l.Name, Kind: l.Kind, Version: l.Version, Source: l.Source,
 		SHA256: l.SHA256, FeatureCount: l.FeatureCount, Coverage: summarizeCoverage(cov),
-		ImportedAt: formatTimePtr(&l.ImportedAt)}
+		ImportedAt: storage.FormatTimePtr(&l.ImportedAt)}
 	if r := l.Raster; r != nil {
 		// A raster layer has data inside its tiles.
 		for _, t := range r.Tiles {

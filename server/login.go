@@ -262,7 +262,7 @@ func (a *App) login(ctx context.Context, username, password string) (*loginRespo
 	if err != nil {
 		return nil, fmt.Errorf("sign token: %w", err)
 	}
-	return &loginResponse{Token: token, ExpiresAt: formatTime(exp)}, nil
+	return &loginResponse{Token: token, ExpiresAt: storage.FormatTime(exp)}, nil
 }
 
 // tokenClaims are a login token's claims. PasswordVersion is the user's

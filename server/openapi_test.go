@@ -1021,8 +1021,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			ptr   string
 			value string
 		}{
-			{"/components/schemas/Timestamp/pattern", formatTime(now)},
-			{"/components/schemas/Timestamp/pattern", formatTime(now.Truncate(time.Second))},
+			{"/components/schemas/Timestamp/pattern", storage.FormatTime(now)},
+			{"/components/schemas/Timestamp/pattern", storage.FormatTime(now.Truncate(time.Second))},
 			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Sandbox)},
 			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Production)},
 			{"/components/schemas/ApiKey/properties/prefix/pattern", newKeyValue(storage.Production)[:12]},

@@ -128,21 +128,13 @@ func toRiskBody(r *storage.PolygonRisk) *riskBody {
 		ProtectedHa: r.ProtectedHa, ProtectedPct: r.ProtectedPct, RiskScore: r.RiskScore}
 }
 
-// optional is s, or nil for "": an absent value is sent as null.
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func toPolygonResponse(p *storage.Polygon) polygonResponse {
 	return polygonResponse{PolygonID: p.ID, JobID: p.JobID, FeatureIndex: p.FeatureIndex,
-		ExternalID: optional(p.ExternalID), SupplierID: optional(p.SupplierID), Commodity: p.Commodity,
-		ProducerCountry: p.ProducerCountry, ProducerName: optional(p.ProducerName),
-		ProductionPlace: optional(p.ProductionPlace), DeclaredAreaHa: p.DeclaredAreaHa, GeometryType: p.GeometryType,
-		AreaHa: p.AreaHa, EUDRStatus: p.Status, FailureReason: optional(p.FailureReason),
-		FailureDetail: optional(p.FailureDetail), Risk: toRiskBody(p.Risk), ScreenedAt: formatTime(p.ScreenedAt)}
+		ExternalID: storage.Optional(p.ExternalID), SupplierID: storage.Optional(p.SupplierID), Commodity: p.Commodity,
+		ProducerCountry: p.ProducerCountry, ProducerName: storage.Optional(p.ProducerName),
+		ProductionPlace: storage.Optional(p.ProductionPlace), DeclaredAreaHa: p.DeclaredAreaHa, GeometryType: p.GeometryType,
+		AreaHa: p.AreaHa, EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason),
+		FailureDetail: storage.Optional(p.FailureDetail), Risk: toRiskBody(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)}
 }
 
 // polygonFilter reads the list filters of GET /polygons, checking the
@@ -251,8 +243,8 @@ func (a *App) handlePolygonsStatus(w http.ResponseWriter, r *http.Request, ps ht
 		return
 	}
 	writeJSON(w, r, http.StatusOK, polygonStatusResponse{PolygonID: p.ID, JobID: p.JobID, EUDRStatus: p.Status,
-		FailureReason: optional(p.FailureReason), FailureDetail: optional(p.FailureDetail), AreaHa: p.AreaHa,
-		Risk: toRiskBody(p.Risk), ScreenedAt: formatTime(p.ScreenedAt)})
+		FailureReason: storage.Optional(p.FailureReason), FailureDetail: storage.Optional(p.FailureDetail), AreaHa: p.AreaHa,
+		Risk: toRiskBody(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)})
 }
 
 // handlePolygonsEvidence answers the evidence document recorded when the

@@ -164,19 +164,19 @@ func (a *App) findReport(r *http.Request, id string) (*storage.Report, *storage.
 }
 
 func (a *App) toReportResponse(rep *storage.Report, job *storage.Job) reportResponse {
-	resp := reportResponse{ReportID: rep.ID, JobID: rep.JobID, Status: rep.Status, From: formatTime(rep.From),
-		To: formatTime(rep.To), CreatedAt: formatTime(rep.CreatedAt), CompletedAt: formatTimePtr(rep.CompletedAt)}
+	resp := reportResponse{ReportID: rep.ID, JobID: rep.JobID, Status: rep.Status, From: storage.FormatTime(rep.From),
+		To: storage.FormatTime(rep.To), CreatedAt: storage.FormatTime(rep.CreatedAt), CompletedAt: storage.FormatTimePtr(rep.CompletedAt)}
 	switch rep.Status {
 	case storage.ReportReady:
 		sum, size, path := rep.SHA256, rep.SizeBytes, reportDownloadPath(rep.ID)
 		resp.SHA256, resp.SizeBytes, resp.DownloadPath = &sum, &size, &path
 		if ret := a.cfg.Reports.Retention; ret > 0 && rep.CompletedAt != nil {
 			expires := rep.CompletedAt.Add(ret)
-			resp.ExpiresAt = formatTimePtr(&expires)
+			resp.ExpiresAt = storage.FormatTimePtr(&expires)
 		}
 	case storage.ReportExpired:
 		sum, size := rep.SHA256, rep.SizeBytes
-		resp.SHA256, resp.SizeBytes, resp.ExpiresAt = &sum, &size, formatTimePtr(rep.ExpiredAt)
+		resp.SHA256, resp.SizeBytes, resp.ExpiresAt = &sum, &size, storage.FormatTimePtr(rep.ExpiredAt)
 	case storage.ReportFailed:
 		if job != nil && job.Error != nil {
 			resp.Error = &jobErrorBody{Code: job.Error.Code, Message: job.Error.Message}
@@ -403,7 +403,7 @@ func archiveFeature(feature []byte, p *storage.Polygon) ([]byte, error) {
 		PolygonID     string  `json:"polygonId"`
 		EUDRStatus    string  `json:"eudrStatus"`
 		FailureReason *string `json:"failureReason"`
-	}{p.ID, p.Status, optional(p.FailureReason)})
+	}{p.ID, p.Status, storage.Optional(p.FailureReason)})
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 	for _, s := range out {
 		p := s.polygon
 		e, err := anchor.Append(tx, t, anchor.ScreeningEntry{Type: anchor.EntryPolygonScreened, PolygonID: p.ID, JobID: job.ID,
-			EUDRStatus: p.Status, FailureReason: optional(p.FailureReason), EvidenceSHA256: s.evidenceSHA256})
+			EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason), EvidenceSHA256: s.evidenceSHA256})
 		if err != nil {
 			return err
 		}
@@ -241,8 +241,8 @@ func (a *App) recordScreened(tx *storage.Tx, t storage.Tenant, job *storage.Job,
 		if err := tx.PutPolygon(t, p, &s.detail); err != nil {
 			return err
 		}
-		result, err := storage.MarshalJSON(featureResult{FeatureIndex: p.FeatureIndex, ExternalID: optional(p.ExternalID),
-			PolygonID: p.ID, EUDRStatus: p.Status, FailureReason: optional(p.FailureReason)})
+		result, err := storage.MarshalJSON(featureResult{FeatureIndex: p.FeatureIndex, ExternalID: storage.Optional(p.ExternalID),
+			PolygonID: p.ID, EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason)})
 		if err != nil {
 			return err
 		}
@@ -371,13 +371,13 @@ func (s screening) assess(ctx context.Context, f geo.Feature) (o geo.Outcome, er
 
 func (s screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 string) evidenceDocument {
 	ev := evidenceDocument{PolygonID: p.ID, JobID: p.JobID, FeatureIndex: p.FeatureIndex, InputSHA256: inputSHA256,
-		EUDRStatus: p.Status, FailureReason: optional(p.FailureReason), FailureDetail: optional(p.FailureDetail),
+		EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason), FailureDetail: storage.Optional(p.FailureDetail),
 		AreaHa: p.AreaHa, Risk: toRiskBody(p.Risk),
 		Rules: evidenceRules{MaxRiskScore: s.rules.MaxRiskScore, OverlapThresholdPct: s.rules.OverlapThresholdPct,
 			LossThresholdPct: s.rules.LossThresholdPct, LossThresholdHa: s.rules.LossThresholdHa,
 			AreaTolerancePct: 100 * s.rules.AreaTolerance, Cutoff: geo.CutoffDate},
 		Layers: []evidenceLayer{}, Overlaps: []evidenceOverlap{}, Rasters: []evidenceRaster{},
-		EngineVersion: geo.EngineVersion, AppVersion: s.appVersion, ScreenedAt: formatTime(p.ScreenedAt)}
+		EngineVersion: geo.EngineVersion, AppVersion: s.appVersion, ScreenedAt: storage.FormatTime(p.ScreenedAt)}
 	// o.Layers is in index order, one entry per layer, when the plot was
 	// screened at all.
 	for i, lr := range o.Layers {
@@ -393,7 +393,7 @@ func (s screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 strin
 		ev.Rasters = append(ev.Rasters, evidenceRasterOf(s.rasters[i], rr))
 	}
 	if l := o.Loss; l != nil {
-		ev.LossInForest = &evidenceLoss{LossLayerID: l.LossLayerID, ForestLayerID: optional(l.ForestLayerID),
+		ev.LossInForest = &evidenceLoss{LossLayerID: l.LossLayerID, ForestLayerID: storage.Optional(l.ForestLayerID),
 			Pixels: l.Pixels, Ha: l.Ha, Pct: l.Pct}
 	}
 	return ev

@@ -65,9 +65,9 @@ func (a *App) handleShipmentGet(w http.ResponseWriter, r *http.Request, ps httpr
 		return
 	}
 	resp := shipmentResponse{LinkID: l.ID, JobID: l.JobID, BatchID: l.BatchID, ShipmentID: l.ShipmentID,
-		BillOfLading: optional(l.BillOfLading), ContainerNumbers: l.ContainerNumbers, PortOfEntry: optional(l.PortOfEntry),
-		ETA: optional(l.ETA), Status: l.Status, TransactionHash: optional(l.TransactionHash), LedgerIndex: l.LedgerIndex,
-		RootHash: optional(l.RootHash), CreatedAt: formatTime(l.CreatedAt), LinkedAt: formatTimePtr(l.LinkedAt)}
+		BillOfLading: storage.Optional(l.BillOfLading), ContainerNumbers: l.ContainerNumbers, PortOfEntry: storage.Optional(l.PortOfEntry),
+		ETA: storage.Optional(l.ETA), Status: l.Status, TransactionHash: storage.Optional(l.TransactionHash), LedgerIndex: l.LedgerIndex,
+		RootHash: storage.Optional(l.RootHash), CreatedAt: storage.FormatTime(l.CreatedAt), LinkedAt: storage.FormatTimePtr(l.LinkedAt)}
 	if resp.ContainerNumbers == nil {
 		resp.ContainerNumbers = []string{}
 	}

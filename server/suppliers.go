@@ -37,7 +37,7 @@ type supplierResponse struct {
 
 func toSupplierResponse(s *storage.Supplier) supplierResponse {
 	resp := supplierResponse{SupplierID: s.ID, ERPVendorID: s.ERPVendorID, EUOperatorUUID: s.EUOperatorUUID,
-		Name: s.Name, Country: s.Country, Role: s.Role, CreatedAt: formatTime(s.CreatedAt), UpdatedAt: formatTime(s.UpdatedAt)}
+		Name: s.Name, Country: s.Country, Role: s.Role, CreatedAt: storage.FormatTime(s.CreatedAt), UpdatedAt: storage.FormatTime(s.UpdatedAt)}
 	if s.EORI != "" {
 		resp.EORI = &s.EORI
 	}

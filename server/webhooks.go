@@ -48,7 +48,7 @@ type secretResponse struct {
 
 func toWebhookResponse(s *queue.Subscription, secret string) webhookResponse {
 	return webhookResponse{WebhookID: s.ID, Status: webhookStatusRegistered, TargetURL: s.TargetURL,
-		EventTypes: s.EventTypes, SigningSecret: secret, CreatedAt: formatTime(s.CreatedAt)}
+		EventTypes: s.EventTypes, SigningSecret: secret, CreatedAt: storage.FormatTime(s.CreatedAt)}
 }
 
 // redactSecret shows a secret as whsec_**** and its last four characters
@@ -280,7 +280,7 @@ func (a *App) handleWebhooksDeliveries(w http.ResponseWriter, r *http.Request, p
 	for _, at := range attempts {
 		out = append(out, attemptResponse{EventID: at.EventID, EventType: at.EventType, Attempt: at.Attempt,
 			Status: at.Status, LatencyMs: at.LatencyMs, ErrorClass: at.ErrorClass, Error: at.Error,
-			ResponseBody: at.ResponseBody, At: formatTime(at.At), NextRetry: formatTimePtr(at.NextRetry),
+			ResponseBody: at.ResponseBody, At: storage.FormatTime(at.At), NextRetry: storage.FormatTimePtr(at.NextRetry),
 			DeadLettered: at.DeadLettered})
 	}
 	writeJSON(w, r, http.StatusOK, out)
@@ -415,8 +415,8 @@ func (a *App) handleDLQList(w http.ResponseWriter, r *http.Request, _ httprouter
 	out := dlqListResponse{RetrievedCount: len(dls), Messages: make([]dlqMessage, 0, len(dls))}
 	for _, d := range dls {
 		m := dlqMessage{EventType: d.EventType, EventID: d.EventID, Attempts: d.Attempts, WebhookID: d.SubscriptionID,
-			TargetURL: d.TargetURL, LastError: d.LastError, FailedAt: formatTime(d.FailedAt),
-			Timestamp: formatTime(d.Timestamp), Data: d.Data}
+			TargetURL: d.TargetURL, LastError: d.LastError, FailedAt: storage.FormatTime(d.FailedAt),
+			Timestamp: storage.FormatTime(d.Timestamp), Data: d.Data}
 		if len(m.Data) == 0 {
 			m.Data = json.RawMessage(`{}`)
 		}

@@ -205,8 +205,8 @@ func TestDLQList_Pages(t *testing.T) {
 		{"Default", "", defaultPageLimit, func(queue.DeadLetter) bool { return true }},
 		{"Limit1000", "?limit=1000", 1000, func(queue.DeadLetter) bool { return true }},
 		{"Limit7", "?limit=7", 7, func(queue.DeadLetter) bool { return true }},
-		{"Filtered", "?eventType=polygon.verified&startDate=" + url.QueryEscape(formatTime(testStart.Add(10*time.Second))) +
-			"&endDate=" + url.QueryEscape(formatTime(testStart.Add(300*time.Second))) + "&limit=9", 9,
+		{"Filtered", "?eventType=polygon.verified&startDate=" + url.QueryEscape(storage.FormatTime(testStart.Add(10*time.Second))) +
+			"&endDate=" + url.QueryEscape(storage.FormatTime(testStart.Add(300*time.Second))) + "&limit=9", 9,
 			func(dl queue.DeadLetter) bool {
 				return dl.EventType == event.PolygonVerified && !dl.FailedAt.Before(testStart.Add(10*time.Second)) &&
 					!dl.FailedAt.After(testStart.Add(300*time.Second))
