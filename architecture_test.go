@@ -1,0 +1,114 @@
+package main_test
+
+// The architecture's rules (docs/architecture.md), checked on the source:
+// which packages may import which, and how long a file may grow.
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/eudr/eudr"
+
+// workflows are the packages that each own one workflow: they meet
+// through storage records and function values, never by importing each
+// other.
+var workflows = []string{"account", "batch", "dds", "layer", "polygon", "report", "shipment", "webhook"}
+
+// foundations are what the workflows build on: below every workflow.
+var foundations = []string{"server/apierr", "server/event", "server/work", "server/anchor", "server/risk", "server/euis"}
+
+// goPackages maps each package directory of the repository (relative,
+// slash-separated; "." for the root) to the imports of its non-test files.
+func goPackages(t *testing.T) map[string][]string {
+	t.Helper()
+	pkgs := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); p != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin" || name == "data") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		if _, ok := pkgs[dir]; !ok {
+			pkgs[dir] = nil
+		}
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			if !slices.Contains(pkgs[dir], ip) {
+				pkgs[dir] = append(pkgs[dir], ip)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+// ours is the repository directory of an import path of this module, or "".
+func ours(importPath string) string {
+	if importPath == module {
+		return "."
+	}
+	if rest, ok := strings.CutPrefix(importPath, module+"/"); ok {
+		return rest
+	}
+	return ""
+}
+
+func isWorkflow(dir string) bool {
+	return strings.HasPrefix(dir, "server/") && slices.Contains(workflows, path.Base(dir)) && path.Dir(dir) == "server"
+}
+
+func TestArchitecture_Imports(t *testing.T) {
+	pkgs := goPackages(t)
+	for dir, imports := range pkgs {
+		for _, imp := range imports {
+			to := ours(imp)
+			switch {
+			case to == "server" && dir != ".":
+				t.Errorf("%s imports server: nothing below main may", dir)
+			case imp == "net/http" && strings.HasPrefix(dir, "server/") &&
+				!slices.Contains([]string{"server/apitest", "server/euis"}, dir):
+				t.Errorf("%s imports net/http: only server (and server/apitest, and the EU client server/euis) speak HTTP", dir)
+			case isWorkflow(dir) && isWorkflow(to):
+				t.Errorf("workflow %s imports workflow %s: workflows meet through storage records and function values", dir, to)
+			case slices.Contains(foundations, dir) && (isWorkflow(to) || to == "server"):
+				t.Errorf("%s imports %s: the packages workflows build on must not depend on them", dir, to)
+			}
+			// geo, ledger, queue and storage know nothing of ours but
+			// their own subpackages.
+			for _, base := range []string{"geo", "ledger", "queue", "storage"} {
+				if (dir == base || strings.HasPrefix(dir, base+"/")) && to != "" && to != base && !strings.HasPrefix(to, base+"/") {
+					t.Errorf("%s imports %s: %s depends on nothing of ours", dir, to, base)
+				}
+			}
+		}
+	}
+	for _, w := range []string{"server/shipment"} {
+		if _, ok := pkgs[w]; !ok {
+			t.Errorf("no package %s", w)
+		}
+	}
+}
