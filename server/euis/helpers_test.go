@@ -3,35 +3,17 @@ package euis_test
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/euis"
 )
 
 // t0 is the time of the tests' clocks: 2026-05-20 09:50 UTC.
 var t0 = time.Date(2026, 5, 20, 9, 50, 0, 0, time.UTC)
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock(t time.Time) *apitest.Clock { return apitest.NewClock(t) }
 
 // point returns the GeoJSON of a point plot near Abidjan, distinct for
 // each i.

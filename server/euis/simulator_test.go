@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/euis"
 )
 
@@ -24,7 +25,7 @@ var (
 
 // newSim returns a simulator with a 3 s delay on store (a new one when
 // nil) and its clock.
-func newSim(t *testing.T, store euis.SimStore) (*euis.Simulator, *clock, euis.SimStore) {
+func newSim(t *testing.T, store euis.SimStore) (*euis.Simulator, *apitest.Clock, euis.SimStore) {
 	t.Helper()
 	if store == nil {
 		store = euis.NewMemSimStore()
@@ -76,11 +77,11 @@ func TestSimulator_Accept(t *testing.T) {
 	if st.Status != euis.StatusSubmitted || st.ReferenceNumber != "" || st.VerificationNumber != "" || st.InternalReference != "PO-4711" || !st.Date.Equal(t0) {
 		t.Errorf("right after submission: %+v, want SUBMITTED without numbers", st)
 	}
-	clk.Add(euis.DefaultSimDelay - time.Millisecond)
+	clk.Advance(euis.DefaultSimDelay - time.Millisecond)
 	if st := get(t, sim, uuid); st.Status != euis.StatusSubmitted {
 		t.Errorf("just before the delay: %s, want SUBMITTED", st.Status)
 	}
-	clk.Add(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	st = get(t, sim, uuid)
 	if st.Status != euis.StatusAvailable {
 		t.Fatalf("after the delay: %+v, want AVAILABLE", st)
@@ -108,7 +109,7 @@ func TestSimulator_ReferenceCountry(t *testing.T) {
 	uuid := submit(t, sim, s)
 	s.Operator.Country = "CH"
 	other := submit(t, sim, s)
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	if n := get(t, sim, uuid).ReferenceNumber; n[:4] != "26DE" {
 		t.Errorf("reference number %s, want the operator's country DE", n)
 	}
@@ -136,7 +137,7 @@ func TestSimulator_Reject(t *testing.T) {
 			if st := get(t, sim, uuid); st.Status != euis.StatusSubmitted {
 				t.Errorf("right after submission: %s, want SUBMITTED", st.Status)
 			}
-			clk.Add(euis.DefaultSimDelay)
+			clk.Advance(euis.DefaultSimDelay)
 			st := get(t, sim, uuid)
 			if st.Status != euis.StatusRejected || len(st.Reasons) != 1 || st.Reasons[0] != euis.ReasonOperatorUUIDMismatch {
 				t.Errorf("after the delay: %+v, want REJECTED for OPERATOR_UUID_MISMATCH", st)
@@ -152,11 +153,11 @@ func TestSimulator_Delay(t *testing.T) {
 	clk := newClock(t0)
 	sim := euis.NewSimulator(euis.NewMemSimStore(), euis.SimOptions{Now: clk.Now, Delay: 10 * time.Second})
 	uuid := submit(t, sim, validStatement())
-	clk.Add(9 * time.Second)
+	clk.Advance(9 * time.Second)
 	if st := get(t, sim, uuid); st.Status != euis.StatusSubmitted {
 		t.Errorf("after 9 s: %s, want SUBMITTED", st.Status)
 	}
-	clk.Add(time.Second)
+	clk.Advance(time.Second)
 	if st := get(t, sim, uuid); st.Status != euis.StatusAvailable {
 		t.Errorf("after 10 s: %s, want AVAILABLE", st.Status)
 	}
@@ -176,7 +177,7 @@ func TestSimulator_Withdraw(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sim, clk, _ := newSim(t, nil)
 			uuid := submit(t, sim, validStatement())
-			clk.Add(tc.after)
+			clk.Advance(tc.after)
 			before := get(t, sim, uuid)
 			err := sim.Withdraw(ctx, noCreds, uuid)
 			if tc.reason != "" {
@@ -196,7 +197,7 @@ func TestSimulator_Withdraw(t *testing.T) {
 			if st.ReferenceNumber != before.ReferenceNumber {
 				t.Errorf("reference number %q, want %q as before", st.ReferenceNumber, before.ReferenceNumber)
 			}
-			clk.Add(time.Hour)
+			clk.Advance(time.Hour)
 			if st := get(t, sim, uuid); st.Status != euis.StatusWithdrawn {
 				t.Errorf("an hour later: %s, want WITHDRAWN", st.Status)
 			}
@@ -210,7 +211,7 @@ func TestSimulator_WithdrawRefused(t *testing.T) {
 	s := validStatement()
 	s.OperatorUUID = euis.ZeroOperatorUUID
 	rejected := submit(t, sim, s)
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	wantFault(t, sim.Withdraw(ctx, noCreds, rejected), euis.FaultBusinessRules, euis.ReasonNotAllowedForStatus)
 	wantFault(t, sim.Withdraw(ctx, noCreds, "071874bd-8c62-4cac-8eb6-b2fbe003410c"), euis.FaultNotFound, euis.ReasonStatementNotFound)
 }
@@ -218,7 +219,7 @@ func TestSimulator_WithdrawRefused(t *testing.T) {
 func TestSimulator_Grouped(t *testing.T) {
 	sim, clk, _ := newSim(t, nil)
 	a := submit(t, sim, validStatement())
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	stA := get(t, sim, a)
 	refA := euis.Reference{ReferenceNumber: stA.ReferenceNumber, VerificationNumber: stA.VerificationNumber}
 
@@ -252,14 +253,14 @@ func TestSimulator_Grouped(t *testing.T) {
 	if st := get(t, sim, a); st.Status != euis.StatusGrouped {
 		t.Errorf("while the grouping statement is SUBMITTED: %s, want GROUPED", st.Status)
 	}
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	if st := get(t, sim, a); st.Status != euis.StatusAvailable {
 		t.Errorf("after the grouping statement's rejection: %s, want AVAILABLE", st.Status)
 	}
 
 	// A WITHDRAWN statement cannot be grouped.
 	d := submit(t, sim, validStatement())
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	stD := get(t, sim, d)
 	if err := sim.Withdraw(ctx, noCreds, d); err != nil {
 		t.Fatal(err)
@@ -277,7 +278,7 @@ func TestSimulator_Restart(t *testing.T) {
 	s := validStatement()
 	s.OperatorUUID = euis.ZeroOperatorUUID
 	rejected := submit(t, sim, s)
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	before := get(t, sim, accepted)
 
 	// A new simulator on the same store, with another delay: what was
@@ -327,7 +328,7 @@ func TestSimulator_Invalid(t *testing.T) {
 func TestSimulator_VerifyDeclaration(t *testing.T) {
 	sim, clk, _ := newSim(t, nil)
 	uuid := submit(t, sim, validStatement())
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	st := get(t, sim, uuid)
 	for _, tc := range []struct {
 		ref  euis.Reference
@@ -383,7 +384,7 @@ func TestSimulator_Deterministic(t *testing.T) {
 		clk := newClock(t0)
 		sim := euis.NewSimulator(euis.NewMemSimStore(), euis.SimOptions{Now: clk.Now, Rand: rand.NewChaCha8([32]byte{7})})
 		uuid := submit(t, sim, validStatement())
-		clk.Add(euis.DefaultSimDelay)
+		clk.Advance(euis.DefaultSimDelay)
 		return uuid, get(t, sim, uuid).ReferenceNumber
 	}
 	u1, r1 := run()
@@ -412,7 +413,7 @@ func TestSimulator_Concurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	clk.Add(euis.DefaultSimDelay)
+	clk.Advance(euis.DefaultSimDelay)
 	got, err := sim.Get(ctx, noCreds, uuids)
 	if err != nil {
 		t.Fatal(err)
