@@ -30,6 +30,7 @@ import (
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
+	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -67,6 +68,7 @@ type App struct {
 	events     *event.Publisher
 
 	shipments *shipment.Service
+	webhooks  *webhook.Service
 
 	// sandboxIndex holds the sandbox fixture layers, built once;
 	// prodIndex the imported layers, rebuilt after each import.
@@ -316,6 +318,9 @@ func (a *App) startQueues() error {
 	a.jobs.Handle(work.DDSSubmission, a.runDDSJob)
 	a.shipments = shipment.New(shipment.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
 		ConsensusTimeout: a.cfg.Ledger.ConsensusTimeout})
+	a.webhooks = webhook.New(webhook.Options{DB: a.db, AllowPrivateTargets: map[storage.Environment]bool{
+		storage.Production: a.cfg.Webhooks.AllowPrivateTargets, storage.Sandbox: a.cfg.Webhooks.SandboxAllowPrivateTargets},
+		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
 	return nil
 }
 

@@ -42,14 +42,6 @@ func webhookPolicies(cfg WebhookConfig) (map[storage.Environment]queue.Policy, e
 	}, nil
 }
 
-// allowPrivateTargets is the target policy of an environment.
-func (a *App) allowPrivateTargets(env storage.Environment) bool {
-	if env == storage.Sandbox {
-		return a.cfg.Webhooks.SandboxAllowPrivateTargets
-	}
-	return a.cfg.Webhooks.AllowPrivateTargets
-}
-
 type sandboxEventRequest struct {
 	EventType string          `json:"eventType"`
 	Data      json.RawMessage `json:"data"`

@@ -44,6 +44,7 @@ import (
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
+	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -658,13 +659,13 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{probeResponse{}, "ProbeStatus", true},
 			{apierr.Error{}, "Error", true},
 			{apierr.Detail{}, "ErrorDetail", true},
-			{webhookRequest{}, "WebhookRequest", false},
+			{webhook.Request{}, "WebhookRequest", false},
 			{webhookResponse{}, "Webhook", true},
 			{secretResponse{}, "WebhookSecret", true},
 			{attemptResponse{}, "WebhookDelivery", true},
 			{dlqListResponse{}, "DlqList", true},
 			{dlqMessage{}, "DlqMessage", true},
-			{dlqEventIDs{}, "DlqEventIds", false},
+			{webhook.EventIDsRequest{}, "DlqEventIds", false},
 			{jobResponse{}, "Job", true},
 			{progressBody{}, "JobProgress", true},
 			{jobErrorBody{}, "JobError", true},
@@ -822,7 +823,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/responses/Forbidden" + resp, apierr.MsgForbidden},
 			{"/components/schemas/EventType/enum", oaAnys(event.Subscribable...)},
 			{"/components/schemas/AnyEventType/enum", oaAnys(append(slices.Clone(event.Subscribable), event.WebhookPing)...)},
-			{"/components/schemas/WebhookRequest/properties/targetUrl/maxLength", float64(maxTargetURLLen)},
+			{"/components/schemas/WebhookRequest/properties/targetUrl/maxLength", float64(webhook.MaxTargetURLLen)},
 			{"/components/schemas/WebhookRequest/properties/targetUrl/pattern", "^https://"},
 			{"/components/schemas/Webhook/properties/status/const", webhookStatusRegistered},
 			{"/components/schemas/WebhookDelivery/properties/errorClass/enum", oaAnys("", queue.ErrorClassTimeout,
@@ -834,9 +835,9 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/DdsSubmission/properties/status/enum", oaAnys(storage.JobQueued, storage.JobRunning, storage.JobFailed)},
 			{"/components/parameters/DeliveryLimit/schema/maximum", float64(maxPageLimit)},
 			{"/components/parameters/DeliveryLimit/schema/default", float64(defaultPageLimit)},
-			{"/components/parameters/DlqLimit/schema/maximum", float64(maxPageLimit)},
-			{"/components/parameters/DlqLimit/schema/default", float64(defaultPageLimit)},
-			{"/components/parameters/DlqReplayLimit/schema/maximum", float64(maxPageLimit)},
+			{"/components/parameters/DlqLimit/schema/maximum", float64(webhook.MaxDLQLimit)},
+			{"/components/parameters/DlqLimit/schema/default", float64(webhook.DefaultDLQLimit)},
+			{"/components/parameters/DlqReplayLimit/schema/maximum", float64(webhook.MaxDLQLimit)},
 			{"/components/schemas/SandboxJobRequest/properties/items/maximum", float64(maxSandboxItems)},
 			{"/components/schemas/SandboxJobRequest/properties/itemMillis/maximum", float64(maxSandboxItemMillis)},
 			{"/components/schemas/SandboxJobRequest/properties/failAtItem/maximum", float64(maxSandboxItems - 1)},
@@ -1041,7 +1042,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(storage.NewID("job", now), 0)},
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(storage.NewID("job", now), maxFeaturesCeiling-1)},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", secret},
-			{"/components/schemas/Webhook/properties/signingSecret/pattern", redactSecret(secret)},
+			{"/components/schemas/Webhook/properties/signingSecret/pattern", webhook.Redact(secret)},
 			{"/components/parameters/ServiceSignature/schema/pattern", webhooksig.Sign(secret, []byte(`{}`))},
 			{"/components/parameters/StandardWebhookSignature/schema/pattern", webhooksig.SignStandard(secret, storage.NewID("evt", now), now, []byte(`{}`))},
 		}

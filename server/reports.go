@@ -62,7 +62,7 @@ type reportResponse struct {
 
 // validate reads the period of a request: from and to are RFC 3339
 // date-times or dates (whole UTC days), both included, as the DLQ filters
-// read them (parseDate): to covers the whole day of a date, the whole
+// read them (storage.ParseTimeBound): to covers the whole day of a date, the whole
 // millisecond of a date-time. It returns every problem at once.
 func (req *archiveRequest) validate() (from, to time.Time, err error) {
 	var probs apierr.Problems
@@ -71,7 +71,7 @@ func (req *archiveRequest) validate() (from, to time.Time, err error) {
 			probs.Add(apierr.DetailRequired, field, "is required")
 			return time.Time{}, false
 		}
-		t, err := parseDate(*v, end)
+		t, err := storage.ParseTimeBound(*v, end)
 		if err != nil {
 			probs.Add(apierr.DetailInvalidValue, field, fmt.Sprintf(
 				"must be an RFC 3339 date-time (2026-01-31T00:00:00Z) or a date (2026-01-31), not %q", *v))

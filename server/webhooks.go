@@ -2,35 +2,18 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/queue"
-	"github.com/eudr/eudr/queue/netguard"
-	"github.com/eudr/eudr/queue/webhooksig"
-	"github.com/eudr/eudr/server/apierr"
-	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/storage"
 )
 
-// Webhook detail codes.
-const (
-	webhookStatusRegistered = "REGISTERED"
-	maxTargetURLLen         = 2048
-)
-
-type webhookRequest struct {
-	TargetURL  string   `json:"targetUrl"`
-	EventTypes []string `json:"eventTypes"`
-}
+// webhookStatusRegistered is the status of every webhook the API shows.
+const webhookStatusRegistered = "REGISTERED"
 
 type webhookResponse struct {
 	WebhookID     string   `json:"webhookId"`
@@ -51,119 +34,35 @@ func toWebhookResponse(s *queue.Subscription, secret string) webhookResponse {
 		EventTypes: s.EventTypes, SigningSecret: secret, CreatedAt: storage.FormatTime(s.CreatedAt)}
 }
 
-// redactSecret shows a secret as whsec_**** and its last four characters
-// (API.md section 9).
-func redactSecret(secret string) string {
-	if len(secret) < 4 {
-		return webhooksig.SecretPrefix + "****"
-	}
-	return webhooksig.SecretPrefix + "****" + secret[len(secret)-4:]
-}
-
-// validate checks the registration and returns the normalised event types.
-func (req *webhookRequest) validate() ([]string, error) {
-	var probs apierr.Problems
-	switch u, err := url.Parse(req.TargetURL); {
-	case req.TargetURL == "":
-		probs.Add(apierr.DetailRequired, "targetUrl", "is required")
-	case len(req.TargetURL) > maxTargetURLLen:
-		probs.Add(apierr.DetailInvalidValue, "targetUrl", fmt.Sprintf("must be at most %d bytes", maxTargetURLLen))
-	case !strings.HasPrefix(req.TargetURL, "https://"):
-		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must be an https:// URL; plain HTTP is refused")
-	case err != nil || u.Host == "" || u.Hostname() == "":
-		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must be an absolute https:// URL with a host")
-	case u.User != nil:
-		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must not carry credentials; deliveries are authenticated by their signature")
-	case u.Fragment != "":
-		probs.Add(apierr.DetailInvalidValue, "targetUrl", "must not have a #fragment")
-	}
-	var types []string
-	if len(req.EventTypes) == 0 {
-		probs.Add(apierr.DetailRequired, "eventTypes", "must list at least one event type")
-	}
-	for i, et := range req.EventTypes {
-		if !event.IsSubscribable(et) {
-			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("eventTypes[%d]", i),
-				fmt.Sprintf("unsupported event type %q; one of %s", et, strings.Join(event.Subscribable, ", ")))
-			continue
-		}
-		if !slices.Contains(types, et) {
-			types = append(types, et)
-		}
-	}
-	return types, probs.Err()
-}
-
-// canonicalTarget is the form in which two target URLs are compared for
-// duplicates: scheme and host in lower case, without the default port.
-func canonicalTarget(target string) string {
-	u, err := url.Parse(target)
-	if err != nil {
-		return target
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	u.Host = strings.ToLower(u.Host)
-	if u.Port() == "443" {
-		u.Host = u.Hostname()
-		if strings.Contains(u.Host, ":") {
-			u.Host = "[" + u.Host + "]"
-		}
-	}
-	return u.String()
-}
-
+// handleWebhooksCreate registers a webhook (webhook.Register) once its
+// target passed the private-target guard, which resolves the target's name
+// and so runs before the transaction.
 func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	var req webhookRequest
+	var req webhook.Request
 	decoded, err := decodeJSON(r, &req)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	types, err := req.validate()
+	sub, err := req.Validate()
 	if err := mergeProblems(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	t := tenantFrom(r.Context())
-	if !a.allowPrivateTargets(t.Env) {
-		if err := netguard.CheckTarget(r.Context(), req.TargetURL); errors.Is(err, netguard.ErrTargetNotAllowed) {
-			writeError(w, r, apierr.Validation(apierr.Detail{Code: apierr.DetailTargetNotAllowed, Field: "targetUrl",
-				Issue: "the target resolves to a loopback, link-local, multicast or unspecified address, which " + string(t.Env) + " does not deliver to"}))
-			return
-		}
-	}
-	secret, err := webhooksig.NewSecret()
-	if err != nil {
+	if err := a.webhooks.CheckTarget(r.Context(), t, sub.TargetURL); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		subs, err := queue.FindSubscriptions(tx.Tx, event.Scope(t))
-		if err != nil {
-			return reply{}, err
-		}
-		target := canonicalTarget(req.TargetURL)
-		for _, s := range subs {
-			if canonicalTarget(s.TargetURL) != target {
-				continue
-			}
-			for _, et := range types {
-				if slices.Contains(s.EventTypes, et) {
-					return reply{}, apierr.Conflict(apierr.DetailWebhookDuplicate, "eventTypes",
-						fmt.Sprintf("webhook %s already delivers %s to this URL", s.ID, et))
-				}
-			}
-		}
-		sub := &queue.Subscription{ID: storage.NewID("wh", tx.Now()), Scope: event.Scope(t), TargetURL: req.TargetURL,
-			EventTypes: types, Secret: secret, CreatedAt: tx.Now()}
-		if err := queue.PutSubscription(tx.Tx, sub); err != nil {
+		if err := a.webhooks.Register(tx, t, sub); err != nil {
 			return reply{}, err
 		}
 		// A replay answers the secret too (unlike an API key's, which is
 		// never stored): the store keeps it anyway, in the clear, to sign
 		// deliveries, and a client whose first answer was lost would
 		// otherwise hold a subscription whose secret it never saw.
-		return reply{status: http.StatusOK, body: toWebhookResponse(sub, secret)}, nil
+		return reply{status: http.StatusOK, body: toWebhookResponse(sub, sub.Secret)}, nil
 	})
 }
 
@@ -173,29 +72,24 @@ func (a *App) handleWebhooksList(w http.ResponseWriter, r *http.Request, _ httpr
 		writeError(w, r, err)
 		return
 	}
-	var subs []*queue.Subscription
-	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
-		var err error
-		subs, err = queue.FindSubscriptions(tx.Tx, event.Scope(tenantFrom(r.Context())))
-		return err
-	})
+	subs, err := a.webhooks.List(r.Context(), tenantFrom(r.Context()))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	out := make([]webhookResponse, 0, len(subs))
 	for _, s := range subs {
-		out = append(out, toWebhookResponse(s, redactSecret(s.Secret)))
+		out = append(out, toWebhookResponse(s, webhook.Redact(s.Secret)))
 	}
 	writePage(w, r, out, page, func(wh webhookResponse) string { return wh.WebhookID })
 }
 
 func (a *App) handleWebhooksDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
-		return queue.DeleteSubscription(tx.Tx, event.Scope(tenantFrom(r.Context())), ps.ByName("webhookId"))
+		return a.webhooks.Delete(tx, tenantFrom(r.Context()), ps.ByName("webhookId"))
 	})
 	if err != nil {
-		writeError(w, r, webhookError(err, ps.ByName("webhookId")))
+		writeError(w, r, err)
 		return
 	}
 	writeNoContent(w)
@@ -204,23 +98,15 @@ func (a *App) handleWebhooksDelete(w http.ResponseWriter, r *http.Request, ps ht
 // handleWebhooksRotate gives a subscription a new signing secret: later
 // deliveries, retries and replays are signed with it.
 func (a *App) handleWebhooksRotate(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	secret, err := webhooksig.NewSecret()
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		sub, err := queue.FindSubscription(tx.Tx, event.Scope(tenantFrom(r.Context())), ps.ByName("webhookId"))
+		sub, err := a.webhooks.Rotate(tx, t, ps.ByName("webhookId"))
 		if err != nil {
-			return reply{}, webhookError(err, ps.ByName("webhookId"))
-		}
-		sub.Secret = secret
-		if err := queue.PutSubscription(tx.Tx, sub); err != nil {
 			return reply{}, err
 		}
 		// Like the registration, a replay shows the secret of this rotation
 		// (the current one unless the subscription was rotated again since).
-		return reply{status: http.StatusOK, body: secretResponse{WebhookID: sub.ID, SigningSecret: secret}}, nil
+		return reply{status: http.StatusOK, body: secretResponse{WebhookID: sub.ID, SigningSecret: sub.Secret}}, nil
 	})
 }
 
@@ -228,21 +114,10 @@ func (a *App) handleWebhooksRotate(w http.ResponseWriter, r *http.Request, ps ht
 // to the subscription now and answers {}. The attempt is in the
 // subscription's delivery log.
 func (a *App) handleWebhooksPing(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	t := tenantFrom(r.Context())
-	var sub *queue.Subscription
-	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
-		var err error
-		sub, err = queue.FindSubscription(tx.Tx, event.Scope(t), ps.ByName("webhookId"))
-		return err
-	})
-	if err != nil {
-		writeError(w, r, webhookError(err, ps.ByName("webhookId")))
+	if _, err := a.webhooks.Ping(r.Context(), tenantFrom(r.Context()), ps.ByName("webhookId")); err != nil {
+		writeError(w, r, err)
 		return
 	}
-	now := a.now().UTC()
-	ev := queue.Event{ID: storage.NewID("evt", now), Scope: event.Scope(t), Type: event.WebhookPing, Timestamp: now,
-		Data: []byte(`{"webhookId":"` + sub.ID + `"}`)}
-	a.dispatcher.Send(r.Context(), sub, ev)
 	writeJSON(w, r, http.StatusOK, struct{}{})
 }
 
@@ -266,14 +141,9 @@ func (a *App) handleWebhooksDeliveries(w http.ResponseWriter, r *http.Request, p
 		writeError(w, r, err)
 		return
 	}
-	var attempts []queue.Attempt
-	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
-		var err error
-		attempts, err = queue.FindAttempts(tx.Tx, event.Scope(tenantFrom(r.Context())), ps.ByName("webhookId"), page.Limit)
-		return err
-	})
+	attempts, err := a.webhooks.Attempts(r.Context(), tenantFrom(r.Context()), ps.ByName("webhookId"), page.Limit)
 	if err != nil {
-		writeError(w, r, webhookError(err, ps.ByName("webhookId")))
+		writeError(w, r, err)
 		return
 	}
 	out := make([]attemptResponse, 0, len(attempts))
@@ -284,13 +154,6 @@ func (a *App) handleWebhooksDeliveries(w http.ResponseWriter, r *http.Request, p
 			DeadLettered: at.DeadLettered})
 	}
 	writeJSON(w, r, http.StatusOK, out)
-}
-
-func webhookError(err error, id string) error {
-	if errors.Is(err, queue.ErrNotFound) {
-		return apierr.NotFound{Kind: "webhook", ID: id}
-	}
-	return err
 }
 
 // DLQ
@@ -313,98 +176,23 @@ type dlqListResponse struct {
 	Messages       []dlqMessage `json:"messages"`
 }
 
-type dlqEventIDs struct {
-	EventIDs []string `json:"eventIds"`
-}
-
-// parseDLQFilter reads eventType, startDate and endDate (RFC 3339, or a
-// date: startDate from its first instant, endDate to its last) and limit,
-// and for a list (paged) its cursor.
-func parseDLQFilter(r *http.Request, paged bool) (queue.DLQFilter, error) {
+// dlqQuery is the DLQ query of r, as written.
+func dlqQuery(r *http.Request) webhook.DLQQuery {
 	q := r.URL.Query()
-	f := queue.DLQFilter{EventType: q.Get("eventType")}
-	var probs apierr.Problems
-	if f.EventType != "" && !event.IsSubscribable(f.EventType) {
-		probs.Add(apierr.DetailInvalidValue, "query.eventType", "must be one of "+strings.Join(event.Subscribable, ", "))
-	}
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-		end  bool
-	}{{"startDate", &f.Start, false}, {"endDate", &f.End, true}} {
-		s := q.Get(p.name)
-		if s == "" {
-			continue
-		}
-		t, err := parseDate(s, p.end)
-		if err != nil {
-			probs.Add(apierr.DetailInvalidValue, "query."+p.name, "must be an ISO 8601 date (2026-11-20) or date-time (2026-11-20T10:15:30Z)")
-			continue
-		}
-		*p.dst = t
-	}
-	if !f.Start.IsZero() && !f.End.IsZero() && f.End.Before(f.Start) {
-		probs.Add(apierr.DetailInvalidValue, "query.endDate", "must not be before startDate")
-	}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxPageLimit {
-			probs.Add(apierr.DetailInvalidValue, "query.limit", fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit))
-		} else {
-			f.Limit = n
-		}
-	}
-	if s := q.Get("cursor"); paged && s != "" {
-		c, err := queue.ParseDLQCursor(s)
-		if err != nil {
-			probs.Add(apierr.DetailInvalidValue, "query.cursor", "must be the X-Next-Cursor of a page of this list")
-		} else {
-			f.After = &c
-		}
-	}
-	return f, probs.Err()
-}
-
-// parseDate reads an RFC 3339 date-time or a date. An end bound covers the
-// whole last unit written: the whole day of a date, the whole millisecond of
-// a date-time (the resolution times are shown in), so an endDate copied from
-// a listing includes that entry.
-func parseDate(s string, end bool) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		if end && t.Nanosecond()%int(time.Millisecond) == 0 {
-			t = t.Add(time.Millisecond - time.Nanosecond)
-		}
-		return t, nil
-	}
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if end {
-		t = t.Add(24*time.Hour - time.Nanosecond)
-	}
-	return t, nil
+	return webhook.DLQQuery{EventType: q.Get("eventType"), StartDate: q.Get("startDate"), EndDate: q.Get("endDate"),
+		Limit: q.Get("limit"), Cursor: q.Get("cursor")}
 }
 
 // handleDLQList answers one page of the DLQ. Its cursor is a position in
 // the list order (queue.DLQCursor), so the next page starts where this one
 // ended, with the same filters (setNextPage keeps the query).
 func (a *App) handleDLQList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	f, err := parseDLQFilter(r, true)
+	f, err := dlqQuery(r).ListFilter()
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if f.Limit == 0 {
-		f.Limit = defaultPageLimit
-	}
-	var dls []queue.DeadLetter
-	var more bool
-	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
-		var err error
-		dls, more, err = queue.FindDeadLetterPage(tx.Tx, event.Scope(tenantFrom(r.Context())), f)
-		return err
-	})
+	dls, more, err := a.webhooks.DeadLetters(r.Context(), tenantFrom(r.Context()), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -428,74 +216,79 @@ func (a *App) handleDLQList(w http.ResponseWriter, r *http.Request, _ httprouter
 	writeJSON(w, r, http.StatusOK, out)
 }
 
-// dlqAction runs a replay or acknowledgement in one transaction and answers
-// with the count in a header: 404 when it applied to nothing and a single
-// event was named.
-func (a *App) dlqAction(w http.ResponseWriter, r *http.Request, f queue.DLQFilter, single bool, replay bool) {
-	header, status := "X-Acknowledged-Count", http.StatusNoContent
-	if replay {
-		header, status = "X-Replayed-Count", http.StatusOK
-	}
-	t := tenantFrom(r.Context())
-	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		var n int
-		var err error
-		if replay {
-			n, err = queue.ReplayDeadLetters(tx.Tx, event.Scope(t), f, tx.Now())
-		} else {
-			n, err = queue.AckDeadLetters(tx.Tx, event.Scope(t), f)
-		}
-		if err != nil {
-			return reply{}, err
-		}
-		if n == 0 && single {
-			return reply{}, apierr.NotFound{Kind: "dead-lettered event", ID: f.EventIDs[0]}
-		}
-		return reply{status: status, header: http.Header{header: {strconv.Itoa(n)}}}, nil
-	})
+// replayed answers a replay of n DLQ entries; acknowledged an
+// acknowledgement.
+func replayed(n int) reply {
+	return reply{status: http.StatusOK, header: http.Header{"X-Replayed-Count": {strconv.Itoa(n)}}}
+}
+
+func acknowledged(n int) reply {
+	return reply{status: http.StatusNoContent, header: http.Header{"X-Acknowledged-Count": {strconv.Itoa(n)}}}
 }
 
 func (a *App) handleDLQReplay(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.dlqAction(w, r, queue.DLQFilter{EventIDs: []string{ps.ByName("eventId")}}, true, true)
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		n, err := a.webhooks.ReplayEvent(tx, t, ps.ByName("eventId"))
+		if err != nil {
+			return reply{}, err
+		}
+		return replayed(n), nil
+	})
 }
 
 // handleDLQReplayBulk replays by the query's filters, or by the body's
 // eventIds when given; with neither, everything.
 func (a *App) handleDLQReplayBulk(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	f, err := parseDLQFilter(r, false)
+	f, err := dlqQuery(r).BulkFilter()
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	ids, err := optionalEventIDs(r)
-	if err != nil {
+	if f.EventIDs, err = optionalEventIDs(r); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	f.EventIDs = ids
-	a.dlqAction(w, r, f, false, true)
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		n, err := a.webhooks.Replay(tx, t, f)
+		if err != nil {
+			return reply{}, err
+		}
+		return replayed(n), nil
+	})
 }
 
 func (a *App) handleDLQAck(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.dlqAction(w, r, queue.DLQFilter{EventIDs: []string{ps.ByName("eventId")}}, true, false)
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		n, err := a.webhooks.AcknowledgeEvent(tx, t, ps.ByName("eventId"))
+		if err != nil {
+			return reply{}, err
+		}
+		return acknowledged(n), nil
+	})
 }
 
 func (a *App) handleDLQAckBulk(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	var req dlqEventIDs
+	var req webhook.EventIDsRequest
 	decoded, err := decodeJSON(r, &req)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	var probs apierr.Problems
-	if len(req.EventIDs) == 0 {
-		probs.Add(apierr.DetailRequired, "eventIds", "must list at least one eventId")
-	}
-	if err := mergeProblems(decoded, probs.Err()); err != nil {
+	if err := mergeProblems(decoded, req.Validate()); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	a.dlqAction(w, r, queue.DLQFilter{EventIDs: req.EventIDs}, false, false)
+	t := tenantFrom(r.Context())
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		n, err := a.webhooks.Acknowledge(tx, t, queue.DLQFilter{EventIDs: req.EventIDs})
+		if err != nil {
+			return reply{}, err
+		}
+		return acknowledged(n), nil
+	})
 }
 
 // optionalEventIDs reads {"eventIds": [...]} when a body was sent.
@@ -503,7 +296,7 @@ func optionalEventIDs(r *http.Request) ([]string, error) {
 	if r.ContentLength == 0 {
 		return nil, nil
 	}
-	var req dlqEventIDs
+	var req webhook.EventIDsRequest
 	decoded, err := decodeJSON(r, &req)
 	if err != nil {
 		return nil, err

@@ -14,28 +14,9 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/storage"
 )
-
-func TestCanonicalTarget(t *testing.T) {
-	for _, tc := range []struct{ a, b string }{
-		{"https://Hooks.Example.com/x", "https://hooks.example.com/x"},
-		{"https://hooks.example.com:443/x", "https://hooks.example.com/x"},
-		{"https://[::1]:443/x", "https://[::1]/x"},
-	} {
-		if canonicalTarget(tc.a) != canonicalTarget(tc.b) {
-			t.Errorf("canonicalTarget(%s) = %s, want it equal to canonicalTarget(%s) = %s", tc.a, canonicalTarget(tc.a), tc.b, canonicalTarget(tc.b))
-		}
-	}
-	for _, tc := range []struct{ a, b string }{
-		{"https://hooks.example.com/X", "https://hooks.example.com/x"},
-		{"https://hooks.example.com:8443/x", "https://hooks.example.com/x"},
-	} {
-		if canonicalTarget(tc.a) == canonicalTarget(tc.b) {
-			t.Errorf("canonicalTarget(%s) == canonicalTarget(%s), want them different", tc.a, tc.b)
-		}
-	}
-}
 
 // A registration or rotation whose answer was lost is retried with the same
 // Idempotency-Key: the replay is the first answer whole, secret included,
@@ -202,7 +183,7 @@ func TestDLQList_Pages(t *testing.T) {
 		limit       int
 		keep        func(queue.DeadLetter) bool
 	}{
-		{"Default", "", defaultPageLimit, func(queue.DeadLetter) bool { return true }},
+		{"Default", "", webhook.DefaultDLQLimit, func(queue.DeadLetter) bool { return true }},
 		{"Limit1000", "?limit=1000", 1000, func(queue.DeadLetter) bool { return true }},
 		{"Limit7", "?limit=7", 7, func(queue.DeadLetter) bool { return true }},
 		{"Filtered", "?eventType=polygon.verified&startDate=" + url.QueryEscape(storage.FormatTime(testStart.Add(10*time.Second))) +

@@ -43,3 +43,27 @@ func Optional(s string) *string {
 	}
 	return &s
 }
+
+// ParseTimeBound reads one end of an inclusive time range, as the API's
+// filters and periods take them: an RFC 3339 date-time or a date. A start
+// (end false) is the instant written, or the first of the date; an end
+// covers the whole last unit written: the whole day of a date, the whole
+// millisecond of a date-time (the resolution of TimeFormat), so an end
+// copied from a document that shows a time includes that time. It returns
+// an error when s is neither.
+func ParseTimeBound(s string, end bool) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		if end && t.Nanosecond()%int(time.Millisecond) == 0 {
+			t = t.Add(time.Millisecond - time.Nanosecond)
+		}
+		return t, nil
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if end {
+		t = t.Add(24*time.Hour - time.Nanosecond)
+	}
+	return t, nil
+}
