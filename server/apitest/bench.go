@@ -111,6 +111,20 @@ func (b *Bench) WaitJob(tb testing.TB, t storage.Tenant, id string) *storage.Job
 	}
 }
 
+// WaitPublished waits until at least n commits have published events. A
+// commit's state is visible to readers a moment before its after-commit
+// callbacks (which count here) have run, so a test that saw a job end
+// waits for its events this way.
+func (b *Bench) WaitPublished(tb testing.TB, n int32) int32 {
+	tb.Helper()
+	for {
+		if got := b.Published.Load(); got >= n {
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Update runs fn in a write transaction and fails the test on error.
 func (b *Bench) Update(tb testing.TB, fn func(tx *storage.Tx) error) {
 	tb.Helper()

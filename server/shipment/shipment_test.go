@@ -50,14 +50,15 @@ func TestService_Link(t *testing.T) {
 	}
 	b.RunJobs(t)
 	job := b.WaitJob(t, tenant, l.JobID)
+	published := b.WaitPublished(t, 1)
 	got, err := s.Find(context.Background(), tenant, "SHP-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if job.Status != storage.JobCompleted || got.Status != storage.LinkLinked || got.LedgerIndex == nil ||
-		got.TransactionHash == "" || got.TreeSize != 1 || len(job.LedgerIndexes) != 1 || b.Published.Load() != 1 {
+		got.TransactionHash == "" || got.TreeSize != 1 || len(job.LedgerIndexes) != 1 || published != 1 {
 		t.Errorf("after the job: job %+v, link %+v, %d publishing commits; want it LINKED under a checkpoint and shipment.linked fired",
-			job, got, b.Published.Load())
+			job, got, published)
 	}
 
 	for _, tc := range []struct {

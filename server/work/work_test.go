@@ -125,7 +125,7 @@ func TestQueue_Fail(t *testing.T) {
 // the event holds is checked end to end by the server's tests.)
 func wantJobFailedEvent(t *testing.T, b *apitest.Bench, jobID, code string) {
 	t.Helper()
-	if n := b.Published.Load(); n != 1 {
+	if n := b.WaitPublished(t, 1); n != 1 {
 		t.Errorf("job %s failed with %s: %d commits published events, want 1 (job.failed)", jobID, code, n)
 	}
 }
