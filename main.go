@@ -20,6 +20,7 @@ import (
 	"github.com/eudr/eudr/server"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -267,7 +268,7 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	lr := server.LayerRequest{Name: *name, Kind: *kind, Version: *ver, Source: *source, RasterField: "--raster"}
+	lr := layer.Request{Name: *name, Kind: *kind, Version: *ver, Source: *source, RasterField: "--raster"}
 	if *rasterDir != "" {
 		// Tiles stay where they are: the store records the folder.
 		if lr.RasterDir, err = filepath.Abs(*rasterDir); err != nil {
@@ -286,7 +287,7 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer app.Close()
-	l, err := app.ImportLayer(ctx, lr)
+	l, err := app.Layers().Import(ctx, lr)
 	var se *apierr.Error
 	if errors.As(err, &se) && len(se.Details) > 0 {
 		var b strings.Builder

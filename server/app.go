@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,6 +27,7 @@ import (
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
@@ -69,13 +69,7 @@ type App struct {
 
 	shipments *shipment.Service
 	webhooks  *webhook.Service
-
-	// sandboxIndex holds the sandbox fixture layers, built once;
-	// prodIndex the imported layers, rebuilt after each import.
-	sandboxIndex *geo.Index
-	prodIndex    atomic.Pointer[geo.Index]
-	// tiles reads the tiles of raster layers.
-	tiles *tileFiles
+	layers    *layer.Service
 
 	// benchmark is the country benchmark batches are assessed with.
 	benchmark *risk.Benchmark
@@ -129,14 +123,14 @@ func New(cfg *Config, opts Options) (*App, error) {
 		db.Close()
 		return nil, fmt.Errorf("risk.country_benchmark_file: %w", err)
 	}
-	a.sandboxIndex = geo.NewIndex(geo.SandboxLayers()...)
-	a.tiles = newTileFiles(int64(cfg.Layers.RasterCacheMB)<<20, maxOpenTiles)
+	a.layers = layer.New(layer.Options{DB: db, Logger: a.log, RasterRoot: cfg.Layers.rasterRoot(cfg.DataDir),
+		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
 	a.screenSlot = make(chan struct{}, 1)
 	if err := a.openEUSystem(); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := a.loadLayers(context.Background()); err != nil {
+	if err := a.layers.Load(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -157,7 +151,7 @@ func (a *App) Handler(env storage.Environment) http.Handler { return a.handlers[
 // Close flushes key usage and closes the store. Run calls it on return.
 func (a *App) Close() error {
 	err := a.usage.flush(context.Background(), a.db)
-	a.tiles.closeAll()
+	a.layers.CloseTiles()
 	return errors.Join(err, a.db.Close())
 }
 
@@ -323,6 +317,9 @@ func (a *App) startQueues() error {
 		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
 	return nil
 }
+
+// indexFor is the reference index screening uses in env.
+func (a *App) indexFor(env storage.Environment) *geo.Index { return a.layers.Index(env) }
 
 func (a *App) listenConfig(env storage.Environment) ListenConfig {
 	if env == storage.Sandbox {

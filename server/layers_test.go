@@ -58,7 +58,7 @@ func TestLayers_ImportAndList(t *testing.T) {
 	}
 
 	// Rebuilding from the store (as New does) indexes the layer again.
-	if err := ta.App.loadLayers(t.Context()); err != nil {
+	if err := ta.layers.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	res, err := ta.indexFor(storage.Production).Screen(geo.Geometry{Type: geo.TypePolygon,

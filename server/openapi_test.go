@@ -42,6 +42,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
@@ -676,7 +677,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{sandboxEventResponse{}, "SandboxEventResponse", true},
 			{sandboxJobRequest{}, "SandboxJobRequest", false},
 			{jobAcceptedResponse{}, "JobAccepted", true},
-			{layerImportRequest{}, "LayerImportRequest", false},
+			{layer.ImportRequest{}, "LayerImportRequest", false},
 			{layerResponse{}, "Layer", true},
 			{coverageSummary{}, "LayerCoverage", true},
 			{polygonsAcceptedResponse{}, "PolygonsAccepted", true},

@@ -113,7 +113,7 @@ func TestRasterLayers_Import(t *testing.T) {
 	}
 
 	// Restarting indexes it again from the store.
-	if err := ta.App.loadLayers(t.Context()); err != nil {
+	if err := ta.layers.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if r := ta.indexFor(storage.Production).Rasters(); len(r) != 1 || r[0].SHA256 != l.SHA256 {
@@ -271,7 +271,7 @@ func TestRasterLayers_Screening(t *testing.T) {
 	}
 	f.Write([]byte("appended"))
 	f.Close()
-	ta.tiles.closeAll()
+	ta.layers.CloseTiles()
 	acc, w = ta.postPolygonsOn(storage.Production, key, "pol-2", collection(features[0]))
 	if w.Code != http.StatusAccepted {
 		t.Fatalf("POST /polygons: %d %s", w.Code, w.Body)
@@ -303,54 +303,6 @@ func (ta *testApp) evidence(env storage.Environment, key, id string) evidenceDoc
 		ta.tb.Fatal(err)
 	}
 	return ev
-}
-
-// tileFiles keeps at most maxOpen tiles open, closing the least recently
-// used idle one, and never one being read.
-func TestTileFiles_Evicts(t *testing.T) {
-	dir := t.TempDir()
-	var want []storage.RasterTile
-	for i := range 3 {
-		o := geotifftest.Options{Compression: geotiff.CompressionLZW, West: float64(i), North: 0, DX: testTilePx, DY: testTilePx}
-		p := filepath.Join(dir, fmt.Sprintf("t%d.tif", i))
-		if err := os.WriteFile(p, geotifftest.MustEncode(t, 16, 16, lossPixel, o), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rt, err := readTileHeader(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, rt)
-	}
-	tf := newTileFiles(1<<20, 2)
-	defer tf.closeAll()
-	held, err := tf.acquire(filepath.Join(dir, "t0.tif"), want[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, i := range []int{1, 2, 1, 2} {
-		r := &tileReader{files: tf, path: filepath.Join(dir, want[i].Name), want: want[i]}
-		px := make([]uint8, 4)
-		if err := r.ReadWindow(t.Context(), geotiff.Window{Col: 0, Row: 0, Width: 2, Height: 2}, px); err != nil {
-			t.Fatalf("read t%d: %v", i, err)
-		}
-		if n := len(tf.open); n > 2 || tf.open[held.path] == nil {
-			t.Fatalf("after reading t%d: %d open, t0 (in use) open: %v", i, n, tf.open[held.path] != nil)
-		}
-	}
-	px := make([]uint8, 1)
-	if err := held.f.ReadWindow(t.Context(), geotiff.Window{Width: 1, Height: 1}, px); err != nil {
-		t.Errorf("the tile in use was closed under its reader: %v", err)
-	}
-	tf.release(held)
-	// Idle now, and the least recently used: the next tile opened closes it.
-	r := &tileReader{files: tf, path: filepath.Join(dir, want[1].Name), want: want[1]}
-	if err := r.ReadWindow(t.Context(), geotiff.Window{Width: 1, Height: 1}, px); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := tf.open[held.path]; ok || len(tf.open) > 2 {
-		t.Errorf("after release and another read: t0 open %v, %d open; want it closed, at most 2", ok, len(tf.open))
-	}
 }
 
 // A layer deleted is no longer screened against: the way out for a
