@@ -28,6 +28,7 @@ import (
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
@@ -70,6 +71,7 @@ type App struct {
 	shipments *shipment.Service
 	webhooks  *webhook.Service
 	layers    *layer.Service
+	polygons  *polygon.Service
 
 	// benchmark is the country benchmark batches are assessed with.
 	benchmark *risk.Benchmark
@@ -80,10 +82,6 @@ type App struct {
 	// simulator in the sandbox. sealer seals their credentials.
 	euClients map[storage.Environment]euis.Client
 	sealer    *sealer
-
-	// screenSlot lets one polygon job screen at a time: each uses every
-	// CPU already, and jobs side by side would only add up their memory.
-	screenSlot chan struct{}
 
 	handlers map[storage.Environment]http.Handler
 }
@@ -125,7 +123,6 @@ func New(cfg *Config, opts Options) (*App, error) {
 	}
 	a.layers = layer.New(layer.Options{DB: db, Logger: a.log, RasterRoot: cfg.Layers.rasterRoot(cfg.DataDir),
 		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
-	a.screenSlot = make(chan struct{}, 1)
 	if err := a.openEUSystem(); err != nil {
 		db.Close()
 		return nil, err
@@ -306,7 +303,6 @@ func (a *App) startQueues() error {
 		Logger:       a.log.With().Str("component", "jobs").Logger(),
 	})
 	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
-	a.jobs.Handle(work.PolygonIngestion, a.runPolygonJob)
 	a.jobs.Handle(work.BatchRiskAssessment, a.runBatchJob)
 	a.jobs.Handle(work.ArchiveReport, a.runArchiveJob)
 	a.jobs.Handle(work.DDSSubmission, a.runDDSJob)
@@ -315,6 +311,8 @@ func (a *App) startQueues() error {
 	a.webhooks = webhook.New(webhook.Options{DB: a.db, AllowPrivateTargets: map[storage.Environment]bool{
 		storage.Production: a.cfg.Webhooks.AllowPrivateTargets, storage.Sandbox: a.cfg.Webhooks.SandboxAllowPrivateTargets},
 		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
+	a.polygons = polygon.New(polygon.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger, Logger: a.log,
+		Index: a.indexFor, Rules: a.cfg.Risk.rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now})
 	return nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -17,7 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/rs/zerolog"
 
-	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -116,79 +114,9 @@ func BenchmarkRateLimiter_Take(b *testing.B) {
 	}
 }
 
-// The polygon benchmarks use realistic plots and a realistic reference
-// layer over one region: 2 by 2 degrees of cocoa land in Cote d'Ivoire.
-// The load run (load_polygons_test.go) generates the same shapes.
-var benchRegion = [4]float64{-7.5, 5.5, -5.5, 7.5} // lon min, lat min, lon max, lat max
-
-// benchRing is a closed, simple, counter-clockwise ring of n corners around
-// (lon, lat) enclosing about ha hectares, with coordinates rounded to 6
-// decimals: a star-shaped outline whose radius wanders smoothly, as a
-// surveyed boundary does. Corners advance in angle by at least 0.7 of a
-// step, so no two sides cross, before or after rounding.
-func benchRing(r *rand.Rand, lon, lat, ha float64, n int) geo.Ring {
-	radius := math.Sqrt(ha*1e4/math.Pi) / 111_320 // degrees of latitude
-	kx := 1 / math.Cos(lat*math.Pi/180)
-	p1, p2 := 2*math.Pi*r.Float64(), 2*math.Pi*r.Float64()
-	round6 := func(v float64) float64 { return math.Round(v*1e6) / 1e6 }
-	ring := make(geo.Ring, 0, n+1)
-	for k := range n {
-		a := 2 * math.Pi * (float64(k) + 0.3*r.Float64()) / float64(n)
-		rad := radius * (1 + 0.12*math.Sin(3*a+p1) + 0.06*math.Sin(5*a+p2) + 0.02*r.Float64())
-		ring = append(ring, geo.Position{round6(lon + kx*rad*math.Cos(a)), round6(lat + rad*math.Sin(a))})
-	}
-	return append(ring, ring[0])
-}
-
-// benchPlots is a POST /polygons body of n plots of 20-200 corners and
-// 0.5-50 ha (log-uniform), spread over benchRegion, with their commodity,
-// producer country and external ID. 10,000 plots are about 25 MB.
-func benchPlots(n int) []byte {
-	r := rand.New(rand.NewPCG(2020, 12_31))
-	commodities := geo.Commodities()
-	var b bytes.Buffer
-	b.WriteString(`{"type":"FeatureCollection","features":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(",\n")
-		}
-		lon := benchRegion[0] + 0.01 + r.Float64()*(benchRegion[2]-benchRegion[0]-0.02)
-		lat := benchRegion[1] + 0.01 + r.Float64()*(benchRegion[3]-benchRegion[1]-0.02)
-		ring := benchRing(r, lon, lat, 0.5*math.Pow(100, r.Float64()), 20+r.IntN(181))
-		b.WriteString(`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[`)
-		for k, p := range ring {
-			if k > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "[%.6f,%.6f]", p[0], p[1])
-		}
-		fmt.Fprintf(&b, `]]},"properties":{"commodity":%q,"producerCountry":"CI","externalId":"plot-%06d"}}`,
-			commodities[i%len(commodities)], i)
-	}
-	b.WriteString("]}")
-	return b.Bytes()
-}
-
-var benchPlots10k = sync.OnceValue(func() []byte { return benchPlots(10_000) })
-
-// benchIndex is a production index of one deforestation layer of 100,000
-// polygons of 8-40 corners and 1-20 ha (log-uniform) over benchRegion,
-// with a coverage polygon holding the region: about 40% of the plots of
-// benchPlots overlap some of it (HIGH_RISK), the rest are COMPLIANT.
-var benchIndex = sync.OnceValue(func() *geo.Index {
-	r := rand.New(rand.NewPCG(2021, 1))
-	feats := make([]geo.LayerFeature, 100_000)
-	for i := range feats {
-		lon := benchRegion[0] + r.Float64()*(benchRegion[2]-benchRegion[0])
-		lat := benchRegion[1] + r.Float64()*(benchRegion[3]-benchRegion[1])
-		feats[i] = geo.LayerFeature{ID: fmt.Sprintf("loss-%06d", i),
-			Polygons: []geo.Polygon{{benchRing(r, lon, lat, math.Pow(20, r.Float64()), 8+r.IntN(33))}}}
-	}
-	b := benchRegion
-	coverage := geo.Polygon{{{b[0] - 1, b[1] - 1}, {b[2] + 1, b[1] - 1}, {b[2] + 1, b[3] + 1}, {b[0] - 1, b[3] + 1}, {b[0] - 1, b[1] - 1}}}
-	return geo.NewIndex(&geo.Layer{ID: "lyr_bench", Name: "bench loss", Kind: geo.DeforestationAfterCutoff,
-		Version: "1", Source: "bench", Coverage: []geo.Polygon{coverage}, Features: feats})
-})
+// benchPlots10k is a POST /polygons body of 10,000 realistic plots, about
+// 25 MB.
+var benchPlots10k = sync.OnceValue(func() []byte { return apitest.Plots(10_000) })
 
 // BenchmarkPolygonsCreate10k is POST /polygons of 10,000 realistic plots
 // through the full chain: key, rate limit, Idempotency-Key (fingerprint of
@@ -215,45 +143,4 @@ func BenchmarkPolygonsCreate10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(10_000*n)/b.Elapsed().Seconds(), "features/s")
-}
-
-// BenchmarkScreenChunk screens one job chunk (200 realistic plots, on
-// every CPU as a job does) against the 100,000-polygon index: screening,
-// evidence and results, not the transaction that records them. Each
-// iteration takes the next chunk of the 10,000 plots: -benchtime=50x
-// screens each once. The issue's target is at least 2,000 features/s.
-func BenchmarkScreenChunk(b *testing.B) {
-	ix := benchIndex()
-	feats, err := geo.ParseFeatureCollection(benchPlots10k(), geo.ParseOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := screening{ix: ix, layers: ix.Layers(), rules: geo.DefaultRules(), appVersion: "bench",
-		log: func(index int, cause any) { b.Errorf("feature %d: panic %v", index, cause) }}
-	now := time.Now()
-	// Every plot is valid and covered, and some overlap the layer.
-	var highRisk int
-	for _, o := range s.screenAll(context.Background(), "job_bench", feats[:screenChunk], now) {
-		switch o.polygon.Status {
-		case geo.StatusFailed:
-			b.Fatalf("feature %d: FAILED %s: %s", o.polygon.FeatureIndex, o.polygon.FailureReason, o.polygon.FailureDetail)
-		case geo.StatusHighRisk:
-			highRisk++
-		}
-	}
-	if highRisk == 0 {
-		b.Fatal("no plot of the first chunk overlaps the layer")
-	}
-	b.ReportAllocs()
-	runtime.GC()
-	n := 0
-	for b.Loop() {
-		start := (n * screenChunk) % len(feats)
-		n++
-		out := s.screenAll(context.Background(), "job_bench", feats[start:start+screenChunk], now)
-		if out[len(out)-1].polygon == nil {
-			b.Fatal("chunk not screened")
-		}
-	}
-	b.ReportMetric(float64(screenChunk*n)/b.Elapsed().Seconds(), "features/s")
 }

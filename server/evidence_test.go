@@ -17,6 +17,7 @@ import (
 
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -125,7 +126,7 @@ func TestEvidence_Verify(t *testing.T) {
 	_, key := ta.newKey(storage.Sandbox)
 	ta.runQueues()
 	job := screenFixtures(t, ta, key)
-	var results []featureResult
+	var results []polygon.Result
 	if err := json.Unmarshal(job.Results, &results); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/eudr/eudr/geo/geotiff/geotifftest"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -40,10 +41,10 @@ func TestOpenAPI_RasterLayers(t *testing.T) {
 			{reflect.TypeFor[layer.ImportRaster](), "LayerImportRaster", false},
 			{reflect.TypeFor[rasterSummary](), "LayerRaster", true},
 			{reflect.TypeFor[storage.RasterTile](), "RasterTile", true},
-			{reflect.TypeFor[evidenceRaster](), "PolygonEvidenceRaster", true},
-			{reflect.TypeFor[evidenceValue](), "PolygonEvidenceRasterValue", true},
-			{reflect.TypeFor[evidenceYear](), "PolygonEvidenceLossYear", true},
-			{reflect.TypeFor[evidenceLoss](), "PolygonEvidenceLoss", true},
+			{reflect.TypeFor[polygon.EvidenceRaster](), "PolygonEvidenceRaster", true},
+			{reflect.TypeFor[polygon.EvidenceValue](), "PolygonEvidenceRasterValue", true},
+			{reflect.TypeFor[polygon.EvidenceYear](), "PolygonEvidenceLossYear", true},
+			{reflect.TypeFor[polygon.EvidenceLoss](), "PolygonEvidenceLoss", true},
 		} {
 			t.Run(c.schema, func(t *testing.T) { oaCheckStruct(t, doc, c.typ, c.schema, c.response) })
 		}

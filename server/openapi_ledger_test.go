@@ -25,6 +25,7 @@ import (
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -493,8 +494,8 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	}
 	an = post("", served, rw, 200)
 	if an.body["valid"] != true || num(an.body["ledgerIndex"]) != lm.Index || num(an.body["treeSize"]) != size ||
-		an.body["evidenceSha256"] != hex.EncodeToString(sum[:]) || !reflect.DeepEqual(an.body["steps"], oaAnys(verifyStepDocument,
-		verifyStepEntry, verifyStepInclusion, verifyStepCheckpoint, verifyStepLog)) {
+		an.body["evidenceSha256"] != hex.EncodeToString(sum[:]) || !reflect.DeepEqual(an.body["steps"], oaAnys(polygon.StepDocument,
+		polygon.StepEntry, polygon.StepInclusion, polygon.StepCheckpoint, polygon.StepLog)) {
 		t.Errorf("verify: %v", oaShort(an.body))
 	}
 	// Re-encoded with its members in another order; and a copy read
@@ -513,14 +514,14 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 		name, step, field string
 		edit              func(doc, l map[string]any)
 	}{
-		{"verdict changed", verifyStepDocument, "body", func(doc, _ map[string]any) { doc["eudrStatus"] = geo.StatusHighRisk }},
-		{"member added", verifyStepDocument, "body", func(doc, _ map[string]any) { doc["note"] = "ok" }},
-		{"data not base64", verifyStepEntry, "ledger.data", func(_, l map[string]any) { l["data"] = "!!" }},
-		{"transaction hash changed", verifyStepEntry, "ledger.transactionHash", func(_, l map[string]any) { l["transactionHash"] = strings.Repeat("0", 64) }},
-		{"root not hex", verifyStepInclusion, "ledger.rootHash", func(_, l map[string]any) { l["rootHash"] = "root" }},
-		{"proof not hex", verifyStepInclusion, "ledger.proof[0]", func(_, l map[string]any) { oaList(l["proof"])[0] = "x" }},
-		{"proof changed", verifyStepInclusion, "ledger.proof", func(_, l map[string]any) { oaList(l["proof"])[0] = strings.Repeat("0", 64) }},
-		{"checkpoint signed by another key", verifyStepCheckpoint, "ledger.checkpoint", func(_, l map[string]any) {
+		{"verdict changed", polygon.StepDocument, "body", func(doc, _ map[string]any) { doc["eudrStatus"] = geo.StatusHighRisk }},
+		{"member added", polygon.StepDocument, "body", func(doc, _ map[string]any) { doc["note"] = "ok" }},
+		{"data not base64", polygon.StepEntry, "ledger.data", func(_, l map[string]any) { l["data"] = "!!" }},
+		{"transaction hash changed", polygon.StepEntry, "ledger.transactionHash", func(_, l map[string]any) { l["transactionHash"] = strings.Repeat("0", 64) }},
+		{"root not hex", polygon.StepInclusion, "ledger.rootHash", func(_, l map[string]any) { l["rootHash"] = "root" }},
+		{"proof not hex", polygon.StepInclusion, "ledger.proof[0]", func(_, l map[string]any) { oaList(l["proof"])[0] = "x" }},
+		{"proof changed", polygon.StepInclusion, "ledger.proof", func(_, l map[string]any) { oaList(l["proof"])[0] = strings.Repeat("0", 64) }},
+		{"checkpoint signed by another key", polygon.StepCheckpoint, "ledger.checkpoint", func(_, l map[string]any) {
 			body, _, _ := strings.Cut(fmt.Sprint(l["checkpoint"]), "\n\n")
 			msg, _ := note.Sign(&note.Note{Text: body + "\n"}, otherSigner)
 			l["checkpoint"] = string(msg)
@@ -537,7 +538,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	}
 	// Evidence of the sandbox is not of production's log.
 	an = post(storage.Production, served, live, 422)
-	if d := firstDetail(an); d["field"] != "ledger.checkpoint" || !strings.HasPrefix(fmt.Sprint(d["issue"]), verifyStepCheckpoint+": ") {
+	if d := firstDetail(an); d["field"] != "ledger.checkpoint" || !strings.HasPrefix(fmt.Sprint(d["issue"]), polygon.StepCheckpoint+": ") {
 		t.Errorf("sandbox evidence verified on production: %s", an.rec.Body)
 	}
 

@@ -43,6 +43,7 @@ import (
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
@@ -599,10 +600,10 @@ const oaSandboxServer = "http://127.0.0.1:8081"
 // that they do).
 type (
 	// oaServedEvidence is the answer of GET /polygons/{polygonId}/evidence:
-	// the stored evidenceDocument with the "ledger" member withLedger
+	// the stored polygon.Evidence with the "ledger" member anchor.WithProof
 	// appends.
 	oaServedEvidence struct {
-		evidenceDocument
+		polygon.Evidence
 		Ledger *anchor.DocumentLedger `json:"ledger"`
 	}
 	// oaScreeningEntry and oaShipmentEntry are ledger entries as stored:
@@ -683,13 +684,14 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{polygonsAcceptedResponse{}, "PolygonsAccepted", true},
 			{polygonResponse{}, "Polygon", true},
 			{riskBody{}, "PolygonRisk", true},
+			{polygon.Risk{}, "PolygonRisk", true},
 			{polygonStatusResponse{}, "PolygonStatus", true},
 			{oaServedEvidence{}, "PolygonEvidence", true},
 			{anchor.DocumentLedger{}, "PolygonEvidenceLedger", true},
-			{evidenceRules{}, "PolygonEvidenceRules", true},
-			{evidenceLayer{}, "PolygonEvidenceLayer", true},
-			{evidenceOverlap{}, "PolygonEvidenceOverlap", true},
-			{featureResult{}, "PolygonJobResult", true},
+			{polygon.EvidenceRules{}, "PolygonEvidenceRules", true},
+			{polygon.EvidenceLayer{}, "PolygonEvidenceLayer", true},
+			{polygon.EvidenceOverlap{}, "PolygonEvidenceOverlap", true},
+			{polygon.Result{}, "PolygonJobResult", true},
 			{event.PolygonVerifiedData{}, "PolygonVerifiedData", true},
 			{event.PolygonFailedData{}, "PolygonFailedData", true},
 			{batchRequest{}, "BatchRequest", false},
@@ -755,7 +757,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		// for member: the evidence with its ledger member, the entries
 		// with prev.
 		reason := geo.ReasonSelfIntersection
-		evidence, err := ledger.CanonicalJSON(evidenceDocument{FailureReason: &reason, Layers: []evidenceLayer{}, Overlaps: []evidenceOverlap{}})
+		evidence, err := ledger.CanonicalJSON(polygon.Evidence{FailureReason: &reason, Layers: []polygon.EvidenceLayer{}, Overlaps: []polygon.EvidenceOverlap{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -880,8 +882,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/Job/allOf/2/if/properties/type/const", work.ShipmentLink},
 			{"/components/schemas/LedgerEntryPolygonScreened/properties/type/const", anchor.EntryPolygonScreened},
 			{"/components/schemas/LedgerEntryShipmentLinked/properties/type/const", anchor.EntryShipmentLinked},
-			{"/components/schemas/EvidenceVerification/properties/steps/items/enum", oaAnys(verifyStepDocument, verifyStepEntry,
-				verifyStepInclusion, verifyStepCheckpoint, verifyStepLog)},
+			{"/components/schemas/EvidenceVerification/properties/steps/items/enum", oaAnys(polygon.StepDocument, polygon.StepEntry,
+				polygon.StepInclusion, polygon.StepCheckpoint, polygon.StepLog)},
 			{"/components/schemas/LedgerEntry/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryData"},
 			{"/components/schemas/PolygonEvidenceLedger/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryPolygonScreened"},
 			{"/components/schemas/DdsStatus/enum", oaAnys(storage.DDSDraft, storage.DDSSubmitted, storage.DDSValidated, storage.DDSRejected, storage.DDSRevoked)},

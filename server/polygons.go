@@ -1,19 +1,14 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/eudr/eudr/geo"
-	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
-	"github.com/eudr/eudr/server/work"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -25,9 +20,9 @@ type polygonsAcceptedResponse struct {
 	FeatureCount int    `json:"featureCount"`
 }
 
-// handlePolygonsCreate validates a FeatureCollection as a whole, answering
+// handlePolygonsCreate checks a FeatureCollection as a whole, answering
 // every problem at once, and queues one polygon_ingestion job for all its
-// features. The body is kept with the job until the job ends.
+// features (polygon.Check, polygon.Submit).
 func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	if err := checkContentType(r, polygonMediaTypes...); err != nil {
 		writeError(w, r, err)
@@ -38,41 +33,19 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, readBodyError(err))
 		return
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		writeError(w, r, apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body",
-			Issue: "request body is empty; a GeoJSON FeatureCollection is required"}))
-		return
-	}
-	// Validated as a whole, counted, not kept: the job decodes the body
-	// again, a chunk at a time.
-	max, count := a.cfg.Limits.MaxFeatures, 0
-	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{MaxFeatures: max,
-		Each: func(geo.Feature) error { count++; return nil }})
+	sub, err := a.polygons.Check(body)
 	if err != nil {
-		writeError(w, r, polygonRequestError(err, max))
+		writeError(w, r, err)
 		return
 	}
 	t := tenantFrom(r.Context())
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		job, err := a.jobs.Enqueue(tx, t, work.PolygonIngestion, count, body)
+		job, err := a.polygons.Submit(tx, t, sub)
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},
-			body: polygonsAcceptedResponse{JobID: job.ID, FeatureCount: count}}, nil
+		return accepted(job.ID, polygonsAcceptedResponse{JobID: job.ID, FeatureCount: sub.FeatureCount()}), nil
 	})
-}
-
-// polygonRequestError maps what ParseFeatureCollection refused: its
-// problems to the 400 envelope, too many features to 413.
-func polygonRequestError(err error, maxFeatures int) error {
-	if errors.Is(err, geo.ErrTooManyFeatures) {
-		return &apierr.Error{Status: http.StatusRequestEntityTooLarge, Code: apierr.CodePayloadTooLarge,
-			Message: fmt.Sprintf("a request may hold at most %d features; split the collection", maxFeatures),
-			Details: []apierr.Detail{{Code: apierr.DetailInvalidValue, Field: "features",
-				Issue: fmt.Sprintf("more than %d features (limits.max_features)", maxFeatures)}}}
-	}
-	return err // geo.Problems: apierr.From lists them all
 }
 
 // polygonResponse is a polygon as GET /polygons lists it, and with its
@@ -137,38 +110,16 @@ func toPolygonResponse(p *storage.Polygon) polygonResponse {
 		FailureDetail: storage.Optional(p.FailureDetail), Risk: toRiskBody(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)}
 }
 
-// polygonFilter reads the list filters of GET /polygons, checking the
-// enumerated ones so that a misspelt value is an error, not an empty list.
-func polygonFilter(r *http.Request) (storage.PolygonFilter, error) {
+func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	page, err := parsePage(r)
 	q := r.URL.Query()
 	f := storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
 		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
-	var probs apierr.Problems
-	switch f.Status {
-	case "", geo.StatusCompliant, geo.StatusHighRisk, geo.StatusFailed:
-	default:
-		probs.Add(apierr.DetailInvalidValue, "query.eudrStatus", "must be COMPLIANT, HIGH_RISK or FAILED")
-	}
-	if f.Commodity != "" && !geo.IsCommodity(f.Commodity) {
-		probs.Add(apierr.DetailInvalidValue, "query.commodity", "must be one of cattle, cocoa, coffee, oil_palm, soya, wood, rubber")
-	}
-	return f, probs.Err()
-}
-
-func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	page, err := parsePage(r)
-	f, ferr := polygonFilter(r)
-	if err := mergeProblems(problemsOf(err), ferr); err != nil {
+	if err := mergeProblems(problemsOf(err), polygon.CheckFilter(f)); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	var list []*storage.Polygon
-	var more bool
-	err = a.db.View(r.Context(), func(tx *storage.Tx) error {
-		var err error
-		list, more, err = tx.FindPolygons(tenantFrom(r.Context()), f, page)
-		return err
-	})
+	list, more, err := a.polygons.List(r.Context(), tenantFrom(r.Context()), f, page)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -191,33 +142,10 @@ func problemsOf(err error) apierr.Problems {
 	return apierr.From(err).Details
 }
 
-// findPolygon reads the polygon of the request's path, and its detail when
-// withDetail is set; a missing one is a 404 that names it.
-func (a *App) findPolygon(r *http.Request, id string, withDetail bool) (*storage.Polygon, *storage.PolygonDetail, error) {
-	var p *storage.Polygon
-	var d *storage.PolygonDetail
-	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
-		t := tenantFrom(r.Context())
-		var err error
-		if p, err = tx.FindPolygon(t, id); err != nil || !withDetail {
-			return err
-		}
-		d, err = tx.FindPolygonDetail(t, id)
-		return err
-	})
-	err = apierr.Named(err, "polygon", id)
-	return p, d, err
-}
-
 func (a *App) handlePolygonsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	p, d, err := a.findPolygon(r, ps.ByName("polygonId"), true)
+	p, geom, err := a.polygons.FindWithGeometry(r.Context(), tenantFrom(r.Context()), ps.ByName("polygonId"))
 	if err != nil {
 		writeError(w, r, err)
-		return
-	}
-	geom, err := featureGeometry(d.Feature)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("polygon %s: %w", p.ID, err))
 		return
 	}
 	resp := toPolygonResponse(p)
@@ -225,7 +153,8 @@ func (a *App) handlePolygonsGet(w http.ResponseWriter, r *http.Request, ps httpr
 	writeJSON(w, r, http.StatusOK, resp)
 }
 
-// featureGeometry returns the geometry member of a stored feature.
+// featureGeometry returns the geometry member of a stored feature (for the
+// statement drafts, which carry their plots' geometries).
 func featureGeometry(feature json.RawMessage) (json.RawMessage, error) {
 	var f struct {
 		Geometry json.RawMessage `json:"geometry"`
@@ -237,7 +166,7 @@ func featureGeometry(feature json.RawMessage) (json.RawMessage, error) {
 }
 
 func (a *App) handlePolygonsStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	p, _, err := a.findPolygon(r, ps.ByName("polygonId"), false)
+	p, err := a.polygons.Find(r.Context(), tenantFrom(r.Context()), ps.ByName("polygonId"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -249,24 +178,9 @@ func (a *App) handlePolygonsStatus(w http.ResponseWriter, r *http.Request, ps ht
 
 // handlePolygonsEvidence answers the evidence document recorded when the
 // polygon was screened, byte for byte, with its ledger entry and proof
-// added as a "ledger" member (see withLedger).
+// added as a "ledger" member (polygon.Evidence).
 func (a *App) handlePolygonsEvidence(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	id := ps.ByName("polygonId")
-	var body []byte
-	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
-		t := tenantFrom(r.Context())
-		p, err := tx.FindPolygon(t, id)
-		if err != nil {
-			return err
-		}
-		d, err := tx.FindPolygonDetail(t, id)
-		if err != nil {
-			return err
-		}
-		body, err = anchor.WithProof(tx, t, d.Evidence, p.LedgerIndex)
-		return err
-	})
-	err = apierr.Named(err, "polygon", id)
+	body, err := a.polygons.Evidence(r.Context(), tenantFrom(r.Context()), ps.ByName("polygonId"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -275,18 +189,10 @@ func (a *App) handlePolygonsEvidence(w http.ResponseWriter, r *http.Request, ps 
 }
 
 func (a *App) handlePolygonsDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	id := ps.ByName("polygonId")
+	t := tenantFrom(r.Context())
 	err := a.db.Update(r.Context(), func(tx *storage.Tx) error {
-		return tx.DeletePolygon(tenantFrom(r.Context()), id)
+		return a.polygons.Delete(tx, t, ps.ByName("polygonId"))
 	})
-	var inUse *storage.PolygonInUseError
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		err = apierr.NotFound{Kind: "polygon", ID: id}
-	case errors.As(err, &inUse):
-		err = apierr.Conflict(apierr.DetailPolygonInUse, "polygonId", fmt.Sprintf("polygon %s is used by batch %s: a polygon in a batch cannot be deleted",
-			id, strings.Join(inUse.BatchIDs, ", ")))
-	}
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -79,7 +79,7 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 	if job.Type != work.PolygonIngestion || job.Progress != (progressBody{Total: 5, Processed: 5, Succeeded: 3, Failed: 2, Percent: 100}) {
 		t.Errorf("job: type %s progress %+v", job.Type, job.Progress)
 	}
-	var results []featureResult
+	var results []polygon.Result
 	if err := json.Unmarshal(job.Results, &results); err != nil || len(results) != 5 {
 		t.Fatalf("results %s: %v", job.Results, err)
 	}
@@ -109,7 +109,7 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 	// Evidence: the input hash is of the feature as sent, compacted; the
 	// layers used are the sandbox fixtures; the overlap is named.
 	ev := ta.do("GET", eudrPrefix+"/polygons/"+results[0].PolygonID+"/evidence", "", "X-API-Key", key)
-	var doc evidenceDocument
+	var doc polygon.Evidence
 	mustDecode(t, ev, &doc)
 	sum := sha256.Sum256([]byte(plot("defo", square(-61.5, -10.5, 0.001))))
 	if doc.InputSHA256 != hex.EncodeToString(sum[:]) || len(doc.Layers) == 0 || len(doc.Overlaps) != 1 ||
@@ -215,70 +215,6 @@ func TestPolygons_Refused(t *testing.T) {
 	wantError(t, ta.do("GET", eudrPrefix+"/polygons/pol_nope/status", "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 }
 
-// TestPolygons_ScreenedTwice runs a finished job again from the middle, as
-// a worker taking over after a crash between chunks would: the features
-// are written to the same polygons, not added.
-func TestPolygons_ScreenedTwice(t *testing.T) {
-	ta := newTestApp(t)
-	_, key := ta.newKey(storage.Sandbox)
-	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
-	feats := make([]string, 2*screenChunk+50)
-	for i := range feats {
-		feats[i] = plot(fmt.Sprint(i), square(5+float64(i)*0.01, 6, 0.001))
-	}
-	body := collection(feats...)
-	acc, w := ta.postPolygons(key, "twice", body)
-	if w.Code != http.StatusAccepted {
-		t.Fatalf("POST: %d %s", w.Code, w.Body)
-	}
-	ta.runQueues()
-	ta.waitJob(key, acc.JobID, storage.JobCompleted)
-
-	var job *storage.Job
-	ta.update(func(tx *storage.Tx) error {
-		var err error
-		if job, err = tx.FindJob(sandbox, acc.JobID); err != nil {
-			return err
-		}
-		job.Status, job.CompletedAt = storage.JobRunning, nil
-		job.Progress = storage.JobProgress{Total: len(feats), Processed: screenChunk, Succeeded: screenChunk}
-		if err := tx.PutJob(sandbox, job); err != nil {
-			return err
-		}
-		return tx.PutJobInput(sandbox, job.ID, []byte(body))
-	})
-	if err := ta.runPolygonJob(context.Background(), sandbox, job, []byte(body)); err != nil {
-		t.Fatal(err)
-	}
-	done, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
-	var results []featureResult
-	if err := json.Unmarshal(done.Results, &results); err != nil {
-		t.Fatal(err)
-	}
-	if done.Progress.Processed != len(feats) || done.Progress.Succeeded != len(feats) || len(results) != len(feats) {
-		t.Errorf("after the rerun: progress %+v, %d results", done.Progress, len(results))
-	}
-	list := ta.do("GET", eudrPrefix+"/polygons?limit=1000&jobId="+acc.JobID, "", "X-API-Key", key)
-	var items []polygonResponse
-	mustDecode(t, list, &items)
-	if len(items) != len(feats) {
-		t.Errorf("polygons of the job: %d, want %d", len(items), len(feats))
-	}
-	for i, p := range items {
-		if want := len(feats) - 1 - i; p.FeatureIndex != want || p.PolygonID != storage.PolygonID(acc.JobID, want) {
-			t.Errorf("item %d: feature %d %s", i, p.FeatureIndex, p.PolygonID)
-			break
-		}
-	}
-	// The input is dropped once the job is done.
-	ta.view(func(tx *storage.Tx) error {
-		if _, err := tx.FindJobInput(sandbox, acc.JobID); err == nil {
-			t.Error("job input kept after completion")
-		}
-		return nil
-	})
-}
-
 // TestPolygons_AsSent: what a client sent comes back as sent, without HTML
 // escaping, and the evidence's input hash is of those very bytes.
 func TestPolygons_AsSent(t *testing.T) {
@@ -297,7 +233,7 @@ func TestPolygons_AsSent(t *testing.T) {
 	if body := rec.Body.String(); !strings.Contains(body, `"geometry":`+geometry) || !strings.Contains(body, `"externalId":"F&1"`) {
 		t.Errorf("GET polygon: %s", body)
 	}
-	var doc evidenceDocument
+	var doc polygon.Evidence
 	mustDecode(t, ta.do("GET", eudrPrefix+"/polygons/"+id+"/evidence", "", "X-API-Key", key), &doc)
 	if sum := sha256.Sum256([]byte(feature)); doc.InputSHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("inputSha256 %s, want the SHA-256 of the compacted feature", doc.InputSHA256)
@@ -349,7 +285,7 @@ func TestPolygons_PartsAndAntimeridian(t *testing.T) {
 	})
 	ta.runQueues()
 	job, _ := ta.waitJob(key, acc.JobID, storage.JobCompleted)
-	var results []featureResult
+	var results []polygon.Result
 	if err := json.Unmarshal(job.Results, &results); err != nil || len(results) != 2 ||
 		results[0].EUDRStatus != geo.StatusCompliant || results[1].EUDRStatus != geo.StatusFailed ||
 		derefOr(results[1].FailureReason) != geo.ReasonCrossesAntimeridian {

@@ -14,6 +14,7 @@ import (
 	"github.com/eudr/eudr/geo/geotiff"
 	"github.com/eudr/eudr/geo/geotiff/geotifftest"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -292,13 +293,13 @@ func derefOr(s *string) string {
 }
 
 // evidence answers GET /polygons/{id}/evidence on env.
-func (ta *testApp) evidence(env storage.Environment, key, id string) evidenceDocument {
+func (ta *testApp) evidence(env storage.Environment, key, id string) polygon.Evidence {
 	ta.tb.Helper()
 	w := ta.serve(env, newRequest("GET", eudrPrefix+"/polygons/"+id+"/evidence", "", "X-API-Key", key))
 	if w.Code != http.StatusOK {
 		ta.tb.Fatalf("GET evidence of %s: %d %s", id, w.Code, w.Body)
 	}
-	var ev evidenceDocument
+	var ev polygon.Evidence
 	if err := json.Unmarshal(w.Body.Bytes(), &ev); err != nil {
 		ta.tb.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestLayers_Delete(t *testing.T) {
 	}
 	_, key := ta.newKey(storage.Production)
 	ta.runQueues()
-	screenOne := func(idem string) evidenceDocument {
+	screenOne := func(idem string) polygon.Evidence {
 		t.Helper()
 		acc, w := ta.postPolygonsOn(storage.Production, key, idem, collection(plot("p", square(10.0375, -0.0375, 0.005))))
 		if w.Code != http.StatusAccepted {

@@ -28,6 +28,7 @@ import (
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -176,7 +177,7 @@ func TestReports_Archive(t *testing.T) {
 	// In the period: the fixture plots and a statement whose creation is
 	// anchored. After it, two days later: two more plots.
 	first := screenFixtures(t, ta, key)
-	var results []featureResult
+	var results []polygon.Result
 	if err := json.Unmarshal(first.Results, &results); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestReports_Archive(t *testing.T) {
 		// The evidence of the same plot, proved in the archive's tree,
 		// verifies; its input hash is of the feature without the added
 		// members.
-		var doc evidenceDocument
+		var doc polygon.Evidence
 		var withProof struct {
 			Ledger anchor.DocumentLedger `json:"ledger"`
 		}
@@ -582,7 +583,7 @@ func TestReports_ArchivePages(t *testing.T) {
 		t.Fatalf("evidence.jsonl: %d lines, want %d", len(evidence), n)
 	}
 	for i, f := range fc.Features {
-		var doc evidenceDocument
+		var doc polygon.Evidence
 		json.Unmarshal(evidence[i], &doc)
 		id := storage.PolygonID(acc.JobID, i)
 		if f.Properties["polygonId"] != id || f.Properties["externalId"] != fmt.Sprintf("p-%d", i) || doc.PolygonID != id {

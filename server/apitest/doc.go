@@ -18,6 +18,8 @@
 //   - Bench, the temp store, job queue, publisher and ledger that a
 //     workflow package (server/shipment, ...) builds its service on in
 //     its own tests.
+//   - Plots and PlotLayer, the realistic plots and deforestation layer
+//     that the benchmarks of polygon submission and screening measure.
 //
 // Helpers that can fail take a testing.TB and report through it. TryDo and
 // Receiver's methods report no fatal errors, so they are safe to call from

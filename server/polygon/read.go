@@ -1,0 +1,121 @@
+package polygon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/anchor"
+	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/storage"
+)
+
+// CheckFilter checks the enumerated fields of a list filter, so that a
+// misspelt value is an error rather than an empty list: it returns every
+// problem as one apierr 400, with the query parameters' names as fields.
+func CheckFilter(f storage.PolygonFilter) error {
+	var probs apierr.Problems
+	switch f.Status {
+	case "", geo.StatusCompliant, geo.StatusHighRisk, geo.StatusFailed:
+	default:
+		probs.Add(apierr.DetailInvalidValue, "query.eudrStatus", "must be COMPLIANT, HIGH_RISK or FAILED")
+	}
+	if f.Commodity != "" && !geo.IsCommodity(f.Commodity) {
+		probs.Add(apierr.DetailInvalidValue, "query.commodity", "must be one of cattle, cocoa, coffee, oil_palm, soya, wood, rubber")
+	}
+	return probs.Err()
+}
+
+// List returns one page of the tenant's polygons that match f, newest
+// first, and whether more follow. It fails with CheckFilter's error for a
+// bad filter, or when the store does.
+func (s *Service) List(ctx context.Context, t storage.Tenant, f storage.PolygonFilter, page storage.Page) ([]*storage.Polygon, bool, error) {
+	if err := CheckFilter(f); err != nil {
+		return nil, false, err
+	}
+	var list []*storage.Polygon
+	var more bool
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		list, more, err = tx.FindPolygons(t, f, page)
+		return err
+	})
+	return list, more, err
+}
+
+// Find returns the tenant's polygon, or apierr.NotFound.
+func (s *Service) Find(ctx context.Context, t storage.Tenant, id string) (*storage.Polygon, error) {
+	var p *storage.Polygon
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		p, err = tx.FindPolygon(t, id)
+		return err
+	})
+	return p, apierr.Named(err, "polygon", id)
+}
+
+// FindWithGeometry returns the tenant's polygon and the geometry of its
+// feature as sent, or apierr.NotFound.
+func (s *Service) FindWithGeometry(ctx context.Context, t storage.Tenant, id string) (*storage.Polygon, json.RawMessage, error) {
+	var p *storage.Polygon
+	var d *storage.PolygonDetail
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		if p, err = tx.FindPolygon(t, id); err != nil {
+			return err
+		}
+		d, err = tx.FindPolygonDetail(t, id)
+		return err
+	})
+	if err != nil {
+		return nil, nil, apierr.Named(err, "polygon", id)
+	}
+	var f struct {
+		Geometry json.RawMessage `json:"geometry"`
+	}
+	if err := json.Unmarshal(d.Feature, &f); err != nil {
+		return nil, nil, fmt.Errorf("polygon %s: stored feature: %w", id, err)
+	}
+	return p, f.Geometry, nil
+}
+
+// Evidence returns the evidence document recorded when the polygon was
+// screened, byte for byte, with its ledger entry and its proof in the
+// latest checkpoint added as a "ledger" member (anchor.WithProof); or
+// apierr.NotFound.
+func (s *Service) Evidence(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+	var body []byte
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		p, err := tx.FindPolygon(t, id)
+		if err != nil {
+			return err
+		}
+		d, err := tx.FindPolygonDetail(t, id)
+		if err != nil {
+			return err
+		}
+		body, err = anchor.WithProof(tx, t, d.Evidence, p.LedgerIndex)
+		return err
+	})
+	return body, apierr.Named(err, "polygon", id)
+}
+
+// Delete deletes the tenant's polygon with its feature and evidence (its
+// ledger entry stays), in the caller's transaction. It writes nothing
+// when it refuses: apierr.NotFound, or a 409 POLYGON_IN_USE naming the
+// batches that use it.
+func (s *Service) Delete(tx *storage.Tx, t storage.Tenant, id string) error {
+	err := tx.DeletePolygon(t, id)
+	var inUse *storage.PolygonInUseError
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return apierr.NotFound{Kind: "polygon", ID: id}
+	case errors.As(err, &inUse):
+		return apierr.Conflict(apierr.DetailPolygonInUse, "polygonId", fmt.Sprintf(
+			"polygon %s is used by batch %s: a polygon in a batch cannot be deleted", id, strings.Join(inUse.BatchIDs, ", ")))
+	}
+	return err
+}
