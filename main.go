@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/eudr/eudr/server"
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/layer"
@@ -159,7 +160,7 @@ func createKey(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	kr, err := server.ParseKeyRequest(*org, *name, *env, strings.Split(*scopes, ","))
+	kr, err := account.ParseKeyRequest(*org, *name, *env, strings.Split(*scopes, ","))
 	if err != nil {
 		return usageError(err.Error())
 	}
@@ -172,7 +173,7 @@ func createKey(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer app.Close()
-	_, value, err := app.CreateKey(ctx, kr)
+	_, value, err := app.Accounts().IssueKey(ctx, kr)
 	if err != nil {
 		return err
 	}
@@ -212,7 +213,7 @@ func resetPassword(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer app.Close()
-	password, err := app.ResetPassword(ctx, *user)
+	password, err := app.Accounts().ResetPassword(ctx, *user)
 	if err != nil {
 		return err
 	}

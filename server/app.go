@@ -15,7 +15,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
@@ -54,15 +54,10 @@ type App struct {
 	started time.Time
 	runID   string // tells this process's in-flight idempotency records from a crashed one's
 
-	jwtKey  []byte
 	keyRate *rateLimiter // per API key (or logged-in user)
 	ipRate  *rateLimiter // per client IP, for requests without a valid credential
 	usage   *keyUsage
-	// hashSlots bounds concurrent password hashing (see checkPasswordBounded).
-	hashSlots chan struct{}
-	hashWait  time.Duration
-	keyCache  *keyCache
-	proxies   []netip.Prefix
+	proxies []netip.Prefix
 
 	jobs       *work.Queue
 	dispatcher *queue.Dispatcher // webhook deliveries
@@ -72,6 +67,7 @@ type App struct {
 	webhooks  *webhook.Service
 	layers    *layer.Service
 	polygons  *polygon.Service
+	accounts  *account.Service
 
 	// benchmark is the country benchmark batches are assessed with.
 	benchmark *risk.Benchmark
@@ -98,22 +94,19 @@ func New(cfg *Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{
-		cfg:       cfg,
-		db:        db,
-		log:       opts.Logger,
-		version:   opts.Version,
-		now:       opts.Now,
-		started:   opts.Now(),
-		runID:     randomHex(8),
-		keyRate:   newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
-		ipRate:    newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
-		usage:     newKeyUsage(),
-		keyCache:  newKeyCache(),
-		hashSlots: make(chan struct{}, runtime.NumCPU()),
-		hashWait:  5 * time.Second,
-		proxies:   parsePrefixes(cfg.TrustedProxies),
+		cfg:     cfg,
+		db:      db,
+		log:     opts.Logger,
+		version: opts.Version,
+		now:     opts.Now,
+		started: opts.Now(),
+		runID:   randomHex(8),
+		keyRate: newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
+		ipRate:  newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
+		usage:   newKeyUsage(),
+		proxies: parsePrefixes(cfg.TrustedProxies),
 	}
-	if err := a.bootstrap(context.Background()); err != nil {
+	if err := a.openAccounts(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -140,6 +133,23 @@ func New(cfg *Config, opts Options) (*App, error) {
 		a.handlers[env] = a.handler(env)
 	}
 	return a, nil
+}
+
+// openAccounts loads the login token key (made on first start), builds
+// the account service and creates the first organisation and admin on an
+// empty store.
+func (a *App) openAccounts(ctx context.Context) error {
+	var tokenKey []byte
+	if err := a.db.Update(ctx, func(tx *storage.Tx) error {
+		var err error
+		tokenKey, err = account.TokenKey(tx)
+		return err
+	}); err != nil {
+		return err
+	}
+	a.accounts = account.New(account.Options{DB: a.db, TokenKey: tokenKey, TokenTTL: a.cfg.Auth.TokenTTL,
+		AdminPassword: a.cfg.AdminPassword, DataDir: a.cfg.DataDir, Now: a.now, Logger: a.log})
+	return a.accounts.Bootstrap(ctx)
 }
 
 // Handler is the complete HTTP handler of one environment's listener.

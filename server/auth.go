@@ -2,39 +2,13 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"errors"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
-
-// Scopes of an API key (API.md section 2): read allows GET and HEAD, write
-// everything else and implies read.
-const (
-	ScopeRead  = "read"
-	ScopeWrite = "write"
-)
-
-// Key values: prefix + 32 base62 characters.
-const (
-	livePrefix  = "sk_live_"
-	testPrefix  = "sk_test_"
-	keyBodyLen  = 32
-	base62Chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-)
-
-// keyPrefix is the value prefix of an environment's keys.
-func keyPrefix(env storage.Environment) string {
-	if env == storage.Production {
-		return livePrefix
-	}
-	return testPrefix
-}
 
 // principal is who a request comes from, as far as its credentials tell.
 // A request may carry credentials that are recognised but refused (a rotated
@@ -92,75 +66,32 @@ func (a *App) principalOf(r *http.Request, env storage.Environment) principal {
 	if strings.HasPrefix(token, "sk_") {
 		return a.keyPrincipal(r.Context(), token, env, "headers.Authorization")
 	}
-	return a.userPrincipal(r, token, env)
+	return a.userPrincipal(r.Context(), token, env)
 }
 
-// keyPrincipal looks an API key value up by its SHA-256 and applies the
-// refusal order of API.md: unknown, malformed or revoked is 401; then
-// WRONG_ENVIRONMENT, then KEY_ROTATED (403).
+// keyPrincipal is the caller a key value names (account.VerifyKey); a
+// refusal names the header the value came in.
 func (a *App) keyPrincipal(ctx context.Context, value string, env storage.Environment, field string) principal {
-	p := principal{field: field}
-	if !wellFormedKey(value) {
-		p.err = apierr.Unauthorized()
-		return p
-	}
-	hash := sha256.Sum256([]byte(value))
-	key, gen := a.keyCache.get(hash)
-	if key == nil {
-		err := a.db.View(ctx, func(tx *storage.Tx) error {
-			var err error
-			key, err = tx.FindAPIKeyByHash(hash[:])
-			return err
-		})
-		if errors.Is(err, storage.ErrNotFound) {
-			p.err = apierr.Unauthorized()
-			return p
+	key, err := a.accounts.VerifyKey(ctx, value, env)
+	if err != nil {
+		e := apierr.From(err)
+		if len(e.Details) > 0 {
+			e.Details[0].Field = field
 		}
-		if err != nil { // the store failed: not the caller's fault
-			p.err = &apierr.Error{Status: http.StatusInternalServerError, Code: apierr.CodeInternal, Message: "internal error",
-				Err: fmt.Errorf("look up api key: %w", err)}
-			return p
-		}
-		a.keyCache.put(hash, key, gen)
+		return principal{err: e, field: field}
 	}
-	if key.RevokedAt != nil {
-		p.err = apierr.Unauthorized()
-		return p
-	}
-	switch {
-	case key.Env != env:
-		p.err = apierr.Forbidden(apierr.DetailWrongEnvironment, "a "+string(key.Env)+" key cannot be used on the "+string(env)+" listener")
-		p.err.Details[0].Field = field
-	case string(key.Hash) != string(hash[:]):
-		p.err = apierr.Forbidden(apierr.DetailKeyRotated, "this key value was rotated; use the new value")
-		p.err.Details[0].Field = field
-	default:
-		p.key = key
-		p.tenant = storage.Tenant{Org: key.Org, Env: env}
-	}
-	return p
+	return principal{key: key, tenant: storage.Tenant{Org: key.Org, Env: env}, field: field}
 }
 
-// wellFormedKey checks the prefix and 32 base62 characters before any lookup.
-func wellFormedKey(v string) bool {
-	var body string
-	switch {
-	case strings.HasPrefix(v, livePrefix):
-		body = v[len(livePrefix):]
-	case strings.HasPrefix(v, testPrefix):
-		body = v[len(testPrefix):]
-	default:
-		return false
+// userPrincipal is the user a login token was issued to
+// (account.VerifyToken).
+func (a *App) userPrincipal(ctx context.Context, token string, env storage.Environment) principal {
+	const field = "headers.Authorization"
+	user, err := a.accounts.VerifyToken(ctx, token)
+	if err != nil {
+		return principal{err: apierr.From(err), field: field}
 	}
-	if len(body) != keyBodyLen {
-		return false
-	}
-	for i := 0; i < len(body); i++ {
-		if strings.IndexByte(base62Chars, body[i]) < 0 {
-			return false
-		}
-	}
-	return true
+	return principal{user: user, tenant: storage.Tenant{Org: user.Org, Env: env}, field: field}
 }
 
 // authPolicy is what a route requires of its caller.
@@ -183,7 +114,7 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 			}
 			return apierr.Unauthorized() // nothing, or a login token where a key is needed
 		}
-		if !hasScope(p.key.Scopes, requiredScope(method)) {
+		if !account.HasScope(p.key.Scopes, requiredScope(method)) {
 			e := apierr.Forbidden(apierr.DetailScopeRequired, "this request needs the "+requiredScope(method)+" scope")
 			e.Details[0].Field = p.field
 			return e
@@ -191,7 +122,7 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 	case authAdmin:
 		switch {
 		case p.user != nil:
-			if p.user.Role != roleAdmin {
+			if p.user.Role != account.RoleAdmin {
 				return apierr.Forbidden(apierr.DetailAdminRequired, "this request needs an administrator")
 			}
 		case p.err != nil && p.err.Status == http.StatusForbidden:
@@ -211,12 +142,7 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 
 func requiredScope(method string) string {
 	if method == http.MethodGet || method == http.MethodHead {
-		return ScopeRead
+		return account.ScopeRead
 	}
-	return ScopeWrite
-}
-
-// hasScope: write implies read.
-func hasScope(scopes []string, need string) bool {
-	return slices.Contains(scopes, need) || need == ScopeRead && slices.Contains(scopes, ScopeWrite)
+	return account.ScopeWrite
 }

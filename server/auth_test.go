@@ -10,55 +10,6 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-func TestWellFormedKey(t *testing.T) {
-	body := "0123456789ABCDEFGHIJKLMNOPQRSTUV" // 32 base62
-	for _, tc := range []struct {
-		in   string
-		want bool
-	}{
-		{"sk_test_" + body, true},
-		{"sk_live_" + body, true},
-		{"sk_test_" + strings.Repeat("z", 32), true},
-		{"", false},
-		{"sk_test_", false},
-		{"sk_test_" + body[:31], false},       // truncated
-		{"sk_test_" + body + "W", false},      // too long
-		{"sk_prod_" + body, false},            // unknown prefix
-		{"SK_TEST_" + body, false},            // prefix is case-sensitive
-		{"sk_test" + body + "x", false},       // no underscore
-		{"sk_test_" + body[:31] + "-", false}, // not base62
-		{"sk_test_" + body[:31] + "_", false},
-		{"sk_test_" + body[:31] + "é", false},
-		{"sk_test_" + body[:31] + " ", false},
-		{" sk_test_" + body, false},
-		{body, false},
-	} {
-		if got := wellFormedKey(tc.in); got != tc.want {
-			t.Errorf("wellFormedKey(%q): got %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestHasScope(t *testing.T) {
-	for _, tc := range []struct {
-		scopes []string
-		need   string
-		want   bool
-	}{
-		{[]string{"read"}, "read", true},
-		{[]string{"read"}, "write", false},
-		{[]string{"write"}, "read", true}, // write implies read
-		{[]string{"write"}, "write", true},
-		{[]string{"read", "write"}, "write", true},
-		{nil, "read", false},
-		{[]string{"admin"}, "read", false},
-	} {
-		if got := hasScope(tc.scopes, tc.need); got != tc.want {
-			t.Errorf("hasScope(%q, %s): got %v, want %v", tc.scopes, tc.need, got, tc.want)
-		}
-	}
-}
-
 func TestRequiredScope(t *testing.T) {
 	for m, want := range map[string]string{"GET": "read", "HEAD": "read", "POST": "write", "PUT": "write", "PATCH": "write", "DELETE": "write"} {
 		if got := requiredScope(m); got != want {

@@ -15,6 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/storage"
 )
@@ -37,11 +38,11 @@ func benchApp(b *testing.B) (*App, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { a.Close() })
-	kr, err := ParseKeyRequest(defaultOrg, "bench", "sandbox", nil)
+	kr, err := account.ParseKeyRequest(defaultOrg, "bench", "sandbox", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, key, err := a.CreateKey(context.Background(), kr)
+	_, key, err := a.accounts.IssueKey(context.Background(), kr)
 	if err != nil {
 		b.Fatal(err)
 	}

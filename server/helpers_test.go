@@ -18,12 +18,20 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
 // testAdminPassword is the password of the admin user of every test app.
 const testAdminPassword = "correct horse battery staple"
+
+// defaultOrg and adminUsername are what the store of every test app starts
+// with.
+const (
+	defaultOrg    = account.DefaultOrg
+	adminUsername = account.AdminUsername
+)
 
 // testStart is where every fake clock starts.
 var testStart = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
@@ -139,13 +147,13 @@ func (ta *testApp) newKey(env storage.Environment, scopes ...string) (*storage.A
 	if len(scopes) == 0 {
 		scopes = nil
 	}
-	kr, err := ParseKeyRequest(defaultOrg, "test", string(env), scopes)
+	kr, err := account.ParseKeyRequest(defaultOrg, "test", string(env), scopes)
 	if err != nil {
 		ta.tb.Fatalf("ParseKeyRequest: %v", err)
 	}
-	key, value, err := ta.CreateKey(context.Background(), kr)
+	key, value, err := ta.accounts.IssueKey(context.Background(), kr)
 	if err != nil {
-		ta.tb.Fatalf("CreateKey: %v", err)
+		ta.tb.Fatalf("IssueKey: %v", err)
 	}
 	return key, value
 }
@@ -153,7 +161,7 @@ func (ta *testApp) newKey(env storage.Environment, scopes ...string) (*storage.A
 // login logs username in through HTTP and returns the token.
 func (ta *testApp) login(username, password string) string {
 	ta.tb.Helper()
-	body, _ := json.Marshal(loginRequest{Username: username, Password: password})
+	body, _ := json.Marshal(account.LoginRequest{Username: username, Password: password})
 	w := ta.do("POST", enterprisePrefix+"/auth/login", string(body))
 	if w.Code != http.StatusOK {
 		ta.tb.Fatalf("login %s: got status %d, want 200: %s", username, w.Code, w.Body)
@@ -172,7 +180,7 @@ func (ta *testApp) adminToken() string {
 // addOrgUser creates organisation org and an admin user of it in the store.
 func (ta *testApp) addOrgUser(org, username, password string) {
 	ta.tb.Helper()
-	hash, err := hashPassword(password)
+	hash, err := account.HashPassword(password)
 	if err != nil {
 		ta.tb.Fatal(err)
 	}
@@ -180,7 +188,7 @@ func (ta *testApp) addOrgUser(org, username, password string) {
 		if err := tx.PutOrg(&storage.Org{ID: org, CreatedAt: tx.Now()}); err != nil {
 			return err
 		}
-		return tx.PutUser(&storage.User{Username: username, Org: org, Role: roleAdmin, PasswordHash: hash, CreatedAt: tx.Now()})
+		return tx.PutUser(&storage.User{Username: username, Org: org, Role: account.RoleAdmin, PasswordHash: hash, CreatedAt: tx.Now()})
 	})
 }
 
@@ -264,10 +272,9 @@ func (ta *testApp) rotateKey(ctx context.Context, org, id string) (*storage.APIK
 	var value string
 	err := ta.db.Update(ctx, func(tx *storage.Tx) error {
 		var err error
-		key, value, err = rotateKey(tx, org, id)
+		key, value, err = ta.accounts.RotateKey(tx, org, id)
 		return err
 	})
-	ta.keyCache.invalidate()
 	return key, value, err
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
@@ -214,8 +215,8 @@ func TestApp_Idempotent(t *testing.T) {
 		ta := newTestApp(t)
 		_, key := ta.newKey(storage.Sandbox)
 		ta.addOrgUser("acme", "acme-admin", "pw")
-		kr, _ := ParseKeyRequest("acme", "", "sandbox", nil)
-		_, acmeKey, err := ta.CreateKey(context.Background(), kr)
+		kr, _ := account.ParseKeyRequest("acme", "", "sandbox", nil)
+		_, acmeKey, err := ta.accounts.IssueKey(context.Background(), kr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
@@ -11,151 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
-
-func TestNewKeyValue(t *testing.T) {
-	for _, tc := range []struct {
-		env     storage.Environment
-		pattern *regexp.Regexp
-	}{
-		{storage.Production, regexp.MustCompile(`^sk_live_[0-9A-Za-z]{32}$`)},
-		{storage.Sandbox, regexp.MustCompile(`^sk_test_[0-9A-Za-z]{32}$`)},
-	} {
-		t.Run(string(tc.env), func(t *testing.T) {
-			const n = 2000
-			seen := map[string]bool{}
-			chars := map[rune]int{}
-			for range n {
-				v := newKeyValue(tc.env)
-				if !tc.pattern.MatchString(v) {
-					t.Fatalf("newKeyValue(%s): got %q, want %s", tc.env, v, tc.pattern)
-				}
-				if !wellFormedKey(v) {
-					t.Fatalf("wellFormedKey(newKeyValue(%s) = %q): got false", tc.env, v)
-				}
-				if seen[v] {
-					t.Fatalf("newKeyValue(%s): got %q twice in %d draws", tc.env, v, n)
-				}
-				seen[v] = true
-				for _, c := range v[8:] {
-					chars[c]++
-				}
-			}
-			// 64,000 characters drawn uniformly from 62: each about 1032
-			// times. A biased or shortened alphabet shows up here.
-			if len(chars) != 62 {
-				t.Errorf("distinct characters in %d keys: got %d, want all 62", n, len(chars))
-			}
-			for c, k := range chars {
-				if k < 800 || k > 1300 {
-					t.Errorf("character %q: drawn %d times in %d, want about 1032", c, k, n*32)
-				}
-			}
-		})
-	}
-}
-
-func TestKeyPrefix(t *testing.T) {
-	if got := keyPrefix(storage.Production); got != "sk_live_" {
-		t.Errorf("keyPrefix(production): got %q, want sk_live_", got)
-	}
-	if got := keyPrefix(storage.Sandbox); got != "sk_test_" {
-		t.Errorf("keyPrefix(sandbox): got %q, want sk_test_", got)
-	}
-}
-
-func TestParseKeyRequest(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		keyName     string
-		env         string
-		scopes      []string
-		wantScopes  []string
-		wantDetails []string // "code field"
-	}{
-		{name: "DefaultScopes", env: "sandbox", scopes: nil, wantScopes: []string{"read", "write"}},
-		{name: "ReadOnly", env: "production", scopes: []string{"read"}, wantScopes: []string{"read"}},
-		{name: "WriteImpliesRead", env: "sandbox", scopes: []string{"write"}, wantScopes: []string{"read", "write"}},
-		{name: "WriteReadOrder", env: "sandbox", scopes: []string{"write", "read"}, wantScopes: []string{"read", "write"}},
-		{name: "Duplicates", env: "sandbox", scopes: []string{"read", "read"}, wantScopes: []string{"read"}},
-		{name: "NameAtLimit", keyName: strings.Repeat("n", 100), env: "sandbox", wantScopes: []string{"read", "write"}},
-		{name: "NameAtLimitNonASCII", keyName: strings.Repeat("ü", 100), env: "sandbox", wantScopes: []string{"read", "write"}},
-		{name: "NameTooLongNonASCII", keyName: strings.Repeat("ü", 101), env: "sandbox", wantDetails: []string{"INVALID_VALUE name"}},
-		{name: "MissingEnv", env: "", wantDetails: []string{"REQUIRED environment"}},
-		{name: "BadEnv", env: "staging", wantDetails: []string{"INVALID_VALUE environment"}},
-		{name: "EnvCase", env: "Sandbox", wantDetails: []string{"INVALID_VALUE environment"}},
-		{name: "EmptyScopes", env: "sandbox", scopes: []string{}, wantDetails: []string{"INVALID_VALUE scopes"}},
-		{name: "BadScope", env: "sandbox", scopes: []string{"read", "admin"}, wantDetails: []string{"INVALID_VALUE scopes[1]"}},
-		{name: "NameTooLong", keyName: strings.Repeat("n", 101), env: "sandbox", wantDetails: []string{"INVALID_VALUE name"}},
-		{name: "AllAtOnce", keyName: strings.Repeat("n", 101), env: "prod", scopes: []string{"delete", "read", "READ"},
-			wantDetails: []string{"INVALID_VALUE name", "INVALID_VALUE environment", "INVALID_VALUE scopes[0]", "INVALID_VALUE scopes[2]"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			kr, err := ParseKeyRequest("org1", tc.keyName, tc.env, tc.scopes)
-			if tc.wantDetails == nil {
-				if err != nil {
-					t.Fatalf("ParseKeyRequest(%q, %q, %q): got %v, want nil", tc.keyName, tc.env, tc.scopes, err)
-				}
-				if !slices.Equal(kr.Scopes, tc.wantScopes) {
-					t.Errorf("scopes: got %q, want %q", kr.Scopes, tc.wantScopes)
-				}
-				if kr.Org != "org1" || string(kr.Env) != tc.env || kr.Name != tc.keyName {
-					t.Errorf("request: got %+v, want org1, %s, %q", kr, tc.env, tc.keyName)
-				}
-				return
-			}
-			e := apierr.From(err)
-			if e.Status != http.StatusBadRequest || e.Code != apierr.CodeValidationFailed {
-				t.Fatalf("ParseKeyRequest(%q, %q, %q): got %v, want 400 VALIDATION_FAILED", tc.keyName, tc.env, tc.scopes, err)
-			}
-			var got []string
-			for _, d := range e.Details {
-				got = append(got, d.Code+" "+d.Field)
-			}
-			if !slices.Equal(got, tc.wantDetails) {
-				t.Errorf("details: got %q, want %q", got, tc.wantDetails)
-			}
-		})
-	}
-}
-
-func TestApp_CreateKey(t *testing.T) {
-	ta := newTestApp(t)
-	kr, _ := ParseKeyRequest(defaultOrg, "erp", "production", []string{"read"})
-	key, value, err := ta.CreateKey(context.Background(), kr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hash := sha256.Sum256([]byte(value))
-	if string(key.Hash) != string(hash[:]) {
-		t.Error("stored hash: got something else, want SHA-256 of the value")
-	}
-	if key.Prefix != value[:12] || key.Last4 != value[len(value)-4:] || !strings.HasPrefix(key.ID, "key_") || len(key.ID) != 30 {
-		t.Errorf("key: got id %q prefix %q last4 %q, want key_+ULID, %q, %q", key.ID, key.Prefix, key.Last4, value[:12], value[len(value)-4:])
-	}
-	if !key.CreatedAt.Equal(testStart) {
-		t.Errorf("createdAt: got %v, want %v", key.CreatedAt, testStart)
-	}
-	// The value is not stored anywhere in the record.
-	ta.view(func(tx *storage.Tx) error {
-		k, err := tx.FindAPIKey(key.ID)
-		if err != nil {
-			return err
-		}
-		b, _ := json.Marshal(k)
-		if strings.Contains(string(b), value[12:]) {
-			t.Errorf("stored record %s contains the key value", b)
-		}
-		return nil
-	})
-
-	kr.Org = "nope"
-	if _, _, err := ta.CreateKey(context.Background(), kr); err == nil || !strings.Contains(err.Error(), "nope") {
-		t.Errorf("CreateKey for a missing organisation: got %v, want an error naming it", err)
-	}
-}
 
 // keyCreated is the answer of create and rotate.
 type keyCreated struct {
@@ -301,7 +158,7 @@ func TestApp_Keys(t *testing.T) {
 		if rotated.KeyID != created.KeyID {
 			t.Errorf("rotated keyId: got %s, want %s", rotated.KeyID, created.KeyID)
 		}
-		if rotated.Key == created.Key || !wellFormedKey(rotated.Key) || !strings.HasPrefix(rotated.Key, "sk_test_") {
+		if rotated.Key == created.Key || !account.WellFormedKey(rotated.Key) || !strings.HasPrefix(rotated.Key, "sk_test_") {
 			t.Errorf("rotated value: got %q, want a new sk_test_ value", rotated.Key)
 		}
 		if !slices.Equal(rotated.Scopes, created.Scopes) || rotated.Name != created.Name {
@@ -382,8 +239,8 @@ func TestApp_Keys(t *testing.T) {
 
 	t.Run("OtherOrganisation", func(t *testing.T) {
 		ta.addOrgUser("acme", "acme-admin", "acme-password")
-		kr, _ := ParseKeyRequest("acme", "acme-erp", "sandbox", nil)
-		acmeKey, acmeValue, err := ta.CreateKey(context.Background(), kr)
+		kr, _ := account.ParseKeyRequest("acme", "acme-erp", "sandbox", nil)
+		acmeKey, acmeValue, err := ta.accounts.IssueKey(context.Background(), kr)
 		if err != nil {
 			t.Fatal(err)
 		}

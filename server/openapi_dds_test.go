@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
@@ -81,7 +82,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		"EUDR_EU_SYSTEM_ALLOW_PRIVATE_ENDPOINTS=true") // the unreachable EU system below is on loopback
 	d := &oaConformance{t: t, a: ta.App, doc: c.doc, sc: c.sc}
 	rwRec, rwKey := ta.newKey(storage.Sandbox)
-	_, roKey := ta.newKey(storage.Sandbox, ScopeRead)
+	_, roKey := ta.newKey(storage.Sandbox, account.ScopeRead)
 	_, liveKey := ta.newKey(storage.Production)
 	rw, ro, live := []string{"X-API-Key", rwKey}, []string{"X-API-Key", roKey}, []string{"X-API-Key", liveKey}
 	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}

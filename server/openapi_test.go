@@ -38,6 +38,7 @@ import (
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
+	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
@@ -486,7 +487,7 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 				scope := []any{requiredScope(rte.method)}
 				want = []any{map[string]any{"ApiKeyHeader": scope}, map[string]any{"ApiKeyBearer": scope}}
 			case authAdmin:
-				want = []any{map[string]any{"LoginJWT": []any{roleAdmin}}}
+				want = []any{map[string]any{"LoginJWT": []any{account.RoleAdmin}}}
 			}
 			if got := op["security"]; !reflect.DeepEqual(got, want) {
 				t.Errorf("security: got %v, want %v", got, want)
@@ -649,7 +650,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			schema   string
 			response bool
 		}{
-			{loginRequest{}, "LoginRequest", false},
+			{account.LoginRequest{}, "LoginRequest", false},
 			{loginResponse{}, "LoginResponse", true},
 			{keyCreateRequest{}, "ApiKeyCreateRequest", false},
 			{keyResponse{}, "ApiKey", true},
@@ -810,9 +811,9 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/Supplier/properties/erpVendorId/pattern", erpVendorIDPattern.String()},
 			{"/components/schemas/Supplier/properties/eori/pattern", eoriPattern.String()},
 			{"/components/parameters/ErpVendorId/schema/pattern", erpVendorIDPattern.String()},
-			{"/components/schemas/ApiKeyCreateRequest/properties/name/maxLength", float64(maxKeyNameLen)},
-			{"/components/schemas/ApiKeyCreateRequest/properties/scopes/default", []any{ScopeRead, ScopeWrite}},
-			{"/components/schemas/Scope/enum", []any{ScopeRead, ScopeWrite}},
+			{"/components/schemas/ApiKeyCreateRequest/properties/name/maxLength", float64(account.MaxKeyNameLen)},
+			{"/components/schemas/ApiKeyCreateRequest/properties/scopes/default", []any{account.ScopeRead, account.ScopeWrite}},
+			{"/components/schemas/Scope/enum", []any{account.ScopeRead, account.ScopeWrite}},
 			{"/components/schemas/Environment/enum", []any{string(storage.Production), string(storage.Sandbox)}},
 			{"/components/parameters/Limit/schema/minimum", float64(1)},
 			{"/components/parameters/Limit/schema/maximum", float64(maxPageLimit)},
@@ -1027,9 +1028,9 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		}{
 			{"/components/schemas/Timestamp/pattern", storage.FormatTime(now)},
 			{"/components/schemas/Timestamp/pattern", storage.FormatTime(now.Truncate(time.Second))},
-			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Sandbox)},
-			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", newKeyValue(storage.Production)},
-			{"/components/schemas/ApiKey/properties/prefix/pattern", newKeyValue(storage.Production)[:12]},
+			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", account.NewKeyValue(storage.Sandbox)},
+			{"/components/schemas/ApiKeyWithValue/properties/key/pattern", account.NewKeyValue(storage.Production)},
+			{"/components/schemas/ApiKey/properties/prefix/pattern", account.NewKeyValue(storage.Production)[:12]},
 			{"/components/schemas/ApiKey/properties/keyId/pattern", storage.NewID("key", now)},
 			{"/components/schemas/Supplier/properties/supplierId/pattern", storage.NewID("sup", now)},
 			{"/components/schemas/WebhookId/pattern", storage.NewID("wh", now)},

@@ -1,4 +1,4 @@
-package server
+package account
 
 import (
 	"sync"
@@ -8,9 +8,9 @@ import (
 
 // keyCache holds key records by the SHA-256 of a value, so authenticating a
 // request costs a map lookup instead of a read transaction and a decode.
-// Every key change in this process (create, rotate, revoke) clears it; the
-// store is the truth. No other process writes keys while the appliance runs:
-// it holds the data dir's lock.
+// Every key change in this process (create, rotate, revoke) clears it once
+// committed; the store is the truth. No other process writes keys while
+// the appliance runs: it holds the data dir's lock.
 type keyCache struct {
 	mu   sync.RWMutex
 	gen  uint64

@@ -1,0 +1,165 @@
+// Package account owns who may use the appliance: organisations, users and
+// their passwords, the login tokens a password buys, and API keys (made,
+// listed, rotated and revoked; each value shown once and stored only as its
+// SHA-256). It creates the first organisation and admin of a new store and
+// answers, for the server's authentication, whose key or token a request
+// carries.
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/storage"
+)
+
+// What a new store starts with.
+const (
+	// DefaultOrg is the organisation of the first admin.
+	DefaultOrg = "default"
+	// AdminUsername is the first admin's name.
+	AdminUsername = "admin"
+	// RoleAdmin is the role that may manage keys and run admin work.
+	RoleAdmin = "admin"
+	// InitialPasswordFile is written in the data dir when the first admin's
+	// password was generated rather than given.
+	InitialPasswordFile = "initial-admin-password"
+)
+
+// Options are what the service needs.
+type Options struct {
+	DB *storage.DB
+	// TokenKey signs and verifies login tokens (HS256); TokenKey(tx) loads
+	// the store's.
+	TokenKey []byte
+	// TokenTTL is how long a login token lasts.
+	TokenTTL time.Duration
+	// AdminPassword is the first admin's password. When it is empty,
+	// Bootstrap generates one and writes it to DataDir/InitialPasswordFile.
+	AdminPassword string
+	DataDir       string
+	// HashSlots is how many password checks may run at once (one per CPU
+	// when 0): each argon2id run holds 19 MiB. HashWait is how long a login
+	// waits for a slot before it is answered 503 (5s when 0).
+	HashSlots int
+	HashWait  time.Duration
+	// Now is the clock of token issue and expiry; time.Now when nil.
+	Now    func() time.Time
+	Logger zerolog.Logger
+}
+
+// Service signs users in and manages API keys.
+type Service struct {
+	o         Options
+	keys      *keyCache
+	hashSlots chan struct{}
+}
+
+// New returns the service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HashSlots <= 0 {
+		o.HashSlots = runtime.NumCPU()
+	}
+	if o.HashWait <= 0 {
+		o.HashWait = 5 * time.Second
+	}
+	return &Service{o: o, keys: newKeyCache(), hashSlots: make(chan struct{}, o.HashSlots)}
+}
+
+// TokenKey returns the key that signs login tokens, kept in the store so
+// that tokens outlive a restart; the first call makes it, in a writable
+// transaction. It returns the store's error on failure.
+func TokenKey(tx *storage.Tx) ([]byte, error) {
+	key, err := tx.Secret("jwt", 32)
+	if err != nil {
+		return nil, fmt.Errorf("load token key: %w", err)
+	}
+	return key, nil
+}
+
+// Bootstrap creates, on a store without users, organisation DefaultOrg and
+// its admin AdminUsername with the configured password, or with a random
+// one written to DataDir/InitialPasswordFile. A store with users is left
+// as it is. It fails when the file or the records cannot be written.
+func (s *Service) Bootstrap(ctx context.Context) error {
+	var hasUsers bool
+	if err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		hasUsers = tx.HasUsers()
+		return nil
+	}); err != nil || hasUsers {
+		return err
+	}
+	password, file := s.o.AdminPassword, ""
+	if password == "" {
+		// The file is on disk before the user is committed: a crash in
+		// between leaves a stale file that the next start overwrites, never
+		// an admin whose password nobody knows.
+		password, file = randomPassword(), filepath.Join(s.o.DataDir, InitialPasswordFile)
+		if _, err := storage.WriteFileAtomic(file, func(w io.Writer) (int64, error) {
+			n, err := io.WriteString(w, password+"\n")
+			return int64(n), err
+		}); err != nil {
+			return fmt.Errorf("write initial admin password: %w", err)
+		}
+	}
+	hash, err := HashPassword(password)
+	if err != nil {
+		return err
+	}
+	err = s.o.DB.Update(ctx, func(tx *storage.Tx) error {
+		if err := tx.PutOrg(&storage.Org{ID: DefaultOrg, CreatedAt: tx.Now()}); err != nil {
+			return err
+		}
+		return tx.PutUser(&storage.User{Username: AdminUsername, Org: DefaultOrg, Role: RoleAdmin, PasswordHash: hash, CreatedAt: tx.Now()})
+	})
+	if err != nil {
+		if file != "" {
+			os.Remove(file)
+		}
+		return fmt.Errorf("create first admin: %w", err)
+	}
+	if file != "" {
+		s.o.Logger.Warn().Str("user", AdminUsername).Str("password_file", file).
+			Msg("created the first admin with a generated password; read it from the file, then delete the file")
+	}
+	return nil
+}
+
+// ResetPassword gives a user a new random password and returns it: the way
+// back in when the admin password is lost (`eudr admin reset-password`).
+// The user's login tokens issued before it are refused from then on
+// (storage.User.PasswordVersion). It fails, saying the user does not exist,
+// for an unknown username.
+func (s *Service) ResetPassword(ctx context.Context, username string) (string, error) {
+	password := randomPassword()
+	hash, err := HashPassword(password) // slow: before the write transaction
+	if err != nil {
+		return "", err
+	}
+	err = s.o.DB.Update(ctx, func(tx *storage.Tx) error {
+		u, err := tx.FindUser(username)
+		if errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("user %q does not exist", username)
+		}
+		if err != nil {
+			return err
+		}
+		u.PasswordHash = hash
+		return tx.PutUser(u)
+	})
+	if err != nil {
+		return "", err
+	}
+	return password, nil
+}

@@ -1,0 +1,220 @@
+package account_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/server/account"
+	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
+	"github.com/eudr/eudr/storage"
+)
+
+var start = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+
+const adminPassword = "correct horse battery staple"
+
+// newService builds a service on a new bench from o, filling in the store,
+// the clock, a token key, a one-hour token TTL and a temp data dir.
+func newService(tb testing.TB, o account.Options) (*apitest.Bench, *account.Service) {
+	tb.Helper()
+	b := apitest.NewBench(tb, start)
+	return b, serviceOn(tb, b, o)
+}
+
+// serviceOn builds a service on b's store, as newService does.
+func serviceOn(tb testing.TB, b *apitest.Bench, o account.Options) *account.Service {
+	tb.Helper()
+	o.DB, o.Now, o.Logger = b.DB, b.Clock.Now, zerolog.Nop()
+	if o.TokenKey == nil {
+		b.Update(tb, func(tx *storage.Tx) error {
+			var err error
+			o.TokenKey, err = account.TokenKey(tx)
+			return err
+		})
+	}
+	if o.TokenTTL == 0 {
+		o.TokenTTL = time.Hour
+	}
+	if o.DataDir == "" {
+		o.DataDir = tb.TempDir()
+	}
+	return account.New(o)
+}
+
+// newBootstrapped is a service whose store has the first admin, with
+// adminPassword.
+func newBootstrapped(tb testing.TB) (*apitest.Bench, *account.Service) {
+	tb.Helper()
+	b, s := newService(tb, account.Options{AdminPassword: adminPassword})
+	if err := s.Bootstrap(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return b, s
+}
+
+// login logs username in and fails the test unless it succeeds.
+func login(tb testing.TB, s *account.Service, username, password string) string {
+	tb.Helper()
+	token, _, err := s.Login(context.Background(), username, password)
+	if err != nil {
+		tb.Fatalf("Login(%s): %v", username, err)
+	}
+	return token
+}
+
+// wantAPIError checks that err is answered with status and, when detail is
+// not "", that its first detail has that code.
+func wantAPIError(tb testing.TB, err error, status int, detail string) *apierr.Error {
+	tb.Helper()
+	if err == nil {
+		tb.Fatalf("got no error, want an API error %d %s", status, detail)
+	}
+	e := apierr.From(err) // an apierr.Error, or apierr.NotFound as the server answers it
+	if e.Status != status {
+		tb.Errorf("status: got %d (%v), want %d", e.Status, err, status)
+	}
+	if detail != "" && (len(e.Details) == 0 || e.Details[0].Code != detail) {
+		tb.Errorf("details: got %+v, want %s", e.Details, detail)
+	}
+	return e
+}
+
+func TestService_Bootstrap(t *testing.T) {
+	t.Run("GivenPassword", func(t *testing.T) {
+		b, s := newService(t, account.Options{AdminPassword: "first-password", DataDir: t.TempDir()})
+		if err := s.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		login(t, s, account.AdminUsername, "first-password")
+		b.Update(t, func(tx *storage.Tx) error {
+			u, err := tx.FindUser(account.AdminUsername)
+			if err != nil {
+				return err
+			}
+			if u.Org != account.DefaultOrg || u.Role != account.RoleAdmin || !u.CreatedAt.Equal(start) {
+				t.Errorf("admin: got org %q role %q created %v, want %s, %s, %v", u.Org, u.Role, u.CreatedAt, account.DefaultOrg, account.RoleAdmin, start)
+			}
+			if strings.Contains(u.PasswordHash, "first-password") || !account.CheckPassword(u.PasswordHash, "first-password") {
+				t.Errorf("stored password hash %q: want an argon2id hash of the password", u.PasswordHash)
+			}
+			_, err = tx.FindOrg(account.DefaultOrg)
+			return err
+		})
+	})
+
+	t.Run("GivenPasswordWritesNoFile", func(t *testing.T) {
+		dir := t.TempDir()
+		_, s := newService(t, account.Options{AdminPassword: "first-password", DataDir: dir})
+		if err := s.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, account.InitialPasswordFile)); !os.IsNotExist(err) {
+			t.Errorf("%s with a given password: got stat err %v, want no file", account.InitialPasswordFile, err)
+		}
+	})
+
+	t.Run("GeneratedPassword", func(t *testing.T) {
+		dir := t.TempDir()
+		_, s := newService(t, account.Options{DataDir: dir})
+		if err := s.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, account.InitialPasswordFile)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s mode: got %o, want 600", account.InitialPasswordFile, mode)
+		}
+		content, _ := os.ReadFile(path)
+		password := strings.TrimSuffix(string(content), "\n")
+		if len(password) < 20 || strings.ContainsAny(password, " \n") {
+			t.Errorf("generated password: got %q, want at least 20 characters on one line", content)
+		}
+		login(t, s, account.AdminUsername, password)
+	})
+
+	t.Run("StaleFileOverwritten", func(t *testing.T) {
+		// A file left by a start that died before committing the admin is
+		// overwritten by the next start, whose password then logs in.
+		dir := t.TempDir()
+		path := filepath.Join(dir, account.InitialPasswordFile)
+		if err := os.WriteFile(path, []byte("stale\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, s := newService(t, account.Options{DataDir: dir})
+		if err := s.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		content, _ := os.ReadFile(path)
+		password := strings.TrimSpace(string(content))
+		if password == "stale" {
+			t.Fatal("initial admin password file: got the stale content, want a new password")
+		}
+		if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode: got %v, want 0600", fi.Mode().Perm())
+		}
+		login(t, s, account.AdminUsername, password)
+	})
+
+	t.Run("StoreWithUsersKept", func(t *testing.T) {
+		b, first := newBootstrapped(t)
+		dir := t.TempDir()
+		again := serviceOn(t, b, account.Options{DataDir: dir})
+		if err := again.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		login(t, again, account.AdminUsername, adminPassword)
+		if _, err := os.Stat(filepath.Join(dir, account.InitialPasswordFile)); !os.IsNotExist(err) {
+			t.Errorf("%s on a store with users: got stat err %v, want no file", account.InitialPasswordFile, err)
+		}
+		other := serviceOn(t, b, account.Options{AdminPassword: "second-password"})
+		if err := other.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := first.Login(context.Background(), account.AdminUsername, "second-password")
+		wantAPIError(t, err, apierr.StatusUnauthorized, "")
+	})
+}
+
+func TestService_ResetPassword(t *testing.T) {
+	_, s := newBootstrapped(t)
+	ctx := context.Background()
+	before := login(t, s, account.AdminUsername, adminPassword)
+
+	password, err := s.ResetPassword(ctx, account.AdminUsername)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(password) < 20 || password == adminPassword {
+		t.Errorf("new password: got %q, want a new random one", password)
+	}
+	_, _, err = s.Login(ctx, account.AdminUsername, adminPassword)
+	wantAPIError(t, err, apierr.StatusUnauthorized, "")
+	after := login(t, s, account.AdminUsername, password)
+
+	// A token issued before the change ends with it (whoever lost the old
+	// password may have logged in with it), well before its expiry.
+	_, err = s.VerifyToken(ctx, before)
+	wantAPIError(t, err, apierr.StatusUnauthorized, "")
+	if u, err := s.VerifyToken(ctx, after); err != nil || u.Username != account.AdminUsername {
+		t.Errorf("token issued after the reset: got %v, %v; want the admin", u, err)
+	}
+	if _, err := s.ResetPassword(ctx, account.AdminUsername); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.VerifyToken(ctx, after)
+	wantAPIError(t, err, apierr.StatusUnauthorized, "")
+
+	if _, err := s.ResetPassword(ctx, "nobody"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("ResetPassword(nobody): got %v, want an error saying the user does not exist", err)
+	}
+}
