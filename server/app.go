@@ -25,7 +25,7 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
-	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
@@ -68,16 +68,12 @@ type App struct {
 	layers    *layer.Service
 	polygons  *polygon.Service
 	accounts  *account.Service
+	dds       *dds.Service
 
 	// benchmark is the country benchmark batches are assessed with.
 	benchmark *risk.Benchmark
 
 	ledger *anchor.Ledger // checkpoint signing key, loaded at start
-
-	// euClients file statements: the EU system in production, its
-	// simulator in the sandbox. sealer seals their credentials.
-	euClients map[storage.Environment]euis.Client
-	sealer    *sealer
 
 	handlers map[storage.Environment]http.Handler
 }
@@ -116,10 +112,6 @@ func New(cfg *Config, opts Options) (*App, error) {
 	}
 	a.layers = layer.New(layer.Options{DB: db, Logger: a.log, RasterRoot: cfg.Layers.rasterRoot(cfg.DataDir),
 		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
-	if err := a.openEUSystem(); err != nil {
-		db.Close()
-		return nil, err
-	}
 	if err := a.layers.Load(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -315,7 +307,6 @@ func (a *App) startQueues() error {
 	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
 	a.jobs.Handle(work.BatchRiskAssessment, a.runBatchJob)
 	a.jobs.Handle(work.ArchiveReport, a.runArchiveJob)
-	a.jobs.Handle(work.DDSSubmission, a.runDDSJob)
 	a.shipments = shipment.New(shipment.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
 		ConsensusTimeout: a.cfg.Ledger.ConsensusTimeout})
 	a.webhooks = webhook.New(webhook.Options{DB: a.db, AllowPrivateTargets: map[storage.Environment]bool{
@@ -323,6 +314,9 @@ func (a *App) startQueues() error {
 		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
 	a.polygons = polygon.New(polygon.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger, Logger: a.log,
 		Index: a.indexFor, Rules: a.cfg.Risk.rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now})
+	if a.dds, err = a.newDDSService(); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
-	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -91,7 +91,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 		t.Fatalf("draft: %+v", d)
 	}
 	// The Annex II payload: the batch's plot, its GeoJSON at 6 decimals.
-	var p payload
+	var p dds.Payload
 	if err := json.Unmarshal(d.Statement, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -220,87 +220,6 @@ func TestDDS_Refused(t *testing.T) {
 	if cr.Username != "op-user" || !cr.AuthKeySet || strings.Contains(w.Body.String(), "s3cret") {
 		t.Errorf("GET credentials: %s", w.Body)
 	}
-	ta.view(func(tx *storage.Tx) error {
-		c, err := ta.euCredentials(tx, storage.Tenant{Org: defaultOrg, Env: storage.Production})
-		if err != nil || c.AuthKey != "s3cret-auth-key" {
-			t.Errorf("unsealed credentials: %v %v", c, err)
-		}
-		return nil
-	})
-}
-
-// TestDDS_LostAnswer: a job that sent a statement but crashed before
-// recording the EU UUID finds the statement by its internal reference and
-// does not file it twice.
-func TestDDS_LostAnswer(t *testing.T) {
-	ta := newTestApp(t)
-	_, key := ta.newKey(storage.Sandbox)
-	ta.runQueues()
-	ta.mapSupplier(key, "V-1")
-	batch := ta.linkedBatch(key, 5)
-	ta.mapEUOperator(key)
-	d := ta.draft(key, strings.Replace(ddsBody(supplierOperator, batch), `,"internalReference":"PO-4711"`, "", 1))
-	if d.InternalReference == nil || *d.InternalReference != d.DDSID {
-		t.Fatalf("internal reference %v, want the DDS ID %s", d.InternalReference, d.DDSID)
-	}
-	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
-	// The statement went out; the answer was lost with the process.
-	var rec *storage.DDS
-	ta.view(func(tx *storage.Tx) error {
-		var err error
-		rec, err = tx.FindDDS(sandbox, d.DDSID)
-		return err
-	})
-	s, err := fromPayload(rec.Statement)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent, err := ta.euClient(storage.Sandbox).Submit(t.Context(), sandboxCredentials, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta.update(func(tx *storage.Tx) error {
-		now := tx.Now()
-		rec.Poll = &storage.DDSPollState{SubmitAttemptAt: &now}
-		job, err := ta.jobs.Enqueue(tx, sandbox, work.DDSSubmission, 1, nil)
-		if err != nil {
-			return err
-		}
-		if err := tx.PutDDS(sandbox, rec); err != nil {
-			return err
-		}
-		return tx.PutJobInput(sandbox, job.ID, []byte(rec.ID))
-	})
-	v := ta.waitDDS(key, d.DDSID, storage.DDSValidated)
-	if v.EUUUID == nil || *v.EUUUID != sent {
-		t.Errorf("EU UUID %v, want the one already filed %s", v.EUUUID, sent)
-	}
-}
-
-// TestDDS_RevokeAfterLostAnswer: a statement withdrawn in the EU system
-// whose revocation was not recorded (a crash between the two) is revoked
-// when asked again, not refused.
-func TestDDS_RevokeAfterLostAnswer(t *testing.T) {
-	ta := newTestApp(t)
-	_, key := ta.newKey(storage.Sandbox)
-	ta.runQueues()
-	ta.mapSupplier(key, "V-1")
-	batch := ta.linkedBatch(key, 5)
-	ta.mapEUOperator(key)
-	d := ta.draft(key, ddsBody(supplierOperator, batch))
-	if w := ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/submit", "", "X-API-Key", key, "Idempotency-Key", "s"); w.Code != http.StatusAccepted {
-		t.Fatalf("submit: %d %s", w.Code, w.Body)
-	}
-	v := ta.waitDDS(key, d.DDSID, storage.DDSValidated)
-	if err := ta.euClient(storage.Sandbox).Withdraw(t.Context(), sandboxCredentials, *v.EUUUID); err != nil {
-		t.Fatal(err)
-	}
-	w := ta.do("POST", eudrPrefix+"/declarations/dds/"+d.DDSID+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "r")
-	var rv ddsResponse
-	mustDecode(t, w, &rv)
-	if w.Code != http.StatusOK || rv.Status != storage.DDSRevoked {
-		t.Errorf("revoke after a lost answer: %d %s", w.Code, w.Body)
-	}
 }
 
 // TestDDS_Domestic: a DOMESTIC statement declares the batch's
@@ -319,7 +238,7 @@ func TestDDS_Domestic(t *testing.T) {
 	ta.waitJob(key, acc.JobID, storage.JobCompleted)
 	ta.mapEUOperator(key)
 	d := ta.draft(key, strings.Replace(ddsBody(supplierOperator, b.BatchID), "IMPORT", "DOMESTIC", 1))
-	var p payload
+	var p dds.Payload
 	if err := json.Unmarshal(d.Statement, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -347,13 +266,13 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 	// A DRAFT made directly: production screening needs imported layers.
 	var id string
 	ta.update(func(tx *storage.Tx) error {
-		statement, err := storage.MarshalJSON(toPayload(euValidStatement(t)))
+		statement, err := storage.MarshalJSON(dds.PayloadOf(euValidStatement(t)))
 		if err != nil {
 			return err
 		}
 		d := &storage.DDS{ID: storage.NewID("dds", tx.Now()), ActivityType: "IMPORT", Statement: statement, CreatedAt: tx.Now()}
 		id = d.ID
-		return ta.changeDDS(tx, production, d, storage.DDSDraft, "test", "")
+		return ta.dds.Record(tx, production, d, storage.DDSDraft, "test", "")
 	})
 	submit := func(idem string) *httptest.ResponseRecorder {
 		return ta.serve(storage.Production, newRequest("POST", eudrPrefix+"/declarations/dds/"+id+"/submit", "", "X-API-Key", live, "Idempotency-Key", idem))
@@ -413,7 +332,7 @@ func TestDDS_WoodSpecies(t *testing.T) {
 	body := strings.TrimSuffix(ddsBody(supplierOperator, b.BatchID), "}") +
 		`,"speciesInfo":{"` + b.BatchID + `":[{"scientificName":"Tectona grandis","commonName":"teak"}]}}`
 	d := ta.draft(key, body)
-	var p payload
+	var p dds.Payload
 	if err := json.Unmarshal(d.Statement, &p); err != nil {
 		t.Fatal(err)
 	}

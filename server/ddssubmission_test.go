@@ -1,12 +1,8 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -162,14 +159,14 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 	s := euValidStatement(t)
 	var id string
 	ta.update(func(tx *storage.Tx) error {
-		statement, err := storage.MarshalJSON(toPayload(s))
+		statement, err := storage.MarshalJSON(dds.PayloadOf(s))
 		if err != nil {
 			return err
 		}
 		d := &storage.DDS{ID: storage.NewID("dds", tx.Now()), ActivityType: s.ActivityType, OperatorUUID: s.OperatorUUID,
 			InternalReference: s.InternalReference, Statement: statement, CreatedAt: tx.Now()}
 		id = d.ID
-		return ta.changeDDS(tx, production, d, storage.DDSDraft, "test", "")
+		return ta.dds.Record(tx, production, d, storage.DDSDraft, "test", "")
 	})
 	w = ta.serve(storage.Production, newRequest("POST", eudrPrefix+"/declarations/dds/"+id+"/submit", "", "X-API-Key", live, "Idempotency-Key", "sub"))
 	if w.Code != http.StatusAccepted {
@@ -270,174 +267,4 @@ func jsonEqual(tb testing.TB, a, b any) bool {
 		tb.Fatal(err)
 	}
 	return string(ja) == string(jb)
-}
-
-// TestEUAttempt_SOAPClient: the transient failures of the real SOAP client
-// become the code and message a job shows as its last attempt.
-func TestEUAttempt_SOAPClient(t *testing.T) {
-	answer := func(status int, body []byte) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body)
-			w.WriteHeader(status)
-			w.Write(body)
-		}
-	}
-	hangUp := func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		panic(http.ErrAbortHandler) // closes the connection without an answer
-	}
-	closedPort := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return "http://" + l.Addr().String()
-	}()
-	for _, tc := range []struct {
-		name    string
-		handler http.HandlerFunc // nil: nothing listens
-		silent  bool             // no answer: the request is held until the client gave up
-		timeout time.Duration    // of the HTTP client; 0: none
-		ctx     time.Duration    // deadline of the call; 0: none
-		code    string
-		message string
-	}{
-		{name: "HTTP500", handler: answer(500, []byte("<html>Internal Server Error</html>")), code: apierr.AttemptEUSystemUnavailable,
-			message: "the EU information system answered HTTP 500 (Internal Server Error) to submitDds; trying again"},
-		{name: "ServerFault", handler: answer(500, euTestdata(t, "fault_internal.xml")), code: apierr.AttemptEUSystemUnavailable,
-			message: "the EU information system answered submitDds with a server fault (An internal error occurred. Please try again later.); trying again"},
-		{name: "HTTP503", handler: answer(503, nil), code: apierr.AttemptEUSystemUnavailable,
-			message: "the EU information system answered HTTP 503 (Service Unavailable) to submitDds; trying again"},
-		{name: "HTTP504", handler: answer(504, []byte("Gateway Timeout")), code: apierr.AttemptEUSystemTimeout,
-			message: "the EU information system answered HTTP 504 (Gateway Timeout) to submitDds; trying again"},
-		{name: "HTTP429", handler: answer(429, nil), code: apierr.AttemptEUSystemRateLimited,
-			message: "the EU information system answered HTTP 429 (Too Many Requests) to submitDds; trying again"},
-		{name: "Maintenance200", handler: answer(200, []byte("<html><body>Down for maintenance</body></html>")), code: apierr.AttemptEUSystemUnreadableAnswer,
-			message: "the EU information system's answer to submitDds could not be read (no soap body element); trying again"},
-		{name: "ClientTimeout", silent: true, timeout: 100 * time.Millisecond, code: apierr.AttemptEUSystemTimeout,
-			message: "the EU information system did not answer in time; trying again"},
-		{name: "Deadline", silent: true, ctx: 100 * time.Millisecond, code: apierr.AttemptEUSystemTimeout,
-			message: "the EU information system did not answer in time; trying again"},
-		{name: "HungUp", handler: hangUp, code: apierr.AttemptEUSystemUnreachable,
-			message: "the EU information system could not be reached (the connection closed before the answer); trying again"},
-		{name: "Refused", code: apierr.AttemptEUSystemUnreachable,
-			message: "the EU information system could not be reached (connection refused); trying again"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			endpoint := closedPort
-			if tc.handler != nil || tc.silent {
-				release := make(chan struct{})
-				srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if !tc.silent {
-						tc.handler(w, r)
-						return
-					}
-					io.Copy(io.Discard, r.Body)
-					<-release // answering when the client hangs up could race its timeout
-					panic(http.ErrAbortHandler)
-				}))
-				srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-				srv.Start()
-				defer srv.Close()
-				defer close(release) // before Close, which waits for the handler
-				endpoint = srv.URL
-			}
-			c := euis.NewSOAPClient(&http.Client{Timeout: tc.timeout}, euis.SOAPOptions{CallsPerSecond: -1})
-			ctx := context.Background()
-			if tc.ctx > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tc.ctx)
-				defer cancel()
-			}
-			cr := euis.Credentials{Username: "op", AuthKey: "k", ClientID: "eudr-test", Endpoint: endpoint + "/tracesnt"}
-			_, err := c.Submit(ctx, cr, euValidStatement(t))
-			if !euis.IsTransient(err) {
-				t.Fatalf("Submit: %v, want a transient error", err)
-			}
-			if got := euAttempt(err); got.Code != tc.code || got.Message != tc.message {
-				t.Errorf("euAttempt(%v) = %s %q, want %s %q", err, got.Code, got.Message, tc.code, tc.message)
-			}
-		})
-	}
-	if got := euAttempt(&net.DNSError{Err: "no such host", Name: "eu.invalid", IsNotFound: true}); got.Code != apierr.AttemptEUSystemUnreachable ||
-		!strings.Contains(got.Message, "host name could not be resolved") {
-		t.Errorf("euAttempt of a DNS error: %+v", got)
-	}
-	if got := euAttempt(errors.New("eu information system getDds: something")); got.Code != apierr.AttemptEUSystemUnreachable {
-		t.Errorf("euAttempt of another error: %+v", got)
-	}
-}
-
-// revokeOnPoll is the sandbox's EU system, except that its first status
-// poll revokes the statement through the API and then fails as a 503
-// would: a revocation that comes in while the submission job is waiting
-// for the EU system.
-type revokeOnPoll struct {
-	euis.Client
-	once   sync.Once
-	revoke func()
-}
-
-func (c *revokeOnPoll) Get(ctx context.Context, cr euis.Credentials, uuids []string) ([]euis.Status, error) {
-	failed := false
-	c.once.Do(func() {
-		c.revoke()
-		failed = true
-	})
-	if failed {
-		return nil, &euis.HTTPError{Operation: "getDds", StatusCode: http.StatusServiceUnavailable}
-	}
-	return c.Client.Get(ctx, cr, uuids)
-}
-
-// TestDDS_RetryKeepsRevocation: a transient failure recorded after the
-// statement was revoked does not write back the job's older copy of it.
-func TestDDS_RetryKeepsRevocation(t *testing.T) {
-	ta := newTestApp(t)
-	_, key := ta.newKey(storage.Sandbox)
-	var id string
-	revoked := make(chan struct{})
-	ta.euClients[storage.Sandbox] = &revokeOnPoll{Client: ta.euClients[storage.Sandbox], revoke: func() {
-		defer close(revoked)
-		if w := ta.do("POST", eudrPrefix+"/declarations/dds/"+id+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev"); w.Code != http.StatusOK {
-			t.Errorf("revoke: %d %s", w.Code, w.Body)
-		}
-	}}
-	ta.runQueues()
-	ta.mapSupplier(key, "V-1")
-	batch := ta.linkedBatch(key, 5)
-	ta.mapEUOperator(key)
-	id = ta.draft(key, ddsBody(supplierOperator, batch)).DDSID
-	w := ta.do("POST", eudrPrefix+"/declarations/dds/"+id+"/submit", "", "X-API-Key", key, "Idempotency-Key", "sub")
-	var acc ddsSubmitAccepted
-	mustDecode(t, w, &acc)
-	ta.waitDDS(key, id, storage.DDSSubmitted)
-	ta.clock.Advance(ta.cfg.EUSystem.SandboxPollSchedule[0])
-	ta.jobs.Wake()
-	select {
-	case <-revoked:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the job never polled the EU system")
-	}
-	j, _ := ta.waitJobView(storage.Sandbox, key, acc.JobID, "the failed poll", func(j jobResponse) bool { return j.Attempts == 1 })
-	if j.LastAttempt.Code != apierr.AttemptEUSystemUnavailable {
-		t.Errorf("last attempt %+v", j.LastAttempt)
-	}
-	var d ddsResponse
-	mustDecode(t, ta.do("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", key), &d)
-	if d.Status != storage.DDSRevoked || historyStatuses(d) != "DRAFT SUBMITTED REVOKED" {
-		t.Errorf("after a failed poll that followed a revocation: %s, history %s", d.Status, historyStatuses(d))
-	}
-}
-
-// TestEUAttempt_LongFault: a fault's text is shown on one line, cut short.
-func TestEUAttempt_LongFault(t *testing.T) {
-	text := "java.lang.IllegalStateException: boom\n\tat eu.europa.Foo.bar(Foo.java:1)\n" + strings.Repeat("\tat x.y.Z.z(Z.java:2)\n", 50)
-	got := euAttempt(&euis.Fault{Operation: "submitDds", Kind: euis.FaultServer, Code: "Server", Message: text})
-	want := "the EU information system answered submitDds with a server fault (java.lang.IllegalStateException: boom at eu.europa.Foo.bar(Foo.java:1) at "
-	if got.Code != apierr.AttemptEUSystemUnavailable || !strings.HasPrefix(got.Message, want) || strings.Contains(got.Message, "\n") ||
-		len([]rune(got.Message)) > len(want)+maxFaultText || !strings.HasSuffix(got.Message, "…); trying again") {
-		t.Errorf("euAttempt of a long fault: %s %q", got.Code, got.Message)
-	}
 }

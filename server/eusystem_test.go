@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -50,6 +51,17 @@ func (r *euRecorder) untouched(t *testing.T) {
 	}
 }
 
+// sealAuthKey seals an auth key of tenant t as the app does, with its key
+// file: what a record stored by an earlier version holds.
+func (ta *testApp) sealAuthKey(t storage.Tenant, key string) []byte {
+	ta.tb.Helper()
+	s, err := dds.LoadSealer(ta.cfg.EUSystem.keyFile(ta.cfg.DataDir))
+	if err != nil {
+		ta.tb.Fatal(err)
+	}
+	return s.Seal([]byte(key), t.String())
+}
+
 func putCredentials(ta *testApp, key, endpoint string) *httptest.ResponseRecorder {
 	body, _ := json.Marshal(map[string]string{"username": "op", "authKey": "k", "clientId": "eudr-test", "endpoint": endpoint})
 	return ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system", string(body), "X-API-Key", key))
@@ -65,18 +77,18 @@ func TestCredentials_EndpointGuard(t *testing.T) {
 	ta := newTestApp(t)
 	_, live := ta.newKey(storage.Production)
 	for _, c := range []struct{ endpoint, detail, issue string }{
-		{"http://169.254.169.254/latest/meta-data/iam/security-credentials/", apierr.DetailInvalidValue, issueEndpointURL},
-		{"http://[::1]:1/", apierr.DetailInvalidValue, issueEndpointURL},
-		{"http://0.0.0.0:1/", apierr.DetailInvalidValue, issueEndpointURL},
-		{"http://user:pw@127.0.0.1:1/", apierr.DetailInvalidValue, issueEndpointURL},
-		{"https://user:pw@relay.example/tracesnt", apierr.DetailInvalidValue, issueEndpointURL},
-		{"https://user@relay.example/tracesnt", apierr.DetailInvalidValue, issueEndpointURL},
-		{"https://169.254.169.254/latest/meta-data/", apierr.DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://[::1]:1/", apierr.DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://0.0.0.0:1/", apierr.DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://[fe80::1]/tracesnt", apierr.DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://127.0.0.1:" + port + "/tracesnt", apierr.DetailTargetNotAllowed, issueEndpointAddress},
-		{"https://localhost:" + port + "/tracesnt", apierr.DetailTargetNotAllowed, issueEndpointAddress}, // a name that resolves to loopback
+		{"http://169.254.169.254/latest/meta-data/iam/security-credentials/", apierr.DetailInvalidValue, dds.IssueEndpointURL},
+		{"http://[::1]:1/", apierr.DetailInvalidValue, dds.IssueEndpointURL},
+		{"http://0.0.0.0:1/", apierr.DetailInvalidValue, dds.IssueEndpointURL},
+		{"http://user:pw@127.0.0.1:1/", apierr.DetailInvalidValue, dds.IssueEndpointURL},
+		{"https://user:pw@relay.example/tracesnt", apierr.DetailInvalidValue, dds.IssueEndpointURL},
+		{"https://user@relay.example/tracesnt", apierr.DetailInvalidValue, dds.IssueEndpointURL},
+		{"https://169.254.169.254/latest/meta-data/", apierr.DetailTargetNotAllowed, dds.IssueEndpointAddress},
+		{"https://[::1]:1/", apierr.DetailTargetNotAllowed, dds.IssueEndpointAddress},
+		{"https://0.0.0.0:1/", apierr.DetailTargetNotAllowed, dds.IssueEndpointAddress},
+		{"https://[fe80::1]/tracesnt", apierr.DetailTargetNotAllowed, dds.IssueEndpointAddress},
+		{"https://127.0.0.1:" + port + "/tracesnt", apierr.DetailTargetNotAllowed, dds.IssueEndpointAddress},
+		{"https://localhost:" + port + "/tracesnt", apierr.DetailTargetNotAllowed, dds.IssueEndpointAddress}, // a name that resolves to loopback
 	} {
 		e := wantError(t, putCredentials(ta, live, c.endpoint), http.StatusBadRequest, apierr.CodeValidationFailed, c.detail)
 		if len(e.Details) != 1 || e.Details[0].Field != "endpoint" || e.Details[0].Issue != c.issue {
@@ -123,7 +135,7 @@ func (ta *testApp) productionDraft(statement json.RawMessage) string {
 	ta.update(func(tx *storage.Tx) error {
 		d := &storage.DDS{ID: storage.NewID("dds", tx.Now()), ActivityType: "IMPORT", InternalReference: "PO-4711", Statement: statement, CreatedAt: tx.Now()}
 		id = d.ID
-		return ta.changeDDS(tx, storage.Tenant{Org: defaultOrg, Env: storage.Production}, d, storage.DDSDraft, "test", "")
+		return ta.dds.Record(tx, storage.Tenant{Org: defaultOrg, Env: storage.Production}, d, storage.DDSDraft, "test", "")
 	})
 	return id
 }
@@ -148,7 +160,7 @@ func TestDDS_StoredEndpointRefused(t *testing.T) {
 	store := func(endpoint string) {
 		ta.update(func(tx *storage.Tx) error {
 			return tx.PutEUCredentials(production, &storage.EUCredentials{Username: "op", ClientID: "eudr-test",
-				SealedAuthKey: ta.sealer.seal([]byte("k"), production.String()), Endpoint: endpoint, UpdatedAt: tx.Now()})
+				SealedAuthKey: ta.sealAuthKey(production, "k"), Endpoint: endpoint, UpdatedAt: tx.Now()})
 		})
 	}
 	submitted := func(w *httptest.ResponseRecorder) string {
@@ -167,12 +179,12 @@ func TestDDS_StoredEndpointRefused(t *testing.T) {
 	job1 := submitted(ta.submitDDS(live, id1))
 
 	for _, c := range []struct{ endpoint, issue string }{
-		{"http://169.254.169.254/latest/meta-data/", issueEndpointURL},
-		{"http://[::1]:" + port + "/", issueEndpointURL},
-		{"http://0.0.0.0:" + port + "/", issueEndpointURL},
-		{"https://0.0.0.0:" + port + "/", issueEndpointAddress},
-		{"https://127.0.0.1:" + port + "/tracesnt", issueEndpointAddress},
-		{"http://user:pw@127.0.0.1:" + port + "/", issueEndpointURL},
+		{"http://169.254.169.254/latest/meta-data/", dds.IssueEndpointURL},
+		{"http://[::1]:" + port + "/", dds.IssueEndpointURL},
+		{"http://0.0.0.0:" + port + "/", dds.IssueEndpointURL},
+		{"https://0.0.0.0:" + port + "/", dds.IssueEndpointAddress},
+		{"https://127.0.0.1:" + port + "/tracesnt", dds.IssueEndpointAddress},
+		{"http://user:pw@127.0.0.1:" + port + "/", dds.IssueEndpointURL},
 	} {
 		store(c.endpoint)
 		e := wantError(t, ta.submitDDS(live, id2), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailEUSystemNotConfigured)
@@ -184,8 +196,8 @@ func TestDDS_StoredEndpointRefused(t *testing.T) {
 	// Job 1 runs now, with the last of those stored: it fails, nothing sent.
 	ta.runQueues()
 	j := ta.waitJobOn(storage.Production, live, job1, storage.JobFailed)
-	if j.Error == nil || !strings.Contains(j.Error.Message, issueEndpointURL) {
-		t.Errorf("job queued before the endpoint was refused: error %+v, want %q", j.Error, issueEndpointURL)
+	if j.Error == nil || !strings.Contains(j.Error.Message, dds.IssueEndpointURL) {
+		t.Errorf("job queued before the endpoint was refused: error %+v, want %q", j.Error, dds.IssueEndpointURL)
 	}
 
 	// A name that resolves to loopback passes until the client dials.

@@ -21,6 +21,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
@@ -430,7 +431,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	}
 	an = d.do(oaCall{method: "GET", target: path(ddsOne, dMain), op: ddsOne, hdr: ro, want: 200})
 	if an.body["euUuid"] == nil || an.body["referenceNumber"] != nil || an.body["submittedAt"] == nil ||
-		len(oaList(an.body["history"])) != 2 || oaList(an.body["history"])[1].(map[string]any)["actor"] != actorEUSystem {
+		len(oaList(an.body["history"])) != 2 || oaList(an.body["history"])[1].(map[string]any)["actor"] != dds.ActorEUSystem {
 		t.Errorf("a SUBMITTED statement: %s", an.rec.Body)
 	}
 	an = d.do(oaCall{method: "POST", target: path(submit, dMain), op: submit, hdr: idem(rw, "sub-main-3"), want: 409})
@@ -649,16 +650,16 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		now := tx.Now()
 		pDraft = &storage.DDS{ID: storage.NewID("dds", now), BatchIDs: []string{bMain}, ActivityType: euis.ActivityImport, OperatorUUID: opUUID,
 			InternalReference: "PO-LIVE-1", Statement: mainStatement, CreatedAt: now}
-		if err := ta.changeDDS(tx, production, pDraft, storage.DDSDraft, "key_test", "created from batches"); err != nil {
+		if err := ta.dds.Record(tx, production, pDraft, storage.DDSDraft, "key_test", "created from batches"); err != nil {
 			return err
 		}
 		pSub = &storage.DDS{ID: storage.NewID("dds", now.Add(time.Millisecond)), BatchIDs: []string{bMain}, ActivityType: euis.ActivityImport,
 			OperatorUUID: opUUID, InternalReference: "PO-LIVE-2", Statement: mainStatement, CreatedAt: now,
 			EUUUID: "4c0d8a52-0f64-4a4e-9a8e-7b1a2c3d4e5f", SubmittedAt: &now, Poll: &storage.DDSPollState{}}
-		if err := ta.changeDDS(tx, production, pSub, storage.DDSDraft, "key_test", "created from batches"); err != nil {
+		if err := ta.dds.Record(tx, production, pSub, storage.DDSDraft, "key_test", "created from batches"); err != nil {
 			return err
 		}
-		return ta.changeDDS(tx, production, pSub, storage.DDSSubmitted, actorEUSystem, "accepted by the EU system")
+		return ta.dds.Record(tx, production, pSub, storage.DDSSubmitted, dds.ActorEUSystem, "accepted by the EU system")
 	})
 	for _, env := range []storage.Environment{storage.Production, storage.Sandbox} {
 		d.do(oaCall{env: env, method: "GET", target: creds, op: creds, hdr: map[storage.Environment][]string{storage.Production: live, storage.Sandbox: ro}[env], want: 404})
@@ -674,7 +675,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	// Credentials stored before the endpoint rules, with a plain http URL.
 	ta.update(func(tx *storage.Tx) error {
 		return tx.PutEUCredentials(production, &storage.EUCredentials{Username: "op-user", ClientID: "eudr-test",
-			SealedAuthKey: ta.sealer.seal([]byte("s3cret-auth-key"), production.String()), Endpoint: "http://relay.example/tracesnt", UpdatedAt: tx.Now()})
+			SealedAuthKey: ta.sealAuthKey(production, "s3cret-auth-key"), Endpoint: "http://relay.example/tracesnt", UpdatedAt: tx.Now()})
 	})
 	an = d.do(oaCall{env: storage.Production, method: "POST", target: path(submit, pDraft.ID), op: submit, hdr: idem(live, "sub-live-stale"), want: 422})
 	if got := problems(an); !maps.Equal(got, map[string]bool{apierr.DetailEUSystemNotConfigured + " at credentials.endpoint": true}) {

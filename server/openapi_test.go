@@ -41,6 +41,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
@@ -723,21 +724,21 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{consistencyResponse{}, "LedgerConsistencyProof", true},
 			{anchor.Proof{}, "LedgerProof", true},
 			{evidenceVerifyResponse{}, "EvidenceVerification", true},
-			{ddsRequest{}, "DdsRequest", false},
-			{ddsReferenceBody{}, "DdsReference", true},
+			{dds.DraftRequest{}, "DdsRequest", false},
+			{dds.Reference{}, "DdsReference", true},
 			{ddsResponse{}, "Dds", true},
 			{ddsChangeBody{}, "DdsChange", true},
 			{ddsSubmissionBody{}, "DdsSubmission", true},
-			{payload{}, "DdsStatement", true},
-			{payloadOperator{}, "DdsStatementOperator", true},
-			{payloadCommodity{}, "DdsStatementCommodity", true},
-			{payloadProducer{}, "DdsStatementProducer", true},
+			{dds.Payload{}, "DdsStatement", true},
+			{dds.PayloadOperator{}, "DdsStatementOperator", true},
+			{dds.PayloadCommodity{}, "DdsStatementCommodity", true},
+			{dds.PayloadProducer{}, "DdsStatementProducer", true},
 			{ddsSubmitAccepted{}, "JobAccepted", true},
 			{event.DDSSubmittedData{}, "DdsSubmittedData", true},
 			{event.DDSValidatedData{}, "DdsValidatedData", true},
 			{event.DDSRejectedData{}, "DdsRejectedData", true},
 			{oaDDSEntry{}, "LedgerEntryDdsStatus", true},
-			{credentialsRequest{}, "CredentialsRequest", false},
+			{dds.CredentialsRequest{}, "CredentialsRequest", false},
 			{credentialsResponse{}, "Credentials", true},
 			{archiveRequest{}, "ArchiveRequest", false},
 			{archiveAccepted{}, "ArchiveAccepted", true},
@@ -889,8 +890,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/PolygonEvidenceLedger/properties/data/contentSchema/$ref", "#/components/schemas/LedgerEntryPolygonScreened"},
 			{"/components/schemas/DdsStatus/enum", oaAnys(storage.DDSDraft, storage.DDSSubmitted, storage.DDSValidated, storage.DDSRejected, storage.DDSRevoked)},
 			{"/components/schemas/ActivityType/enum", oaAnys(euis.ActivityImport, euis.ActivityExport, euis.ActivityDomestic)},
-			{"/components/schemas/DdsRequest/properties/batchIds/maxItems", float64(maxDDSBatches)},
-			{"/components/schemas/DdsRequest/properties/operatorUuid/pattern", uuidPattern.String()},
+			{"/components/schemas/DdsRequest/properties/batchIds/maxItems", float64(dds.MaxBatches)},
+			{"/components/schemas/DdsRequest/properties/operatorUuid/pattern", dds.UUIDPattern.String()},
 			{"/components/schemas/DdsRequest/properties/internalReference/maxLength", float64(euis.MaxInternalReferenceLen)},
 			{"/components/schemas/DdsStatement/properties/internalReferenceNumber/maxLength", float64(euis.MaxInternalReferenceLen)},
 			{"/components/schemas/DdsStatement/properties/operatorRole/const", euis.RoleOperator},

@@ -1,130 +1,110 @@
-package server
+package dds
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
 
-// ddsRequest is POST /declarations/dds (API.md section 7). Split files a
-// statement over the EU limits as several; countryOfActivity and
-// borderCrossCountry default from the shipments' port of entry.
-type ddsRequest struct {
-	BatchIDs             []string           `json:"batchIds"`
-	ActivityType         *string            `json:"activityType"`
-	OperatorUUID         *string            `json:"operatorUuid"`
-	InternalReference    *string            `json:"internalReference"`
-	ReferencedStatements []ddsReferenceBody `json:"referencedStatements"`
-	CountryOfActivity    *string            `json:"countryOfActivity"`
-	BorderCrossCountry   *string            `json:"borderCrossCountry"`
-	// SpeciesInfo names the species of each wood batch, by batch ID (the
-	// EU system requires them for wood products).
-	SpeciesInfo map[string][]speciesBody `json:"speciesInfo"`
-	Split       bool                     `json:"split"`
-}
-
-type speciesBody struct {
-	ScientificName string `json:"scientificName"`
-	CommonName     string `json:"commonName"`
-}
-
-type ddsReferenceBody struct {
-	ReferenceNumber    string `json:"referenceNumber"`
-	VerificationNumber string `json:"verificationNumber"`
-}
-
-// maxDDSBatches bounds a request: each batch is a commodity entry, and the
-// EU system takes at most 100 per statement (more need split).
-const maxDDSBatches = 1000
-
-// validate checks the request's own fields, every problem at once.
-func (req *ddsRequest) validate() error {
-	var probs apierr.Problems
-	switch n := len(req.BatchIDs); {
-	case n == 0:
-		probs.Add(apierr.DetailRequired, "batchIds", "must list at least one batch")
-	case n > maxDDSBatches:
-		probs.Add(apierr.DetailInvalidValue, "batchIds", fmt.Sprintf("must list at most %d batches", maxDDSBatches))
+// Draft builds the Annex II statement req asks for from its batches and
+// records it as a DRAFT by actor, in the caller's transaction, and returns
+// what it recorded: one statement, or with req.Split the parts of one
+// over the EU system's size limits (SplitOf, Part). It writes nothing
+// when it refuses: 400 for a request Validate refuses, 404 naming each
+// unknown batch and each batch whose supplier mapping was deleted, 422
+// BATCH_NOT_VERIFIED naming each batch not VERIFIED or not linked to a
+// shipment, 422 EU_SYSTEM_RULE naming each rule or limit of the EU system
+// the statement breaks (with the hint to split when splitting would cure
+// it).
+func (s *Service) Draft(tx *storage.Tx, t storage.Tenant, req *DraftRequest, actor string) ([]*storage.DDS, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
-	seen := map[string]bool{}
-	for i, id := range req.BatchIDs {
-		if seen[id] {
-			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("batchIds[%d]", i), "is listed twice")
+	src, err := readSource(tx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	st, err := buildStatement(req, src)
+	if err != nil {
+		return nil, err
+	}
+	parts := []euis.Statement{st}
+	if verr := euis.Validate(st); verr != nil {
+		if !req.Split {
+			_, serr := euis.Split(st)
+			return nil, statementProblems(verr, serr == nil)
 		}
-		seen[id] = true
-	}
-	switch {
-	case req.ActivityType == nil:
-		probs.Add(apierr.DetailRequired, "activityType", "is required: IMPORT, EXPORT or DOMESTIC")
-	case *req.ActivityType != euis.ActivityImport && *req.ActivityType != euis.ActivityExport && *req.ActivityType != euis.ActivityDomestic:
-		probs.Add(apierr.DetailInvalidValue, "activityType", "must be IMPORT, EXPORT or DOMESTIC")
-	}
-	switch {
-	case req.OperatorUUID == nil:
-		probs.Add(apierr.DetailRequired, "operatorUuid", "is required: the EU operator UUID the statement is filed for")
-	case !uuidPattern.MatchString(*req.OperatorUUID):
-		probs.Add(apierr.DetailInvalidValue, "operatorUuid", "must be a UUID")
-	}
-	if r := req.InternalReference; r != nil && (*r == "" || utf8.RuneCountInString(*r) > euis.MaxInternalReferenceLen) {
-		probs.Add(apierr.DetailInvalidValue, "internalReference", fmt.Sprintf("must be 1-%d characters", euis.MaxInternalReferenceLen))
-	}
-	for i, ref := range req.ReferencedStatements {
-		if !euis.IsReferenceNumber(ref.ReferenceNumber) {
-			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("referencedStatements[%d].referenceNumber", i),
-				"must be an EU reference number: 14 characters, year, country and 10 letters or digits (26BE7XTVCZAQ2S)")
-		}
-		if !euis.IsVerificationNumber(ref.VerificationNumber) {
-			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("referencedStatements[%d].verificationNumber", i), "must be 5-35 letters or digits")
+		if parts, err = euis.Split(st); err != nil {
+			return nil, statementProblems(err, false)
 		}
 	}
-	for id, list := range req.SpeciesInfo {
-		if !seen[id] {
-			probs.Add(apierr.DetailInvalidValue, "speciesInfo."+id, "names a batch that is not in batchIds")
+	out := make([]*storage.DDS, len(parts))
+	for i, p := range parts {
+		d, err := newDraft(tx, req, p)
+		if err != nil {
+			return nil, err
 		}
-		for i, sp := range list {
-			if sp.ScientificName == "" && sp.CommonName == "" {
-				probs.Add(apierr.DetailRequired, fmt.Sprintf("speciesInfo.%s[%d]", id, i), "needs a scientificName and a commonName")
+		if len(parts) > 1 {
+			first := d
+			if i > 0 {
+				first = out[0]
 			}
+			d.SplitOf, d.Part = first.ID, i+1
 		}
-	}
-	for _, c := range []struct {
-		field string
-		v     *string
-	}{{"countryOfActivity", req.CountryOfActivity}, {"borderCrossCountry", req.BorderCrossCountry}} {
-		if c.v != nil && !euis.IsEUCountry(*c.v) {
-			probs.Add(apierr.DetailInvalidValue, c.field, "must be an EU member state (ISO 3166-1 alpha-2, or XI)")
+		if err := s.Record(tx, t, d, storage.DDSDraft, actor, "created from batches"); err != nil {
+			return nil, err
 		}
+		out[i] = d
 	}
-	return probs.Err()
+	return out, nil
 }
 
-// ddsSource is what a statement is built from, read in one transaction.
-type ddsSource struct {
+// newDraft is the statement record of st, not yet written.
+func newDraft(tx *storage.Tx, req *DraftRequest, st euis.Statement) (*storage.DDS, error) {
+	id := storage.NewID("dds", tx.Now())
+	if st.InternalReference == "" {
+		// The DDS ID (30 characters): a statement can always be found
+		// again in the EU system by its internal reference.
+		st.InternalReference = id
+	}
+	payload, err := storage.MarshalJSON(PayloadOf(st))
+	if err != nil {
+		return nil, err
+	}
+	d := &storage.DDS{ID: id, BatchIDs: req.BatchIDs, ActivityType: st.ActivityType,
+		OperatorUUID: st.OperatorUUID, InternalReference: st.InternalReference, Statement: payload, CreatedAt: tx.Now()}
+	for _, ref := range st.ReferencedStatements { // a split's first part holds them all
+		d.ReferencedStatements = append(d.ReferencedStatements, storage.DDSReference{ReferenceNumber: ref.ReferenceNumber,
+			VerificationNumber: ref.VerificationNumber})
+	}
+	return d, nil
+}
+
+// source is what a statement is built from, read in one transaction.
+type source struct {
 	batches   []*storage.Batch
 	links     []*storage.ShipmentLink // the batches' shipment links, in order
 	suppliers []*storage.Supplier     // the batches' supplier mappings, in order
-	plots     [][]ddsPlot             // per batch, its polygons
+	plots     [][]plot                // per batch, its polygons
 	operator  *storage.Supplier       // the mapping of operatorUuid; nil when none
 }
 
-type ddsPlot struct {
+type plot struct {
 	polygon *storage.Polygon
 	feature json.RawMessage
 }
 
-// readDDSSource reads the batches of a request and refuses what cannot be
+// readSource reads the batches of a request and refuses what cannot be
 // declared: an unknown batch (404), one not VERIFIED or not linked to a
 // shipment (422 BATCH_NOT_VERIFIED, every one listed). It writes nothing.
-func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSource, error) {
-	src := &ddsSource{}
+func readSource(tx *storage.Tx, t storage.Tenant, req *DraftRequest) (*source, error) {
+	src := &source{}
 	var missing, unfit apierr.Problems
 	for i, id := range req.BatchIDs {
 		field := fmt.Sprintf("batchIds[%d]", i)
@@ -162,7 +142,7 @@ func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSourc
 		if err != nil {
 			return nil, err
 		}
-		plots := make([]ddsPlot, 0, len(ids))
+		plots := make([]plot, 0, len(ids))
 		for _, pid := range ids {
 			p, err := tx.FindPolygon(t, pid)
 			if err != nil {
@@ -172,16 +152,16 @@ func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSourc
 			if err != nil {
 				return nil, fmt.Errorf("polygon %s of batch %s: %w", pid, id, err)
 			}
-			plots = append(plots, ddsPlot{polygon: p, feature: d.Feature})
+			plots = append(plots, plot{polygon: p, feature: d.Feature})
 		}
 		src.batches, src.links, src.suppliers = append(src.batches, b), append(src.links, link), append(src.suppliers, sup)
 		src.plots = append(src.plots, plots)
 	}
 	if len(missing) > 0 {
-		return nil, &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: "a batch or its supplier mapping was not found", Details: missing}
+		return nil, &apierr.Error{Status: apierr.StatusNotFound, Code: apierr.CodeNotFound, Message: "a batch or its supplier mapping was not found", Details: missing}
 	}
 	if len(unfit) > 0 {
-		return nil, &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
+		return nil, &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 			Message: "only VERIFIED batches linked to a shipment can be declared", Details: unfit}
 	}
 	for _, s := range src.suppliers {
@@ -202,7 +182,7 @@ func readDDSSource(tx *storage.Tx, t storage.Tenant, req *ddsRequest) (*ddsSourc
 // operator is the supplier mapping of operatorUuid or, when none of the
 // batches' mappings has it, the first batch's (the EU system's
 // cross-check then rejects the statement).
-func buildStatement(req *ddsRequest, src *ddsSource) (euis.Statement, error) {
+func buildStatement(req *DraftRequest, src *source) (euis.Statement, error) {
 	op := src.operator
 	if op == nil {
 		op = src.suppliers[0]
@@ -283,7 +263,7 @@ func describe(b *storage.Batch) string {
 }
 
 // producersOf groups plots into producers by name and country.
-func producersOf(plots []ddsPlot) ([]euis.Producer, error) {
+func producersOf(plots []plot) ([]euis.Producer, error) {
 	type group struct {
 		name, country string
 		features      []json.RawMessage
@@ -324,22 +304,17 @@ func producersOf(plots []ddsPlot) ([]euis.Producer, error) {
 // euFeature is a plot as the EU system reads it: its geometry as sent with
 // coordinates at 6 decimals (the EU system keeps 6) and the properties
 // ProducerName, ProducerCountry, ProductionPlace and, for a point, Area.
-func euFeature(p ddsPlot) (json.RawMessage, error) {
-	geom, err := featureGeometry(p.feature)
-	if err != nil {
-		return nil, err
+func euFeature(p plot) (json.RawMessage, error) {
+	var f struct {
+		Geometry struct {
+			Type        string `json:"type"`
+			Coordinates any    `json:"coordinates"`
+		} `json:"geometry"`
 	}
-	var g struct {
-		Type        string          `json:"type"`
-		Coordinates json.RawMessage `json:"coordinates"`
+	if err := json.Unmarshal(p.feature, &f); err != nil {
+		return nil, fmt.Errorf("stored feature: %w", err)
 	}
-	if err := json.Unmarshal(geom, &g); err != nil {
-		return nil, err
-	}
-	var coords any
-	if err := json.Unmarshal(g.Coordinates, &coords); err != nil {
-		return nil, err
-	}
+	g := f.Geometry
 	props := map[string]any{"ProducerCountry": p.polygon.ProducerCountry}
 	if p.polygon.ProducerName != "" {
 		props["ProducerName"] = p.polygon.ProducerName
@@ -352,7 +327,7 @@ func euFeature(p ddsPlot) (json.RawMessage, error) {
 	}
 	return storage.MarshalJSON(map[string]any{
 		"type":       "Feature",
-		"geometry":   map[string]any{"type": g.Type, "coordinates": round6(coords)},
+		"geometry":   map[string]any{"type": g.Type, "coordinates": round6(g.Coordinates)},
 		"properties": props,
 	})
 }
@@ -393,5 +368,5 @@ func statementProblems(err error, splittable bool) error {
 	if splittable {
 		msg += `; send "split": true to split it as the EU rules allow`
 	}
-	return &apierr.Error{Status: http.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule, Message: msg, Details: out}
+	return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule, Message: msg, Details: out}
 }

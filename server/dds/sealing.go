@@ -1,4 +1,4 @@
-package server
+package dds
 
 import (
 	"crypto/aes"
@@ -13,16 +13,17 @@ import (
 // sealKeySize is the AES-256 key size.
 const sealKeySize = 32
 
-// sealer encrypts secrets kept in the store (the EU system auth key) with
+// Sealer encrypts secrets kept in the store (the EU system auth key) with
 // AES-256-GCM under a key kept outside it, in its own file: a copy of the
 // store alone does not reveal them.
-type sealer struct {
+type Sealer struct {
 	aead cipher.AEAD
 }
 
-// loadSealer reads the key file at path, creating it with a new random key
-// (mode 0600) on first use.
-func loadSealer(path string) (*sealer, error) {
+// LoadSealer reads the key file at path, creating it with a new random key
+// (mode 0600) on first use. It fails when the file cannot be read or
+// written, or holds a key of another size.
+func LoadSealer(path string) (*Sealer, error) {
 	key, _, err := storage.LoadOrCreateKeyFile(path, func() ([]byte, error) {
 		key := make([]byte, sealKeySize)
 		_, err := rand.Read(key)
@@ -42,13 +43,13 @@ func loadSealer(path string) (*sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sealer{aead: aead}, nil
+	return &Sealer{aead: aead}, nil
 }
 
-// seal encrypts plaintext bound to context (a ciphertext opens only with
+// Seal encrypts plaintext bound to context (a ciphertext opens only with
 // the same context: one tenant's secret cannot be moved to another's).
 // The random nonce comes first.
-func (s *sealer) seal(plaintext []byte, context string) []byte {
+func (s *Sealer) Seal(plaintext []byte, context string) []byte {
 	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plaintext)+s.aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		panic(err) // crypto/rand does not fail
@@ -56,8 +57,9 @@ func (s *sealer) seal(plaintext []byte, context string) []byte {
 	return s.aead.Seal(nonce, nonce, plaintext, []byte(context))
 }
 
-// open decrypts what seal made with the same context.
-func (s *sealer) open(sealed []byte, context string) ([]byte, error) {
+// Open decrypts what Seal made with the same context. It fails when sealed
+// was made with another key or context, or was altered.
+func (s *Sealer) Open(sealed []byte, context string) ([]byte, error) {
 	n := s.aead.NonceSize()
 	if len(sealed) < n {
 		return nil, errors.New("sealed secret is too short")
