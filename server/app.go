@@ -25,11 +25,11 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
+	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
-	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/server/work"
@@ -69,9 +69,7 @@ type App struct {
 	polygons  *polygon.Service
 	accounts  *account.Service
 	dds       *dds.Service
-
-	// benchmark is the country benchmark batches are assessed with.
-	benchmark *risk.Benchmark
+	batches   *batch.Service
 
 	ledger *anchor.Ledger // checkpoint signing key, loaded at start
 
@@ -105,10 +103,6 @@ func New(cfg *Config, opts Options) (*App, error) {
 	if err := a.openAccounts(context.Background()); err != nil {
 		db.Close()
 		return nil, err
-	}
-	if a.benchmark, err = cfg.Risk.benchmark(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("risk.country_benchmark_file: %w", err)
 	}
 	a.layers = layer.New(layer.Options{DB: db, Logger: a.log, RasterRoot: cfg.Layers.rasterRoot(cfg.DataDir),
 		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
@@ -305,7 +299,6 @@ func (a *App) startQueues() error {
 		Logger:       a.log.With().Str("component", "jobs").Logger(),
 	})
 	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
-	a.jobs.Handle(work.BatchRiskAssessment, a.runBatchJob)
 	a.jobs.Handle(work.ArchiveReport, a.runArchiveJob)
 	a.shipments = shipment.New(shipment.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
 		ConsensusTimeout: a.cfg.Ledger.ConsensusTimeout})
@@ -317,6 +310,12 @@ func (a *App) startQueues() error {
 	if a.dds, err = a.newDDSService(); err != nil {
 		return err
 	}
+	benchmark, err := a.cfg.Risk.benchmark()
+	if err != nil {
+		return fmt.Errorf("risk.country_benchmark_file: %w", err)
+	}
+	a.batches = batch.New(batch.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Benchmark: benchmark,
+		MaxScore: a.cfg.Risk.MaxScore, AppVersion: a.version})
 	return nil
 }
 

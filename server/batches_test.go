@@ -13,6 +13,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/work"
@@ -121,7 +122,7 @@ func TestBatches_Verified(t *testing.T) {
 	}
 
 	ra := ta.do("GET", eudrPrefix+"/batches/"+acc.BatchID+"/risk-assessment", "", "X-API-Key", key)
-	var doc riskAssessmentDocument
+	var doc batch.RiskAssessment
 	mustDecode(t, ra, &doc)
 	if ra.Code != http.StatusOK || ra.Header().Get("Retry-After") != "" || doc.Status != storage.BatchVerified || *doc.RiskScore != 25 ||
 		*doc.MaxScore != 50 || len(doc.Factors) != 3 || doc.DataVersions.CountryBenchmark.Version != "2025/1093" ||
@@ -191,7 +192,7 @@ func TestBatches_HighRisk(t *testing.T) {
 	if b.Status != storage.BatchHighRisk || *b.RiskScore != 100 || *b.RiskLevel != risk.LevelNotNegligible {
 		t.Errorf("a batch with a plot from Russia: %+v", b)
 	}
-	var doc riskAssessmentDocument
+	var doc batch.RiskAssessment
 	mustDecode(t, ta.do("GET", eudrPrefix+"/batches/"+b.BatchID+"/risk-assessment", "", "X-API-Key", key), &doc)
 	if doc.Status != storage.BatchHighRisk || doc.Factors[0].Score != 100 || !strings.Contains(doc.Factors[0].Explanation, "high risk (RU)") {
 		t.Errorf("assessment: %+v", doc)
@@ -251,14 +252,14 @@ func TestBatches_Refused(t *testing.T) {
 		{strings.Replace(batchBody("x", ids[0]), `"quantity":{`, `"quantity":{"gross":1,`, 1), "gross", apierr.DetailUnknownField},
 		{`{"batchReference":"x","commodity":"cocoa","hsCode":"1801","supplierId":"V-1","polygonIds":[],"quantity":{"netMassKg":1}}`, "polygonIds", apierr.DetailRequired},
 		{`{"batchReference":"x","commodity":"cocoa","hsCode":"1801","supplierId":"V-1","polygonIds":"p","quantity":{"netMassKg":1}}`, "polygonIds", apierr.DetailInvalidValue},
-		{batchBody(strings.Repeat("r", maxBatchReferenceLen+1), ids[0]), "batchReference", apierr.DetailInvalidValue},
+		{batchBody(strings.Repeat("r", batch.MaxReferenceLen+1), ids[0]), "batchReference", apierr.DetailInvalidValue},
 	} {
 		e := wantError(t, post(c.body), http.StatusBadRequest, apierr.CodeValidationFailed, c.detail)
 		if len(e.Details) != 1 || e.Details[0].Field != c.field {
 			t.Errorf("%s: details %+v, want one %s at %s", c.body, e.Details, c.detail, c.field)
 		}
 	}
-	many := make([]string, maxBatchPolygons+1)
+	many := make([]string, batch.MaxPolygons+1)
 	for i := range many {
 		many[i] = fmt.Sprint("pol_", i)
 	}
@@ -442,19 +443,9 @@ func TestBatches_ListAndAssessing(t *testing.T) {
 	if b.Status != storage.BatchAssessing || b.RiskScore != nil || b.RiskLevel != nil || b.AssessedAt != nil {
 		t.Errorf("batch while ASSESSING: %+v", b)
 	}
-	// The job, run now, assesses it; run again it changes nothing.
-	var job *storage.Job
-	ta2.view(func(tx *storage.Tx) error {
-		var err error
-		job, err = tx.FindJob(sandbox, acc.JobID)
-		return err
-	})
-	in, _ := json.Marshal(batchJobInput{BatchID: acc.BatchID})
-	for range 2 {
-		if err := ta2.runBatchJob(t.Context(), sandbox, job, in); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The runner, started now, assesses it.
+	ta2.runQueues()
+	ta2.waitJob(key2, acc.JobID, storage.JobCompleted)
 	mustDecode(t, ta2.do("GET", eudrPrefix+"/batches/"+acc.BatchID, "", "X-API-Key", key2), &b)
 	if b.Status != storage.BatchVerified {
 		t.Errorf("after the job: %+v", b)
@@ -477,7 +468,7 @@ func TestBatches_BenchmarkFile(t *testing.T) {
 	if b.Status != storage.BatchVerified || *b.RiskScore != 25 {
 		t.Errorf("RU under a benchmark that lists it standard: %+v", b)
 	}
-	var doc riskAssessmentDocument
+	var doc batch.RiskAssessment
 	mustDecode(t, ta.do("GET", eudrPrefix+"/batches/"+b.BatchID+"/risk-assessment", "", "X-API-Key", key), &doc)
 	if doc.DataVersions.CountryBenchmark.Version != "ops-2026-1" || doc.DataVersions.CountryBenchmark.Source != "operator" {
 		t.Errorf("data versions: %+v", doc.DataVersions)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apitest"
+	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -87,8 +88,8 @@ func BenchmarkSuppliersList_FullChain(b *testing.B) {
 	t := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
 	for i := range 100 {
 		s := &storage.Supplier{ERPVendorID: "V" + string(rune('A'+i%26)) + time.Duration(i).String(),
-			EUOperatorUUID: "3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b", Name: "Supplier", Country: "CI", Role: roleOperator}
-		if err := a.db.Update(context.Background(), func(tx *storage.Tx) error { return upsertSupplier(tx, t, s) }); err != nil {
+			EUOperatorUUID: "3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b", Name: "Supplier", Country: "CI", Role: batch.RoleOperator}
+		if err := a.db.Update(context.Background(), func(tx *storage.Tx) error { return a.batches.PutSupplier(tx, t, s) }); err != nil {
 			b.Fatal(err)
 		}
 	}

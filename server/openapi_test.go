@@ -41,6 +41,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
@@ -656,7 +657,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{keyCreateRequest{}, "ApiKeyCreateRequest", false},
 			{keyResponse{}, "ApiKey", true},
 			{keyCreatedResponse{}, "ApiKeyWithValue", true},
-			{supplierRequest{}, "SupplierRequest", false},
+			{batch.SupplierRequest{}, "SupplierRequest", false},
 			{supplierResponse{}, "Supplier", true},
 			{healthResponse{}, "Health", true},
 			{storeHealth{}, "StoreHealth", true},
@@ -696,20 +697,20 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{polygon.Result{}, "PolygonJobResult", true},
 			{event.PolygonVerifiedData{}, "PolygonVerifiedData", true},
 			{event.PolygonFailedData{}, "PolygonFailedData", true},
-			{batchRequest{}, "BatchRequest", false},
-			{batchQuantityRequest{}, "BatchQuantityRequest", false},
+			{batch.Request{}, "BatchRequest", false},
+			{batch.QuantityRequest{}, "BatchQuantityRequest", false},
 			{batchAcceptedResponse{}, "BatchAccepted", true},
 			{batchResponse{}, "Batch", true},
 			{batchQuantityBody{}, "BatchQuantity", true},
-			{batchJobResult{}, "BatchJobResult", true},
+			{batch.JobResult{}, "BatchJobResult", true},
 			{risk.Factor{}, "RiskFactor", true},
 			{risk.CountryFactorInputs{}, "CountryFactorInputs", true},
 			{risk.CountryPlotsInputs{}, "CountryPlots", true},
 			{risk.PlotFactorInputs{}, "PlotFactorInputs", true},
 			{risk.SupplierFactorInputs{}, "SupplierFactorInputs", true},
-			{riskAssessmentDocument{}, "RiskAssessment", true},
-			{riskDataVersions{}, "RiskDataVersions", true},
-			{riskDataSet{}, "RiskDataSet", true},
+			{batch.RiskAssessment{}, "RiskAssessment", true},
+			{batch.DataVersions{}, "RiskDataVersions", true},
+			{batch.DataSet{}, "RiskDataSet", true},
 			{event.BatchRiskAssessedData{}, "BatchRiskAssessedData", true},
 			{shipment.LinkRequest{}, "ShipmentLinkRequest", false},
 			{shipmentLinkAccepted{}, "ShipmentLinkAccepted", true},
@@ -803,15 +804,15 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			ptr  string
 			want any
 		}{
-			{sr + "erpVendorId/pattern", erpVendorIDPattern.String()},
-			{sr + "euOperatorUuid/pattern", uuidPattern.String()},
-			{sr + "eori/pattern", eoriPattern.String()},
-			{sr + "name/maxLength", float64(maxSupplierNameLen)},
-			{sr + "role/enum", []any{roleOperator, roleTrader, nil}},
-			{sr + "role/default", roleOperator},
-			{"/components/schemas/Supplier/properties/erpVendorId/pattern", erpVendorIDPattern.String()},
-			{"/components/schemas/Supplier/properties/eori/pattern", eoriPattern.String()},
-			{"/components/parameters/ErpVendorId/schema/pattern", erpVendorIDPattern.String()},
+			{sr + "erpVendorId/pattern", batch.ERPVendorIDPattern.String()},
+			{sr + "euOperatorUuid/pattern", euis.UUIDPattern.String()},
+			{sr + "eori/pattern", batch.EORIPattern.String()},
+			{sr + "name/maxLength", float64(batch.MaxSupplierNameLen)},
+			{sr + "role/enum", []any{batch.RoleOperator, batch.RoleTrader, nil}},
+			{sr + "role/default", batch.RoleOperator},
+			{"/components/schemas/Supplier/properties/erpVendorId/pattern", batch.ERPVendorIDPattern.String()},
+			{"/components/schemas/Supplier/properties/eori/pattern", batch.EORIPattern.String()},
+			{"/components/parameters/ErpVendorId/schema/pattern", batch.ERPVendorIDPattern.String()},
 			{"/components/schemas/ApiKeyCreateRequest/properties/name/maxLength", float64(account.MaxKeyNameLen)},
 			{"/components/schemas/ApiKeyCreateRequest/properties/scopes/default", []any{account.ScopeRead, account.ScopeWrite}},
 			{"/components/schemas/Scope/enum", []any{account.ScopeRead, account.ScopeWrite}},
@@ -863,12 +864,12 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/RiskFactorName/enum", oaAnys(risk.FactorCountryBenchmark, risk.FactorPlotRisk, risk.FactorSupplierHistory)},
 			{"/components/schemas/CountryPlots/properties/riskClass/enum", oaAnys(risk.CountryLow, risk.CountryStandard, risk.CountryHigh)},
 			{"/components/schemas/HsCode/pattern", risk.HSCodePattern.String()},
-			{"/components/schemas/SupplementaryUnitType/enum", oaAnys(supplementaryUnitTypes...)},
-			{"/components/schemas/BatchRequest/properties/polygonIds/maxItems", float64(maxBatchPolygons)},
-			{"/components/schemas/BatchRequest/properties/batchReference/maxLength", float64(maxBatchReferenceLen)},
-			{"/components/schemas/BatchRequest/properties/supplierId/pattern", erpVendorIDPattern.String()},
-			{"/components/schemas/BatchQuantityRequest/properties/netMassKg/exclusiveMaximum", float64(maxQuantity)},
-			{"/components/schemas/BatchQuantityRequest/properties/supplementaryUnit/exclusiveMaximum", float64(maxQuantity)},
+			{"/components/schemas/SupplementaryUnitType/enum", oaAnys(batch.SupplementaryUnitTypes...)},
+			{"/components/schemas/BatchRequest/properties/polygonIds/maxItems", float64(batch.MaxPolygons)},
+			{"/components/schemas/BatchRequest/properties/batchReference/maxLength", float64(batch.MaxReferenceLen)},
+			{"/components/schemas/BatchRequest/properties/supplierId/pattern", batch.ERPVendorIDPattern.String()},
+			{"/components/schemas/BatchQuantityRequest/properties/netMassKg/exclusiveMaximum", float64(batch.MaxQuantity)},
+			{"/components/schemas/BatchQuantityRequest/properties/supplementaryUnit/exclusiveMaximum", float64(batch.MaxQuantity)},
 			{"/components/schemas/RiskAssessment/properties/engineVersion/examples", []any{risk.EngineVersion}},
 			{"/components/schemas/ShipmentId/pattern", shipment.IDPattern.String()},
 			{"/components/schemas/ShipmentLinkRequest/properties/shipmentId/$ref", "#/components/schemas/ShipmentId"},
@@ -891,7 +892,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/DdsStatus/enum", oaAnys(storage.DDSDraft, storage.DDSSubmitted, storage.DDSValidated, storage.DDSRejected, storage.DDSRevoked)},
 			{"/components/schemas/ActivityType/enum", oaAnys(euis.ActivityImport, euis.ActivityExport, euis.ActivityDomestic)},
 			{"/components/schemas/DdsRequest/properties/batchIds/maxItems", float64(dds.MaxBatches)},
-			{"/components/schemas/DdsRequest/properties/operatorUuid/pattern", dds.UUIDPattern.String()},
+			{"/components/schemas/DdsRequest/properties/operatorUuid/pattern", euis.UUIDPattern.String()},
 			{"/components/schemas/DdsRequest/properties/internalReference/maxLength", float64(euis.MaxInternalReferenceLen)},
 			{"/components/schemas/DdsStatement/properties/internalReferenceNumber/maxLength", float64(euis.MaxInternalReferenceLen)},
 			{"/components/schemas/DdsStatement/properties/operatorRole/const", euis.RoleOperator},
@@ -1923,7 +1924,7 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	ro := []string{"X-API-Key", roKey}
 	sup1 := `{"erpVendorId":"100234","euOperatorUuid":"3F2B8A1E-6C4D-4E5F-9A7B-1C2D3E4F5A6B","name":" Cooperative ","country":"CI"}`
 	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(rw, "Idempotency-Key", "s-1"), want: 200})
-	if an.body["eori"] != nil || an.body["role"] != roleOperator || an.body["name"] != "Cooperative" {
+	if an.body["eori"] != nil || an.body["role"] != batch.RoleOperator || an.body["name"] != "Cooperative" {
 		t.Errorf("supplier defaults: eori %v, role %v, name %q", an.body["eori"], an.body["role"], an.body["name"])
 	}
 	an = c.do(oaCall{method: "POST", target: suppliers, op: suppliers, body: sup1, hdr: with(rw, "Idempotency-Key", "s-1"), want: 200})

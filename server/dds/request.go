@@ -2,7 +2,6 @@ package dds
 
 import (
 	"fmt"
-	"regexp"
 	"unicode/utf8"
 
 	"github.com/eudr/eudr/server/apierr"
@@ -44,9 +43,6 @@ type Reference struct {
 // document states it too.
 const MaxBatches = 1000
 
-// UUIDPattern is an EU operator UUID (the OpenAPI document states it too).
-var UUIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // Validate checks the request's own fields; it returns every problem
 // found as one apierr 400. Whether its batches can be declared is
 // Draft's to say.
@@ -74,7 +70,7 @@ func (req *DraftRequest) Validate() error {
 	switch {
 	case req.OperatorUUID == nil:
 		probs.Add(apierr.DetailRequired, "operatorUuid", "is required: the EU operator UUID the statement is filed for")
-	case !UUIDPattern.MatchString(*req.OperatorUUID):
+	case !euis.IsUUID(*req.OperatorUUID):
 		probs.Add(apierr.DetailInvalidValue, "operatorUuid", "must be a UUID")
 	}
 	if r := req.InternalReference; r != nil && (*r == "" || utf8.RuneCountInString(*r) > euis.MaxInternalReferenceLen) {

@@ -136,7 +136,9 @@ var (
 	ddsReferenceRE = regexp.MustCompile(`^[0-9]{2}[A-Z]{2}[0-9A-Z]{10}$`)
 	sdReferenceRE  = regexp.MustCompile(`^S[0-9]{2}[A-Z]{2}[0-9A-Z]{9}$`)
 	emailRE        = regexp.MustCompile(`^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$`)
-	uuidRE         = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	// UUIDPattern is the form of the UUIDs the information system gives
+	// operators and statements (the OpenAPI document states it too).
+	UUIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
 // euCountries are the Member States and XI (Northern Ireland): the values of
@@ -534,7 +536,7 @@ func IsVerificationNumber(s string) bool {
 }
 
 // IsUUID reports whether s has the form of an information system UUID.
-func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+func IsUUID(s string) bool { return UUIDPattern.MatchString(s) }
 
 // count formats n with thousands separators: 10,000.
 func count(n int) string {
