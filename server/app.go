@@ -30,6 +30,7 @@ import (
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
+	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/server/work"
@@ -70,6 +71,7 @@ type App struct {
 	accounts  *account.Service
 	dds       *dds.Service
 	batches   *batch.Service
+	reports   *report.Service
 
 	ledger *anchor.Ledger // checkpoint signing key, loaded at start
 
@@ -299,7 +301,6 @@ func (a *App) startQueues() error {
 		Logger:       a.log.With().Str("component", "jobs").Logger(),
 	})
 	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
-	a.jobs.Handle(work.ArchiveReport, a.runArchiveJob)
 	a.shipments = shipment.New(shipment.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
 		ConsensusTimeout: a.cfg.Ledger.ConsensusTimeout})
 	a.webhooks = webhook.New(webhook.Options{DB: a.db, AllowPrivateTargets: map[storage.Environment]bool{
@@ -316,6 +317,11 @@ func (a *App) startQueues() error {
 	}
 	a.batches = batch.New(batch.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Benchmark: benchmark,
 		MaxScore: a.cfg.Risk.MaxScore, AppVersion: a.version})
+	a.reports = report.New(report.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
+		Logger: a.log, Now: a.now, Version: a.version, Dir: a.cfg.Reports.dir(a.cfg.DataDir), Retention: a.cfg.Reports.Retention,
+		DownloadPath: reportDownloadPath, DDSView: func(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (any, error) {
+			return ddsView(tx, t, d, true)
+		}})
 	return nil
 }
 
@@ -356,7 +362,9 @@ func (a *App) runMaintenance(ctx context.Context) {
 			return
 		case <-sweep.C:
 			a.sweepIdempotency(ctx)
-			a.sweepReports(ctx)
+			if _, err := a.reports.Sweep(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn().Err(err).Msg("expire reports")
+			}
 			now := a.now()
 			a.keyRate.sweep(now)
 			a.ipRate.sweep(now)

@@ -24,6 +24,7 @@ import (
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -793,8 +794,8 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	t.Helper()
 	const (
 		archive  = eudrPrefix + "/reports/archive"
-		report   = eudrPrefix + "/reports/{reportId}"
-		download = report + "/download"
+		reportOp = eudrPrefix + "/reports/{reportId}"
+		download = reportOp + "/download"
 		job      = eudrPrefix + "/jobs/{jobId}"
 	)
 	with, idem := oaWith, oaIdem
@@ -845,7 +846,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 		t.Errorf("replayed report: %v", oaShort(an.body))
 	}
 	c.do(oaCall{method: "POST", target: archive, op: archive, body: `{"from":"` + from + `","to":"` + from + `"}`, hdr: idem(rw, "rpt-1"), want: 409})
-	an = c.do(oaCall{method: "GET", target: rpath(report, rid), op: report, hdr: ro, want: 200})
+	an = c.do(oaCall{method: "GET", target: rpath(reportOp, rid), op: reportOp, hdr: ro, want: 200})
 	if an.body["status"] != storage.ReportPending || an.rec.Header().Get("Retry-After") == "" || an.body["from"] != from+"T00:00:00.000Z" ||
 		an.body["to"] != to+"T23:59:59.999Z" || an.body["jobId"] != jid {
 		t.Errorf("a PENDING report: %s, Retry-After %q", an.rec.Body, an.rec.Header().Get("Retry-After"))
@@ -860,7 +861,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 
 	// Written: READY, downloaded and checked.
 	run("the archive report", func() bool { return c.jobFinished(jid) })
-	an = c.do(oaCall{method: "GET", target: rpath(report, rid), op: report, hdr: ro, want: 200})
+	an = c.do(oaCall{method: "GET", target: rpath(reportOp, rid), op: reportOp, hdr: ro, want: 200})
 	ready := an.body
 	if ready["status"] != storage.ReportReady || an.rec.Header().Get("Retry-After") != "" || ready["downloadPath"] != reportDownloadPath(rid) ||
 		ready["completedAt"] == nil || ready["expiresAt"] == nil || ready["error"] != nil {
@@ -875,10 +876,10 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	}
 	files, m := archiveFiles(t, zipped)
 	var manifest any
-	json.Unmarshal(files[archiveManifestFile], &manifest)
+	json.Unmarshal(files[report.PathManifest], &manifest)
 	validate("manifest.json", "ArchiveManifest", manifest)
 	var list []any
-	for _, l := range jsonLines(t, files[archiveDDSFile]) {
+	for _, l := range jsonLines(t, files[report.PathDDS]) {
 		var v any
 		json.Unmarshal(l, &v)
 		list = append(list, v)
@@ -889,7 +890,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 			t.Error(e)
 		}
 	}
-	ledgerLines := jsonLines(t, files[archiveDDSLedgerFile])
+	ledgerLines := jsonLines(t, files[report.PathDDSLedger])
 	for i, l := range ledgerLines {
 		var v map[string]any
 		json.Unmarshal(l, &v)
@@ -901,13 +902,13 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 			validate(fmt.Sprintf("dds-ledger.jsonl[%d].entries[%d].data", i, k), "LedgerEntryData", data)
 		}
 	}
-	evidence := jsonLines(t, files[archiveEvidenceFile])
+	evidence := jsonLines(t, files[report.PathEvidence])
 	for i, l := range evidence {
 		var v any
 		json.Unmarshal(l, &v)
 		validate(fmt.Sprintf("evidence.jsonl[%d]", i), "PolygonEvidence", v)
 	}
-	for name, schema := range map[string]string{archiveCheckpointFile: "LedgerCheckpoint", archivePublicKeyFile: "LedgerPublicKey"} {
+	for name, schema := range map[string]string{report.PathCheckpoint: "LedgerCheckpoint", report.PathPublicKey: "LedgerPublicKey"} {
 		var v any
 		if err := json.Unmarshal(files[name], &v); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -916,7 +917,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	}
 	if m.ReportID != rid || m.Counts.DDS != 8 || len(list) != 8 || len(ledgerLines) != 8 || m.Counts.Polygons != 5 || len(evidence) != 5 {
 		t.Errorf("the archive: manifest %s; %d statements, %d ledger lines, %d evidence lines; want 8 statements of the sandbox and 5 plots",
-			files[archiveManifestFile], len(list), len(ledgerLines), len(evidence))
+			files[report.PathManifest], len(list), len(ledgerLines), len(evidence))
 	}
 	data := map[string]any{"reportId": rid, "sha256": ready["sha256"], "sizeBytes": ready["sizeBytes"], "downloadPath": ready["downloadPath"]}
 	an = c.do(oaCall{method: "GET", target: "/api/v1/enterprise/eudr/jobs/" + jid, op: job, hdr: ro, want: 200})
@@ -928,7 +929,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	if env := c.checkDelivery(event.ReportReady, dl, secret); env != nil && !reflect.DeepEqual(env["data"], data) {
 		t.Errorf("report.ready: %s, want data %v", dl.body, data)
 	}
-	for _, p := range []string{report, download} {
+	for _, p := range []string{reportOp, download} {
 		c.do(oaCall{method: "GET", target: rpath(p, "rpt_nope"), op: p, hdr: ro, want: 404})
 		c.do(oaCall{env: storage.Production, method: "GET", target: rpath(p, rid), op: p, hdr: live, want: 404})
 		c.do(oaCall{method: "GET", target: rpath(p, rid), op: p, want: 401})
@@ -952,7 +953,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	if err := os.Rename(dir+".away", dir); err != nil {
 		t.Fatal(err)
 	}
-	an = c.do(oaCall{method: "GET", target: rpath(report, failID), op: report, hdr: ro, want: 200})
+	an = c.do(oaCall{method: "GET", target: rpath(reportOp, failID), op: reportOp, hdr: ro, want: 200})
 	if em, _ := an.body["error"].(map[string]any); an.body["status"] != storage.ReportFailed || em["code"] != apierr.JobFailed || an.body["sha256"] != nil {
 		t.Errorf("a FAILED report: %s", an.rec.Body)
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
+	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
@@ -741,14 +742,16 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{oaDDSEntry{}, "LedgerEntryDdsStatus", true},
 			{dds.CredentialsRequest{}, "CredentialsRequest", false},
 			{credentialsResponse{}, "Credentials", true},
-			{archiveRequest{}, "ArchiveRequest", false},
+			{report.ArchiveRequest{}, "ArchiveRequest", false},
 			{archiveAccepted{}, "ArchiveAccepted", true},
 			{reportResponse{}, "Report", true},
 			{event.ReportReadyData{}, "ReportReadyData", true},
-			{archiveManifest{}, "ArchiveManifest", true},
-			{archiveFile{}, "ArchiveManifestFile", true},
-			{ddsLedgerLine{}, "ArchiveDdsLedger", true},
-			{ddsLedgerEntry{}, "ArchiveDdsLedgerEntry", true},
+			{report.Manifest{}, "ArchiveManifest", true},
+			{report.ManifestFile{}, "ArchiveManifestFile", true},
+			{report.DDSLedgerLine{}, "ArchiveDdsLedger", true},
+			{report.DDSLedgerEntry{}, "ArchiveDdsLedgerEntry", true},
+			{report.Checkpoint{}, "LedgerCheckpoint", true},
+			{report.PublicKey{}, "LedgerPublicKey", true},
 		}
 		for _, c := range cases {
 			t.Run(c.schema, func(t *testing.T) {
@@ -900,7 +903,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/Job/allOf/3/if/properties/type/const", work.DDSSubmission},
 			{"/components/schemas/DdsRejectedData/properties/reasons/examples", []any{oaAnys(euis.ReasonOperatorUUIDMismatch)}},
 			{"/components/schemas/ReportStatus/enum", oaAnys(storage.ReportPending, storage.ReportReady, storage.ReportFailed, storage.ReportExpired)},
-			{"/components/schemas/ArchiveManifest/properties/format/const", archiveFormat},
+			{"/components/schemas/ArchiveManifest/properties/format/const", report.Format},
 			{"/components/schemas/Job/allOf/4/if/properties/type/const", work.ArchiveReport},
 			{"/components/schemas/Job/allOf/4/then/properties/results/items/$ref", "#/components/schemas/ReportReadyData"},
 		}

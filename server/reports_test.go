@@ -29,6 +29,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/polygon"
+	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -48,6 +49,14 @@ func (ta *testApp) requestReport(env storage.Environment, key, idem, body string
 		}
 	}
 	return acc, w
+}
+
+// sweepReports runs the maintenance loop's sweep of expired reports.
+func (ta *testApp) sweepReports(ctx context.Context) {
+	ta.tb.Helper()
+	if _, err := ta.reports.Sweep(ctx); err != nil {
+		ta.tb.Fatalf("sweep reports: %v", err)
+	}
 }
 
 // waitJobOn waits for a job of env to reach status want, reading the
@@ -82,7 +91,7 @@ func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobR
 // archiveFiles opens a downloaded zip and returns its files' contents by
 // name, checking every file against the manifest's SHA-256 and size, and
 // that the manifest lists every file but itself.
-func archiveFiles(t *testing.T, body []byte) (map[string][]byte, archiveManifest) {
+func archiveFiles(t *testing.T, body []byte) (map[string][]byte, report.Manifest) {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 	if err != nil {
@@ -103,11 +112,11 @@ func archiveFiles(t *testing.T, body []byte) (map[string][]byte, archiveManifest
 		files[f.Name] = b
 		names = append(names, f.Name)
 	}
-	var m archiveManifest
-	if err := json.Unmarshal(files[archiveManifestFile], &m); err != nil {
-		t.Fatalf("manifest.json: %v: %s", err, files[archiveManifestFile])
+	var m report.Manifest
+	if err := json.Unmarshal(files[report.PathManifest], &m); err != nil {
+		t.Fatalf("manifest.json: %v: %s", err, files[report.PathManifest])
 	}
-	if names[len(names)-1] != archiveManifestFile {
+	if names[len(names)-1] != report.PathManifest {
 		t.Errorf("last file: %s, want the manifest", names[len(names)-1])
 	}
 	var listed []string
@@ -250,19 +259,19 @@ func TestReports_Archive(t *testing.T) {
 	// The manifest: the tenant, the period, the ledger the proofs are in.
 	var cp checkpointResponse
 	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &cp)
-	if m.Format != archiveFormat || m.ReportID != rep.ReportID || m.Organisation != defaultOrg || m.Environment != "sandbox" ||
-		m.Period != (archivePeriod{From: got.From, To: got.To}) || m.AppVersion != "test" ||
-		m.Counts != (archiveCounts{Polygons: 5, DDS: 1}) || m.Ledger.TreeSize != 8 || m.Ledger.RootHash == nil ||
+	if m.Format != report.Format || m.ReportID != rep.ReportID || m.Organisation != defaultOrg || m.Environment != "sandbox" ||
+		m.Period != (report.Period{From: got.From, To: got.To}) || m.AppVersion != "test" ||
+		m.Counts != (report.Counts{Polygons: 5, DDS: 1}) || m.Ledger.TreeSize != 8 || m.Ledger.RootHash == nil ||
 		*m.Ledger.RootHash != cp.RootHash || m.Ledger.KeyName != "eudr-appliance" {
-		t.Errorf("manifest: %s", files[archiveManifestFile])
+		t.Errorf("manifest: %s", files[report.PathManifest])
 	}
 	var pk publicKeyResponse
 	var acp checkpointResponse
-	if err := json.Unmarshal(files[archivePublicKeyFile], &pk); err != nil {
+	if err := json.Unmarshal(files[report.PathPublicKey], &pk); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(files[archiveCheckpointFile], &acp); err != nil || acp != cp {
-		t.Errorf("checkpoint.json %s: %v, want %+v", files[archiveCheckpointFile], err, cp)
+	if err := json.Unmarshal(files[report.PathCheckpoint], &acp); err != nil || acp != cp {
+		t.Errorf("checkpoint.json %s: %v, want %+v", files[report.PathCheckpoint], err, cp)
 	}
 	verifier, err := note.NewVerifier(pk.VerifierKey)
 	if err != nil {
@@ -275,13 +284,13 @@ func TestReports_Archive(t *testing.T) {
 	// polygons.geojson: the plots of the period only, as sent, with their
 	// ID, status and reason; our own parser takes it.
 	var fc archivedCollection
-	if err := json.Unmarshal(files[archivePolygonsFile], &fc); err != nil || fc.Type != "FeatureCollection" || len(fc.Features) != 5 {
-		t.Fatalf("polygons.geojson: %v: %s", err, files[archivePolygonsFile])
+	if err := json.Unmarshal(files[report.PathPolygons], &fc); err != nil || fc.Type != "FeatureCollection" || len(fc.Features) != 5 {
+		t.Fatalf("polygons.geojson: %v: %s", err, files[report.PathPolygons])
 	}
-	if _, err := geo.ParseFeatureCollection(files[archivePolygonsFile], geo.ParseOptions{}); err != nil {
+	if _, err := geo.ParseFeatureCollection(files[report.PathPolygons], geo.ParseOptions{}); err != nil {
 		t.Errorf("geo.ParseFeatureCollection(polygons.geojson): %v", err)
 	}
-	evidence := jsonLines(t, files[archiveEvidenceFile])
+	evidence := jsonLines(t, files[report.PathEvidence])
 	if len(evidence) != 5 {
 		t.Fatalf("evidence.jsonl: %d lines", len(evidence))
 	}
@@ -315,7 +324,7 @@ func TestReports_Archive(t *testing.T) {
 		if w.Code != http.StatusOK || !v.Valid || v.TreeSize != 8 {
 			t.Errorf("verify evidence %d: %d %s", i, w.Code, w.Body)
 		}
-		lines := bytes.Split(files[archivePolygonsFile], []byte("\n"))
+		lines := bytes.Split(files[report.PathPolygons], []byte("\n"))
 		raw := bytes.TrimSuffix(lines[1+i], []byte(","))
 		added := fmt.Sprintf(`"polygonId":%q,"eudrStatus":%q,"failureReason":%s,`, r.PolygonID, r.EUDRStatus, mustJSON(t, reason))
 		sent := bytes.Replace(raw, []byte(added), nil, 1)
@@ -325,7 +334,7 @@ func TestReports_Archive(t *testing.T) {
 	}
 
 	// The statement and the proof of its history.
-	ddsLines, proofLines := jsonLines(t, files[archiveDDSFile]), jsonLines(t, files[archiveDDSLedgerFile])
+	ddsLines, proofLines := jsonLines(t, files[report.PathDDS]), jsonLines(t, files[report.PathDDSLedger])
 	if len(ddsLines) != 1 || len(proofLines) != 1 {
 		t.Fatalf("dds.jsonl %d lines, dds-ledger.jsonl %d", len(ddsLines), len(proofLines))
 	}
@@ -334,7 +343,7 @@ func TestReports_Archive(t *testing.T) {
 		len(gotDDS.History) != 1 {
 		t.Errorf("dds.jsonl: %s (%v)", ddsLines[0], err)
 	}
-	var dl1 ddsLedgerLine
+	var dl1 report.DDSLedgerLine
 	if err := json.Unmarshal(proofLines[0], &dl1); err != nil || dl1.DDSID != dds.ID || len(dl1.Entries) != 1 {
 		t.Fatalf("dds-ledger.jsonl: %s (%v)", proofLines[0], err)
 	}
@@ -366,17 +375,17 @@ func TestReports_ArchiveEmpty(t *testing.T) {
 	ta.waitJobOn(storage.Production, live, rep.JobID, storage.JobCompleted)
 	files, m := archiveFiles(t, ta.download(storage.Production, live, rep.ReportID).Body.Bytes())
 	var fc archivedCollection
-	if err := json.Unmarshal(files[archivePolygonsFile], &fc); err != nil || fc.Type != "FeatureCollection" || fc.Features == nil || len(fc.Features) != 0 {
-		t.Errorf("polygons.geojson: %v: %s", err, files[archivePolygonsFile])
+	if err := json.Unmarshal(files[report.PathPolygons], &fc); err != nil || fc.Type != "FeatureCollection" || fc.Features == nil || len(fc.Features) != 0 {
+		t.Errorf("polygons.geojson: %v: %s", err, files[report.PathPolygons])
 	}
-	for _, f := range []string{archiveEvidenceFile, archiveDDSFile, archiveDDSLedgerFile} {
+	for _, f := range []string{report.PathEvidence, report.PathDDS, report.PathDDSLedger} {
 		if b, ok := files[f]; !ok || len(b) != 0 {
 			t.Errorf("%s: present %v, %q", f, ok, b)
 		}
 	}
-	if _, ok := files[archiveCheckpointFile]; ok || m.Ledger.TreeSize != 0 || m.Ledger.RootHash != nil || m.Environment != "production" ||
-		m.Counts != (archiveCounts{}) || m.Period.To != "2020-12-31T23:59:59.999Z" {
-		t.Errorf("manifest: %s", files[archiveManifestFile])
+	if _, ok := files[report.PathCheckpoint]; ok || m.Ledger.TreeSize != 0 || m.Ledger.RootHash != nil || m.Environment != "production" ||
+		m.Counts != (report.Counts{}) || m.Period.To != "2020-12-31T23:59:59.999Z" {
+		t.Errorf("manifest: %s", files[report.PathManifest])
 	}
 }
 
@@ -529,65 +538,5 @@ func TestReports_Expiry(t *testing.T) {
 	e := wantError(t, ta.do("GET", reportDownloadPath(rep.ReportID), "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 	if !strings.Contains(e.Message, "expired") {
 		t.Errorf("expired download: %q", e.Message)
-	}
-}
-
-func TestReports_ArchiveFeature(t *testing.T) {
-	p := &storage.Polygon{ID: "pol_X_000001", Status: "FAILED", FailureReason: "SELF_INTERSECTION"}
-	for _, c := range []struct{ in, want string }{
-		{`{"type":"Feature","geometry":{"type":"Point","coordinates":[1.000000,2.500]},"properties":{"commodity":"cocoa","area":1.50}}`,
-			`{"type":"Feature","geometry":{"type":"Point","coordinates":[1.000000,2.500]},"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION","commodity":"cocoa","area":1.50}}`},
-		// Sent members of the added names are replaced; escapes are kept.
-		{`{"properties":{"eudrStatus":"mine","x\u00e9":"<&>","polygonId":7},"type":"Feature","geometry":null}`,
-			`{"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION","x\u00e9":"<&>"},"type":"Feature","geometry":null}`},
-		{`{"type":"Feature","geometry":null,"properties":null}`,
-			`{"type":"Feature","geometry":null,"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION"}}`},
-		{`{"type":"Feature","geometry":null}`,
-			`{"type":"Feature","geometry":null,"properties":{"polygonId":"pol_X_000001","eudrStatus":"FAILED","failureReason":"SELF_INTERSECTION"}}`},
-	} {
-		got, err := archiveFeature([]byte(c.in), p)
-		if err != nil || string(got) != c.want {
-			t.Errorf("archiveFeature(%s):\n got %s (%v)\nwant %s", c.in, got, err, c.want)
-		}
-	}
-	if _, err := archiveFeature([]byte(`[1]`), p); err == nil {
-		t.Errorf("archiveFeature of an array: no error")
-	}
-}
-
-// An archive of more plots than a page holds has each once, in order, with
-// its evidence on the same line number.
-func TestReports_ArchivePages(t *testing.T) {
-	ta := newTestApp(t)
-	_, key := ta.newKey(storage.Sandbox)
-	ta.runQueues()
-	n := 2*archivePageItems + 7
-	feats := make([]string, n)
-	for i := range feats {
-		feats[i] = plot(fmt.Sprintf("p-%d", i), square(5+float64(i%50)*0.01, 6+float64(i/50)*0.01, 0.001))
-	}
-	acc, w := ta.postPolygons(key, "many", collection(feats...))
-	if w.Code != http.StatusAccepted {
-		t.Fatalf("POST /polygons: %d %s", w.Code, w.Body)
-	}
-	ta.waitJobOn(storage.Sandbox, key, acc.JobID, storage.JobCompleted)
-	rep, _ := ta.requestReport(storage.Sandbox, key, "pages", `{"from":"2026-11-20","to":"2026-11-20"}`)
-	ta.waitJobOn(storage.Sandbox, key, rep.JobID, storage.JobCompleted)
-	files, m := archiveFiles(t, ta.download(storage.Sandbox, key, rep.ReportID).Body.Bytes())
-	var fc archivedCollection
-	if err := json.Unmarshal(files[archivePolygonsFile], &fc); err != nil || len(fc.Features) != n || m.Counts.Polygons != n {
-		t.Fatalf("polygons.geojson: %v, %d features, manifest counts %+v", err, len(fc.Features), m.Counts)
-	}
-	evidence := jsonLines(t, files[archiveEvidenceFile])
-	if len(evidence) != n {
-		t.Fatalf("evidence.jsonl: %d lines, want %d", len(evidence), n)
-	}
-	for i, f := range fc.Features {
-		var doc polygon.Evidence
-		json.Unmarshal(evidence[i], &doc)
-		id := storage.PolygonID(acc.JobID, i)
-		if f.Properties["polygonId"] != id || f.Properties["externalId"] != fmt.Sprintf("p-%d", i) || doc.PolygonID != id {
-			t.Fatalf("feature %d: %v, evidence of %s; want %s", i, f.Properties, doc.PolygonID, id)
-		}
 	}
 }
