@@ -183,16 +183,16 @@ func createKey(ctx context.Context, args []string, stdout io.Writer) error {
 
 // openStopped opens a stopped appliance's data dir for an admin command;
 // alternative says what to do instead while it runs.
-func openStopped(cfg *server.Config, alternative string) (*server.App, error) {
+func openStopped(cfg *server.Config, alternative string) (*server.Admin, error) {
 	log, err := server.NewLogger(server.LogConfig{Level: "warn", Format: "console"}, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
-	app, err := server.New(cfg, server.Options{Version: version, Logger: log})
+	admin, err := server.OpenAdmin(cfg, server.Options{Version: version, Logger: log})
 	if errors.Is(err, storage.ErrInUse) {
 		return nil, fmt.Errorf("%w: stop the appliance first, %s", err, alternative)
 	}
-	return app, err
+	return admin, err
 }
 
 func resetPassword(ctx context.Context, args []string, stdout io.Writer) error {

@@ -1,7 +1,9 @@
-// Package server is the application: configuration, the HTTP edge (routes,
-// middleware, handlers), the workflows behind them and the background work.
-// It is the only package that knows the whole workflow and the only reader
-// of Config; storage, queue, ledger and geo know nothing of HTTP.
+// Package server is the composition root and the HTTP edge: it reads the
+// configuration (the only package that does), builds every workflow's
+// service from it (services.go), and serves the API over them: listeners,
+// routes, middleware, and one <resource>.go of handlers per resource, each
+// decoding a request, calling one service method and encoding the answer.
+// The workflows themselves live in the packages below it (docs/architecture.md).
 package server
 
 import (
@@ -21,7 +23,6 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
@@ -102,17 +103,7 @@ func New(cfg *Config, opts Options) (*App, error) {
 		usage:   newKeyUsage(),
 		proxies: parsePrefixes(cfg.TrustedProxies),
 	}
-	if err := a.openAccounts(context.Background()); err != nil {
-		db.Close()
-		return nil, err
-	}
-	a.layers = layer.New(layer.Options{DB: db, Logger: a.log, RasterRoot: cfg.Layers.rasterRoot(cfg.DataDir),
-		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
-	if err := a.layers.Load(context.Background()); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := a.startQueues(); err != nil {
+	if err := a.buildServices(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -121,23 +112,6 @@ func New(cfg *Config, opts Options) (*App, error) {
 		a.handlers[env] = a.handler(env)
 	}
 	return a, nil
-}
-
-// openAccounts loads the login token key (made on first start), builds
-// the account service and creates the first organisation and admin on an
-// empty store.
-func (a *App) openAccounts(ctx context.Context) error {
-	var tokenKey []byte
-	if err := a.db.Update(ctx, func(tx *storage.Tx) error {
-		var err error
-		tokenKey, err = account.TokenKey(tx)
-		return err
-	}); err != nil {
-		return err
-	}
-	a.accounts = account.New(account.Options{DB: a.db, TokenKey: tokenKey, TokenTTL: a.cfg.Auth.TokenTTL,
-		AdminPassword: a.cfg.AdminPassword, DataDir: a.cfg.DataDir, Now: a.now, Logger: a.log})
-	return a.accounts.Bootstrap(ctx)
 }
 
 // Handler is the complete HTTP handler of one environment's listener.
@@ -258,75 +232,6 @@ func (a *App) Run(ctx context.Context) error {
 	a.log.Info().Msg("stopped")
 	return err
 }
-
-// startQueues creates the queue and ledger buckets, loads the ledger's
-// signing key (made on first start), and creates the job runner and
-// webhook dispatcher that Run starts.
-func (a *App) startQueues() error {
-	if err := a.db.Update(context.Background(), func(tx *storage.Tx) error {
-		if err := queue.Init(tx.Tx); err != nil {
-			return err
-		}
-		var err error
-		a.ledger, err = anchor.Open(tx, anchor.Options{KeyFile: a.cfg.Ledger.keyFile(a.cfg.DataDir),
-			KeyName: a.cfg.Ledger.KeyName, Logger: a.log})
-		return err
-	}); err != nil {
-		return fmt.Errorf("init queues and ledger: %w", err)
-	}
-	policies, err := webhookPolicies(a.cfg.Webhooks)
-	if err != nil {
-		return err
-	}
-	a.dispatcher = queue.NewDispatcher(queue.DispatcherOptions{
-		DB:        a.db.Bolt(),
-		PolicyFor: func(scope string) queue.Policy { return policies[event.EnvOfScope(scope)] },
-		Workers:   a.cfg.Webhooks.Workers,
-		PerTarget: a.cfg.Webhooks.PerTarget,
-		// A send lasts at most the timeout; a claim outlives it with room to
-		// record the outcome (Validate), and after a crash the delivery is
-		// sent again when the claim lapses.
-		Lease:  a.cfg.Webhooks.Lease,
-		Now:    a.now,
-		Logger: a.log.With().Str("component", "webhooks").Logger(),
-	})
-	a.events = event.NewPublisher(a.dispatcher.Wake)
-	a.jobs = work.New(work.Options{
-		DB:           a.db,
-		Events:       a.events,
-		Workers:      a.cfg.Jobs.Workers,
-		Lease:        a.cfg.Jobs.Lease,
-		DrainTimeout: a.cfg.ShutdownTimeout,
-		Now:          a.now,
-		Logger:       a.log.With().Str("component", "jobs").Logger(),
-	})
-	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
-	a.shipments = shipment.New(shipment.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
-		ConsensusTimeout: a.cfg.Ledger.ConsensusTimeout})
-	a.webhooks = webhook.New(webhook.Options{DB: a.db, AllowPrivateTargets: map[storage.Environment]bool{
-		storage.Production: a.cfg.Webhooks.AllowPrivateTargets, storage.Sandbox: a.cfg.Webhooks.SandboxAllowPrivateTargets},
-		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
-	a.polygons = polygon.New(polygon.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger, Logger: a.log,
-		Index: a.indexFor, Rules: a.cfg.Risk.rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now})
-	if a.dds, err = a.newDDSService(); err != nil {
-		return err
-	}
-	benchmark, err := a.cfg.Risk.benchmark()
-	if err != nil {
-		return fmt.Errorf("risk.country_benchmark_file: %w", err)
-	}
-	a.batches = batch.New(batch.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Benchmark: benchmark,
-		MaxScore: a.cfg.Risk.MaxScore, AppVersion: a.version})
-	a.reports = report.New(report.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
-		Logger: a.log, Now: a.now, Version: a.version, Dir: a.cfg.Reports.dir(a.cfg.DataDir), Retention: a.cfg.Reports.Retention,
-		DownloadPath: reportDownloadPath, DDSView: func(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (any, error) {
-			return ddsView(tx, t, d, true)
-		}})
-	return nil
-}
-
-// indexFor is the reference index screening uses in env.
-func (a *App) indexFor(env storage.Environment) *geo.Index { return a.layers.Index(env) }
 
 func (a *App) listenConfig(env storage.Environment) ListenConfig {
 	if env == storage.Sandbox {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/dds"
-	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -75,29 +73,6 @@ func (c EUSystemConfig) keyFile(dataDir string) string {
 		return c.KeyFile
 	}
 	return filepath.Join(dataDir, "eu-credentials.key")
-}
-
-// newDDSService makes the statement workflow: it loads the key that seals
-// credentials, and makes the EU system clients of the two environments,
-// the SOAP client for production and the simulator (its records in the
-// store) for the sandbox.
-func (a *App) newDDSService() (*dds.Service, error) {
-	c := a.cfg.EUSystem
-	sealer, err := dds.LoadSealer(c.keyFile(a.cfg.DataDir))
-	if err != nil {
-		return nil, fmt.Errorf("eu_system.key_file: %w", err)
-	}
-	return dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
-		Logger: a.log.With().Str("component", "dds").Logger(),
-		Clients: map[storage.Environment]euis.Client{
-			storage.Production: euis.NewSOAPClient(euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints,
-				Timeout: c.Timeout}), euis.SOAPOptions{Now: a.now}),
-			storage.Sandbox: euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now}),
-		},
-		PollSchedules: map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule},
-		Sealer:        sealer,
-		Endpoints:     c.endpoints(),
-	}), nil
 }
 
 // simStore keeps the sandbox simulator's records in the store.

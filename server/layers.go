@@ -74,10 +74,6 @@ func layerResponseOf(l *storage.Layer) (layerResponse, error) {
 	return resp, nil
 }
 
-// Layers is the reference layer service: `eudr layers import` imports
-// through it.
-func (a *App) Layers() *layer.Service { return a.layers }
-
 func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	var req layer.ImportRequest
 	decoded, err := decodeJSON(r, &req)

@@ -41,7 +41,7 @@ func TestLayers_ImportAndList(t *testing.T) {
 	if strings.Contains(w.Body.String(), "loss-1") {
 		t.Errorf("import answer carries the features: %s", w.Body)
 	}
-	if ix := ta.indexFor(storage.Production); len(ix.Layers()) != 1 || ix.Layers()[0].ID != got.LayerID {
+	if ix := ta.layers.Index(storage.Production); len(ix.Layers()) != 1 || ix.Layers()[0].ID != got.LayerID {
 		t.Errorf("production index not rebuilt: %v", ix.Layers())
 	}
 
@@ -61,7 +61,7 @@ func TestLayers_ImportAndList(t *testing.T) {
 	if err := ta.layers.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	res, err := ta.indexFor(storage.Production).Screen(geo.Geometry{Type: geo.TypePolygon,
+	res, err := ta.layers.Index(storage.Production).Screen(geo.Geometry{Type: geo.TypePolygon,
 		Polygons: []geo.Polygon{{{{-61.8, -10.8}, {-61.6, -10.8}, {-61.6, -10.6}, {-61.8, -10.8}}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,10 +9,6 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// Accounts is the account service: `eudr admin create-key` and
-// `reset-password` run its methods on a stopped appliance's store.
-func (a *App) Accounts() *account.Service { return a.accounts }
-
 type loginResponse struct {
 	Token     string `json:"token"`
 	ExpiresAt string `json:"expiresAt"`

@@ -105,11 +105,11 @@ func TestRasterLayers_Import(t *testing.T) {
 	if second.Compression != "Deflate (8)" || second.Layout != "tiles 128x128" || second.Predictor != "horizontal (2)" {
 		t.Errorf("second tile = %+v", second)
 	}
-	rasters := ta.indexFor(storage.Production).Rasters()
+	rasters := ta.layers.Index(storage.Production).Rasters()
 	if len(rasters) != 1 || rasters[0].ID != l.LayerID || len(rasters[0].Tiles) != 2 {
 		t.Fatalf("production rasters = %+v", rasters)
 	}
-	if len(ta.indexFor(storage.Sandbox).Rasters()) != 0 {
+	if len(ta.layers.Index(storage.Sandbox).Rasters()) != 0 {
 		t.Error("the sandbox screens against an imported raster layer")
 	}
 
@@ -117,7 +117,7 @@ func TestRasterLayers_Import(t *testing.T) {
 	if err := ta.layers.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if r := ta.indexFor(storage.Production).Rasters(); len(r) != 1 || r[0].SHA256 != l.SHA256 {
+	if r := ta.layers.Index(storage.Production).Rasters(); len(r) != 1 || r[0].SHA256 != l.SHA256 {
 		t.Errorf("after reload: %+v", r)
 	}
 }
@@ -345,7 +345,7 @@ func TestLayers_Delete(t *testing.T) {
 	w := ta.serve(storage.Production, newRequest("DELETE", enterprisePrefix+"/layers/"+current.LayerID, "", "X-API-Key", key))
 	wantError(t, w, http.StatusForbidden, apierr.CodeForbidden, apierr.DetailJWTRequired)
 
-	if r := ta.indexFor(storage.Production).Rasters(); len(r) != 1 || r[0].ID != current.LayerID {
+	if r := ta.layers.Index(storage.Production).Rasters(); len(r) != 1 || r[0].ID != current.LayerID {
 		t.Fatalf("rasters after delete = %+v", r)
 	}
 	if ev := screenOne("p2"); ev.EUDRStatus != geo.StatusHighRisk || len(ev.Rasters) != 1 || ev.Rasters[0].LayerID != current.LayerID {

@@ -153,10 +153,12 @@ func (s *Service) Add(tx *storage.Tx, l *storage.Layer) (*storage.Layer, error) 
 	return &rec, tx.PutLayer(&rec)
 }
 
-// Import checks a layer, stores it and rebuilds the production index:
-// `eudr layers import` on a stopped data dir. It returns the record
-// stored, or a 400 *apierr.Error listing every problem, with paths into
-// the file (r.FeaturesField "") or r.RasterField.
+// Import checks a layer and stores it: `eudr layers import` on a stopped
+// data dir, which the appliance indexes when it next starts (Load); the
+// index is not rebuilt here, so an import reads no other layer. It
+// returns the record stored, or a 400 *apierr.Error listing every
+// problem, with paths into the file (r.FeaturesField "") or
+// r.RasterField.
 func (s *Service) Import(ctx context.Context, r Request) (*storage.Layer, error) {
 	l, err := s.check(r)
 	if err != nil {
@@ -170,7 +172,6 @@ func (s *Service) Import(ctx context.Context, r Request) (*storage.Layer, error)
 	if err != nil {
 		return nil, err
 	}
-	s.Reload(ctx)
 	return rec, nil
 }
 

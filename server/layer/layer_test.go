@@ -103,6 +103,12 @@ func TestService_Import(t *testing.T) {
 	if ls := f.stored(t); len(ls) != 1 || ls[0].ID != l.ID {
 		t.Errorf("stored = %+v", ls)
 	}
+	// Import only stores: the index is rebuilt by Load (at the next start)
+	// or Reload (after an API import).
+	if n := len(f.s.Index(storage.Production).Layers()); n != 0 {
+		t.Fatalf("production index has %d layers right after Import, want none until Load", n)
+	}
+	f.s.Reload(t.Context())
 	ix := f.s.Index(storage.Production)
 	if ls := ix.Layers(); len(ls) != 1 || ls[0].ID != l.ID || ls[0].SHA256 != l.SHA256 {
 		t.Fatalf("production index = %+v, want the layer imported", ls)

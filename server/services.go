@@ -1,0 +1,149 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/account"
+	"github.com/eudr/eudr/server/anchor"
+	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/dds"
+	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/polygon"
+	"github.com/eudr/eudr/server/report"
+	"github.com/eudr/eudr/server/shipment"
+	"github.com/eudr/eudr/server/webhook"
+	"github.com/eudr/eudr/server/work"
+	"github.com/eudr/eudr/storage"
+)
+
+// The composition root: each service is built here from the config, and
+// nowhere else reads it. The order matters only where a service uses
+// another's output: accounts first (bootstrap), then the layers (loaded
+// before any screening), the queues and ledger, and the workflows on them.
+
+// buildServices builds every service of the running appliance and
+// registers their jobs; Run starts the job runner and the dispatcher.
+func (a *App) buildServices(ctx context.Context) error {
+	var err error
+	if a.accounts, err = openAccounts(ctx, a.db, a.cfg, a.now, a.log); err != nil {
+		return err
+	}
+	a.layers = newLayers(a.db, a.cfg, a.log)
+	if err := a.layers.Load(ctx); err != nil {
+		return err
+	}
+	if err := a.db.Update(ctx, func(tx *storage.Tx) error {
+		if err := queue.Init(tx.Tx); err != nil {
+			return err
+		}
+		var err error
+		a.ledger, err = anchor.Open(tx, anchor.Options{KeyFile: a.cfg.Ledger.keyFile(a.cfg.DataDir),
+			KeyName: a.cfg.Ledger.KeyName, Logger: a.log})
+		return err
+	}); err != nil {
+		return fmt.Errorf("init queues and ledger: %w", err)
+	}
+	policies, err := webhookPolicies(a.cfg.Webhooks)
+	if err != nil {
+		return err
+	}
+	a.dispatcher = queue.NewDispatcher(queue.DispatcherOptions{
+		DB:        a.db.Bolt(),
+		PolicyFor: func(scope string) queue.Policy { return policies[event.EnvOfScope(scope)] },
+		Workers:   a.cfg.Webhooks.Workers,
+		PerTarget: a.cfg.Webhooks.PerTarget,
+		// A send lasts at most the timeout; a claim outlives it with room to
+		// record the outcome (Validate), and after a crash the delivery is
+		// sent again when the claim lapses.
+		Lease:  a.cfg.Webhooks.Lease,
+		Now:    a.now,
+		Logger: a.log.With().Str("component", "webhooks").Logger(),
+	})
+	a.events = event.NewPublisher(a.dispatcher.Wake)
+	a.jobs = work.New(work.Options{
+		DB:           a.db,
+		Events:       a.events,
+		Workers:      a.cfg.Jobs.Workers,
+		Lease:        a.cfg.Jobs.Lease,
+		DrainTimeout: a.cfg.ShutdownTimeout,
+		Now:          a.now,
+		Logger:       a.log.With().Str("component", "jobs").Logger(),
+	})
+	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
+
+	a.webhooks = webhook.New(webhook.Options{DB: a.db, AllowPrivateTargets: map[storage.Environment]bool{
+		storage.Production: a.cfg.Webhooks.AllowPrivateTargets, storage.Sandbox: a.cfg.Webhooks.SandboxAllowPrivateTargets},
+		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
+	a.polygons = polygon.New(polygon.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger, Logger: a.log,
+		Index: a.layers.Index, Rules: a.cfg.Risk.rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now})
+	benchmark, err := a.cfg.Risk.benchmark()
+	if err != nil {
+		return fmt.Errorf("risk.country_benchmark_file: %w", err)
+	}
+	a.batches = batch.New(batch.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Benchmark: benchmark,
+		MaxScore: a.cfg.Risk.MaxScore, AppVersion: a.version})
+	a.shipments = shipment.New(shipment.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
+		ConsensusTimeout: a.cfg.Ledger.ConsensusTimeout})
+	if a.dds, err = a.newDDSService(); err != nil {
+		return err
+	}
+	a.reports = report.New(report.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
+		Logger: a.log, Now: a.now, Version: a.version, Dir: a.cfg.Reports.dir(a.cfg.DataDir), Retention: a.cfg.Reports.Retention,
+		DownloadPath: reportDownloadPath, DDSView: func(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (any, error) {
+			return ddsView(tx, t, d, true)
+		}})
+	return nil
+}
+
+// openAccounts loads the login token key (made on first start), builds
+// the account service and creates the first organisation and admin on an
+// empty store.
+func openAccounts(ctx context.Context, db *storage.DB, cfg *Config, now func() time.Time, log zerolog.Logger) (*account.Service, error) {
+	var tokenKey []byte
+	if err := db.Update(ctx, func(tx *storage.Tx) error {
+		var err error
+		tokenKey, err = account.TokenKey(tx)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	accounts := account.New(account.Options{DB: db, TokenKey: tokenKey, TokenTTL: cfg.Auth.TokenTTL,
+		AdminPassword: cfg.AdminPassword, DataDir: cfg.DataDir, Now: now, Logger: log})
+	return accounts, accounts.Bootstrap(ctx)
+}
+
+// newLayers is the layer service, its index not loaded yet.
+func newLayers(db *storage.DB, cfg *Config, log zerolog.Logger) *layer.Service {
+	return layer.New(layer.Options{DB: db, Logger: log, RasterRoot: cfg.Layers.rasterRoot(cfg.DataDir),
+		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
+}
+
+// newDDSService makes the statement workflow: it loads the key that seals
+// credentials, and makes the EU system clients of the two environments,
+// the SOAP client for production and the simulator (its records in the
+// store) for the sandbox.
+func (a *App) newDDSService() (*dds.Service, error) {
+	c := a.cfg.EUSystem
+	sealer, err := dds.LoadSealer(c.keyFile(a.cfg.DataDir))
+	if err != nil {
+		return nil, fmt.Errorf("eu_system.key_file: %w", err)
+	}
+	return dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
+		Logger: a.log.With().Str("component", "dds").Logger(),
+		Clients: map[storage.Environment]euis.Client{
+			storage.Production: euis.NewSOAPClient(euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints,
+				Timeout: c.Timeout}), euis.SOAPOptions{Now: a.now}),
+			storage.Sandbox: euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now}),
+		},
+		PollSchedules: map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule},
+		Sealer:        sealer,
+		Endpoints:     c.endpoints(),
+	}), nil
+}
