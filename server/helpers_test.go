@@ -3,23 +3,19 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -278,62 +274,51 @@ func (ta *testApp) rotateKey(ctx context.Context, org, id string) (*storage.APIK
 	return key, value, err
 }
 
-// receiver is an HTTPS webhook receiver that checks each delivery's
-// signature against the secret of the subscription made by subscribe.
+// receiver is the shared HTTPS webhook receiver (apitest.Receiver) for
+// one sandbox subscription at /hook, read in arrival order with next.
 type receiver struct {
-	srv    *httptest.Server
+	*apitest.Receiver
 	caFile string
-	secret atomic.Value // string
-	bodies chan []byte
+	read   int // deliveries next has returned
 }
 
 // newReceiver starts a receiver; pass "EUDR_WEBHOOKS_CA_FILE="+r.caFile to
 // the app so that it trusts it.
 func newReceiver(tb testing.TB) *receiver {
 	tb.Helper()
-	rc := &receiver{bodies: make(chan []byte, 100)}
-	rc.secret.Store("")
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if err := webhooksig.Verify(rc.secret.Load().(string), body, r.Header.Get(webhooksig.HeaderSignature)); err != nil {
-			tb.Errorf("delivery signature: %v", err)
-		}
-		rc.bodies <- body
-	}))
-	tb.Cleanup(rc.srv.Close)
-	rc.caFile = filepath.Join(tb.TempDir(), "ca.pem")
-	if err := os.WriteFile(rc.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw}), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return rc
+	r := apitest.NewReceiver(tb)
+	return &receiver{Receiver: r, caFile: r.CAFile}
 }
 
-// subscribe registers the receiver for eventTypes on the sandbox with key.
+// subscribe registers the receiver for eventTypes on the sandbox with key,
+// and verifies deliveries with the webhook's secret at the app's clock.
 func (rc *receiver) subscribe(ta *testApp, key string, eventTypes ...string) {
 	ta.tb.Helper()
 	types, _ := json.Marshal(eventTypes)
 	w := ta.serve(storage.Sandbox, newRequest("POST", eudrPrefix+"/webhooks",
-		`{"targetUrl":"`+rc.srv.URL+`/hook","eventTypes":`+string(types)+`}`, "X-API-Key", key, "Idempotency-Key", "wh-"+string(types)))
+		`{"targetUrl":"`+rc.URL("/hook")+`","eventTypes":`+string(types)+`}`, "X-API-Key", key, "Idempotency-Key", "wh-"+string(types)))
 	var wh webhookResponse
 	mustDecode(ta.tb, w, &wh)
-	rc.secret.Store(wh.SigningSecret)
+	rc.SetClock(ta.clock.Now)
+	rc.SetSecret("/hook", wh.SigningSecret)
 }
 
-// next returns the next delivery's envelope, failing after 5 s.
+// next returns the next delivery's event type and data, failing if none
+// comes within 5 s or if it does not verify.
 func (rc *receiver) next(tb testing.TB) (eventType string, data json.RawMessage) {
 	tb.Helper()
-	select {
-	case body := <-rc.bodies:
-		var env struct {
-			EventType string          `json:"eventType"`
-			Data      json.RawMessage `json:"data"`
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if got := rc.Requests("/hook", ""); len(got) > rc.read {
+			d := got[rc.read]
+			rc.read++
+			if d.SigErr != nil || d.EnvErr != nil {
+				tb.Fatalf("delivery of %s: signature %v, envelope %v", d.Env.EventType, d.SigErr, d.EnvErr)
+			}
+			return d.Env.EventType, d.Env.Data
 		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			tb.Fatal(err)
+		if time.Now().After(deadline) {
+			tb.Fatal("no webhook delivery within 5s")
+			return "", nil
 		}
-		return env.EventType, env.Data
-	case <-time.After(5 * time.Second):
-		tb.Fatal("no webhook delivery within 5s")
-		return "", nil
 	}
 }

@@ -70,6 +70,7 @@ type Receiver struct {
 	stop chan struct{} // closed at cleanup: releases hanging answers
 
 	mu        sync.Mutex
+	now       func() time.Time  // the clock signatures are checked at
 	secrets   map[string]string // path -> signing secret
 	policy    func(d *Delivery) Answer
 	reqs      []*Delivery
@@ -81,7 +82,7 @@ type Receiver struct {
 // NewReceiver starts a Receiver on 127.0.0.1, closed when t ends.
 func NewReceiver(t testing.TB) *Receiver {
 	t.Helper()
-	rc := &Receiver{stop: make(chan struct{}), secrets: map[string]string{},
+	rc := &Receiver{stop: make(chan struct{}), now: time.Now, secrets: map[string]string{},
 		count: map[string]int{}, delivered: map[string]map[string]bool{}}
 	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(rc.serve))
 	rc.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut by kill -9
@@ -121,6 +122,15 @@ func (rc *Receiver) SetSecret(path, secret string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.secrets[path] = secret
+}
+
+// SetClock makes the receiver check the Standard Webhooks timestamp of
+// each delivery against now rather than the wall clock: for an appliance
+// running on a fake clock in the test process.
+func (rc *Receiver) SetClock(now func() time.Time) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.now = now
 }
 
 // SetPolicy programs the answers to deliveries that verify; nil answers 200.
@@ -165,7 +175,9 @@ func VerifyDelivery(secret string, h http.Header, body []byte, at time.Time) err
 }
 
 func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
-	at := time.Now()
+	rc.mu.Lock()
+	at := rc.now()
+	rc.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
 	d := &Delivery{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: at}
 	var keys map[string]json.RawMessage
