@@ -281,7 +281,7 @@ func TestAuth_Forbidden(t *testing.T) {
 			t.Errorf("environment %v, want sandbox", env)
 		}
 		apitest.Do(t, "GET", healthOf(sandbox), apitest.Hdr("Authorization", "bearer "+sk.Key), nil).WantStatus(t, http.StatusOK)
-		r = apitest.Do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.Bearer(sk.Key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
+		apitest.Do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.Bearer(sk.Key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
 			supplierBody("bearer-1", "Bearer Ltd")).WantStatus(t, http.StatusOK)
 		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/bearer-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 	})

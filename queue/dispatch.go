@@ -191,7 +191,7 @@ func (d *Dispatcher) drain(wg *sync.WaitGroup) {
 		busy, finished := d.busy, len(d.finished)
 		d.mu.Unlock()
 		if finished > 0 {
-			if _, err := d.dispatch(nil, nil, false); err != nil {
+			if _, err := d.dispatch(context.Background(), nil, false); err != nil {
 				d.errs.report(d.log, err, "record delivery attempts")
 			}
 			continue

@@ -295,7 +295,8 @@ func findDLQ(tx *bolt.Tx, scope string, f DLQFilter) ([]dlqRef, error) {
 			upper = after
 		}
 	}
-	k, v := c.Seek(upper)
+	k, _ := c.Seek(upper)
+	var v []byte
 	if k == nil {
 		k, v = c.Last()
 	} else {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -151,18 +150,6 @@ func (a *App) handlePolygonsGet(w http.ResponseWriter, r *http.Request, ps httpr
 	resp := toPolygonResponse(p)
 	resp.Geometry = geom
 	writeJSON(w, r, http.StatusOK, resp)
-}
-
-// featureGeometry returns the geometry member of a stored feature (for the
-// statement drafts, which carry their plots' geometries).
-func featureGeometry(feature json.RawMessage) (json.RawMessage, error) {
-	var f struct {
-		Geometry json.RawMessage `json:"geometry"`
-	}
-	if err := json.Unmarshal(feature, &f); err != nil {
-		return nil, fmt.Errorf("stored feature: %w", err)
-	}
-	return f.Geometry, nil
 }
 
 func (a *App) handlePolygonsStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {

@@ -272,7 +272,7 @@ func statementXML(s Statement) xmlStatement {
 			xc.Descriptors.GoodsMeasure.SupplementaryUnit = decimal(*c.SupplementaryUnit, 6)
 		}
 		for _, sp := range c.SpeciesInfo {
-			xc.SpeciesInfo = append(xc.SpeciesInfo, xmlSpecies{ScientificName: sp.ScientificName, CommonName: sp.CommonName})
+			xc.SpeciesInfo = append(xc.SpeciesInfo, xmlSpecies(sp))
 		}
 		xc.Producers = make([]xmlProducer, len(c.Producers))
 		for j, p := range c.Producers {
