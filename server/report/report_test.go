@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/work"
@@ -99,19 +100,23 @@ func TestService_Request(t *testing.T) {
 	}
 }
 
-// Jobs queued by earlier versions carry {"reportId": ...} as their input:
-// they still write their report.
+// Jobs queued by earlier versions carry {"reportId": ...} as their input
+// in the queue entry's payload: they still write their report.
 func TestService_JobInput(t *testing.T) {
 	b := newBench(t, nil)
 	var rep *storage.Report
 	b.Update(t, func(tx *storage.Tx) error {
-		rep = &storage.Report{ID: storage.NewID("rpt", tx.Now()), From: start.Add(-time.Hour), To: start, Status: storage.ReportPending, CreatedAt: tx.Now()}
-		job, err := b.Jobs.Enqueue(tx, tenant, work.ArchiveReport, 1, []byte(`{"reportId":"`+rep.ID+`"}`))
-		if err != nil {
+		rep = &storage.Report{ID: storage.NewID("rpt", tx.Now()), JobID: "job_old", From: start.Add(-time.Hour), To: start,
+			Status: storage.ReportPending, CreatedAt: tx.Now()}
+		if err := tx.PutJob(tenant, &storage.Job{ID: "job_old", Type: work.ArchiveReport, Status: storage.JobQueued,
+			Progress: storage.JobProgress{Total: 1}, CreatedAt: tx.Now()}); err != nil {
 			return err
 		}
-		rep.JobID = job.ID
-		return tx.PutReport(tenant, rep)
+		if err := tx.PutReport(tenant, rep); err != nil {
+			return err
+		}
+		return queue.Enqueue(tx.Tx, queue.Job{ID: "job_old", Kind: work.ArchiveReport, RunAt: tx.Now(),
+			Payload: []byte(`{"org":"default","env":"sandbox","input":{"reportId":"` + rep.ID + `"}}`)})
 	})
 	b.RunJobs(t)
 	if job := b.WaitJob(t, tenant, rep.JobID); job.Status != storage.JobCompleted {
