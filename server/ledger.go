@@ -45,14 +45,6 @@ type consistencyResponse struct {
 	Proof []string `json:"proof"`
 }
 
-// ledgerError maps ledger.ErrNotFound to a 404 saying what is missing.
-func ledgerError(err error) error {
-	if errors.Is(err, ledger.ErrNotFound) {
-		return &apierr.Error{Status: http.StatusNotFound, Code: apierr.CodeNotFound, Message: err.Error()}
-	}
-	return err
-}
-
 func (a *App) handleLedgerCheckpoint(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	var cp ledger.Checkpoint
 	err := a.db.View(r.Context(), func(tx *storage.Tx) error {
@@ -142,7 +134,7 @@ func (a *App) handleLedgerInclusion(w http.ResponseWriter, r *http.Request, _ ht
 		log := anchor.Log(t)
 		proof, err := ledger.ProveInclusion(tx.Tx, log, i, size)
 		if err != nil {
-			return ledgerError(err)
+			return err // ledger.ErrNotFound: a 404 saying what is missing (apierr.From)
 		}
 		root, err := ledger.TreeHash(tx.Tx, log, size)
 		if err != nil {
@@ -183,7 +175,7 @@ func (a *App) handleLedgerConsistency(w http.ResponseWriter, r *http.Request, _ 
 		}
 		proof, err := ledger.ProveConsistency(tx.Tx, anchor.Log(t), from, to)
 		if err != nil {
-			return ledgerError(err)
+			return err // ledger.ErrNotFound: a 404 saying what is missing (apierr.From)
 		}
 		resp = consistencyResponse{From: from, To: to, Proof: anchor.Hexes(proof)}
 		return nil

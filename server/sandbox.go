@@ -83,8 +83,7 @@ func (a *App) handleSandboxJob(w http.ResponseWriter, r *http.Request, _ httprou
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusAccepted, header: http.Header{"Location": {eudrPrefix + "/jobs/" + job.ID}},
-			body: jobAcceptedResponse{JobID: job.ID}}, nil
+		return accepted(job.ID, jobAcceptedResponse{JobID: job.ID}), nil
 	})
 }
 
