@@ -229,7 +229,10 @@ func TestService_RetryKeepsRevocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.waitStatus(t, sandbox, id, storage.DDSSubmitted)
+	// Filed at the clock's time, its first poll due a schedule step later:
+	// waitStatus would move the clock on while it waits and let the poll
+	// (and the revocation) happen before SUBMITTED is seen.
+	r.waitJob(t, sandbox, job.ID, func(*storage.Job) bool { return r.find(t, sandbox, id).DDS.Status == storage.DDSSubmitted })
 	r.b.Clock.Advance(schedules[storage.Sandbox][0])
 	j := r.waitJob(t, sandbox, job.ID, func(j *storage.Job) bool { return j.Retry != nil })
 	if j.Retry.LastAttempt.Code != apierr.AttemptEUSystemUnavailable {
