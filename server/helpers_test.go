@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,34 +31,16 @@ const (
 // testStart is where every fake clock starts.
 var testStart = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 
-// fakeClock is the only thing faked in server tests: the time seen by the
-// app, the store, the rate limiter and the token checks.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: testStart} }
-
-// Now is the clock's current time; it moves only when Advance is called.
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock forward by d.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock is the clock of a test app: the time seen by the app, the
+// store, the rate limiter and the token checks, at testStart until the test
+// moves it.
+func newFakeClock() *apitest.Clock { return apitest.NewClock(testStart) }
 
 // testApp is a real App on a store in a temp dir, with a fake clock.
 type testApp struct {
 	*App
 	tb    testing.TB
-	clock *fakeClock
+	clock *apitest.Clock
 	dir   string
 }
 
@@ -83,7 +64,7 @@ func newTestApp(tb testing.TB, env ...string) *testApp {
 }
 
 // newTestAppAt starts an App on dir with clock.
-func newTestAppAt(tb testing.TB, dir string, clock *fakeClock, env ...string) *testApp {
+func newTestAppAt(tb testing.TB, dir string, clock *apitest.Clock, env ...string) *testApp {
 	tb.Helper()
 	cfg := mustLoadConfig(tb, dir, env...)
 	a, err := New(cfg, Options{Version: "test", Logger: zerolog.New(io.Discard), Now: clock.Now})

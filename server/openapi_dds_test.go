@@ -21,6 +21,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
@@ -75,7 +76,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		opUUID    = "5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d" // D-1, an importer with an EORI
 		beUUID    = "5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4e" // D-2, without an EORI
 	)
-	clock := &fakeClock{t: time.Now().UTC()}
+	clock := apitest.NewClock(time.Now().UTC())
 	ta := newTestAppAt(t, t.TempDir(), clock,
 		"EUDR_WEBHOOKS_CA_FILE="+c.a.cfg.Webhooks.CAFile,
 		"EUDR_RATE_LIMIT_PER_SECOND=100000", "EUDR_RATE_LIMIT_BURST=100000",

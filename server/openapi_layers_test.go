@@ -20,6 +20,7 @@ import (
 	"github.com/eudr/eudr/geo/geotiff"
 	"github.com/eudr/eudr/geo/geotiff/geotifftest"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/storage"
@@ -158,7 +159,7 @@ func (c *oaConformance) rasterLayers() {
 		cell      = 0.00025 // degrees, as Hansen's
 		tileWidth = 400     // pixels: 0.1 degree
 	)
-	ta := newTestAppAt(t, t.TempDir(), &fakeClock{t: time.Now().UTC()},
+	ta := newTestAppAt(t, t.TempDir(), apitest.NewClock(time.Now().UTC()),
 		"EUDR_RATE_LIMIT_PER_SECOND=100000", "EUDR_RATE_LIMIT_BURST=100000",
 		"EUDR_RATE_LIMIT_IP_PER_SECOND=100000", "EUDR_RATE_LIMIT_IP_BURST=100000")
 	c.a = ta.App
