@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -76,15 +75,9 @@ func TestShipments_Link(t *testing.T) {
 		t.Errorf("GET shipment: %+v", s)
 	}
 
-	// Refusals.
-	other := ta.verifiedBatch(key, 5.5)
-	wantError(t, ta.link(key, "l2", other, "SHP-1"), http.StatusConflict, apierr.CodeConflict, apierr.DetailShipmentAlreadyLinked)
+	// A refusal of the workflow as its answer (the refusals themselves are
+	// shipment's tests').
 	wantError(t, ta.link(key, "l3", batch, "SHP-2"), http.StatusConflict, apierr.CodeConflict, apierr.DetailBatchAlreadyLinked)
-	wantError(t, ta.link(key, "l4", batch, "SHP-1"), http.StatusConflict, apierr.CodeConflict, apierr.DetailShipmentAlreadyLinked)
-	wantError(t, ta.link(key, "l5", "bat_nope", "SHP-3"), http.StatusNotFound, apierr.CodeNotFound, apierr.DetailInvalidValue)
-	ids := ta.screen(key, countryPlot("cocoa", "RU", 6, 6))
-	risky := ta.assessBatch(key, batchBody("RU", ids...))
-	wantError(t, ta.link(key, "l6", risky.BatchID, "SHP-3"), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailBatchNotVerified)
 	e := wantError(t, ta.do("POST", eudrPrefix+"/shipments/link",
 		`{"shipmentId":"a b","containerNumbers":["CSQU3054384","x"],"portOfEntry":"rotterdam","eta":"soon","billOfLading":""}`,
 		"X-API-Key", key, "Idempotency-Key", "l7"), http.StatusBadRequest, apierr.CodeValidationFailed, "")
@@ -131,53 +124,4 @@ func TestShipments_Race(t *testing.T) {
 	if won != 1 {
 		t.Errorf("accepted links: %d of %v, want exactly 1", won, codes)
 	}
-}
-
-// TestShipments_ConsensusTimeout: a link whose job runs after
-// ledger.consensus_timeout fails with LEDGER_CONSENSUS_TIMEOUT, anchors
-// nothing, and frees its batch and shipment.
-func TestShipments_ConsensusTimeout(t *testing.T) {
-	ta := newTestApp(t, "EUDR_LEDGER_CONSENSUS_TIMEOUT=5s")
-	_, key := ta.newKey(storage.Sandbox)
-	ta.runQueues()
-	ta.mapSupplier(key, "V-1")
-	batch := ta.verifiedBatch(key, 5)
-	var size checkpointResponse
-	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &size)
-
-	// A link accepted 10 s ago, as if the appliance had been down since.
-	sandbox := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
-	var jobID string
-	ta.update(func(tx *storage.Tx) error {
-		l := &storage.ShipmentLink{BatchID: batch, ShipmentID: "SHP-LATE"}
-		if err := ta.shipments.Link(tx, sandbox, l); err != nil {
-			return err
-		}
-		job, err := tx.FindJob(sandbox, l.JobID)
-		if err != nil {
-			return err
-		}
-		job.CreatedAt = tx.Now().Add(-10 * time.Second)
-		jobID = job.ID
-		return tx.PutJob(sandbox, job)
-	})
-	failed, _ := ta.waitJob(key, jobID, storage.JobFailed)
-	if failed.Error == nil || failed.Error.Code != apierr.JobLedgerConsensusTimeout || len(failed.LedgerProofs) != 0 {
-		t.Errorf("late link job: %+v", failed)
-	}
-	var s shipmentResponse
-	mustDecode(t, ta.do("GET", eudrPrefix+"/shipments/SHP-LATE", "", "X-API-Key", key), &s)
-	var after checkpointResponse
-	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &after)
-	if s.Status != storage.LinkFailed || s.TransactionHash != nil || after.TreeSize != size.TreeSize {
-		t.Errorf("late link: %+v; ledger grew from %d to %d", s, size.TreeSize, after.TreeSize)
-	}
-	// Batch and shipment are free: linking again works.
-	w := ta.link(key, "again", batch, "SHP-LATE")
-	var acc shipmentLinkAccepted
-	mustDecode(t, w, &acc)
-	if w.Code != http.StatusAccepted {
-		t.Fatalf("link again: %d %s", w.Code, w.Body)
-	}
-	ta.waitJob(key, acc.JobID, storage.JobCompleted)
 }

@@ -108,24 +108,42 @@ func TestService_DraftRefused(t *testing.T) {
 			return err
 		}
 		b.Commodity, b.HSCode = "wood", "44072900"
-		return tx.PutBatch(sandbox, b)
+		if err := tx.PutBatch(sandbox, b); err != nil {
+			return err
+		}
+		// A VERIFIED batch never linked to a shipment.
+		if b, err = tx.FindBatch(sandbox, "bat_ok"); err != nil {
+			return err
+		}
+		b.ID = "bat_nolink"
+		if err := tx.PutBatch(sandbox, b); err != nil {
+			return err
+		}
+		return tx.PutBatchPolygons(sandbox, b.ID, []string{"pol_bat_ok"})
 	})
 	for _, tc := range []struct {
 		name    string
 		batches []string
 		status  int
 		details []string
+		// field and issue, when set, are of the first detail: where it
+		// is and what its issue names.
+		field, issue string
 	}{
-		{"UnknownBatch", []string{"bat_nope"}, 404, []string{apierr.DetailInvalidValue}},
-		{"NotVerified", []string{"bat_risky"}, 422, []string{apierr.DetailBatchNotVerified}},
-		{"NotLinked", []string{"bat_unlinked"}, 422, []string{apierr.DetailBatchNotVerified}},
-		{"SupplierDeleted", []string{"bat_orphan"}, 404, []string{apierr.DetailSupplierNotFound}},
-		{"EachListed", []string{"bat_risky", "bat_ok", "bat_unlinked"}, 422, []string{apierr.DetailBatchNotVerified, apierr.DetailBatchNotVerified}},
-		{"EURule", []string{"bat_wood"}, 422, []string{apierr.DetailEUSystemRule}},
+		{"UnknownBatch", []string{"bat_nope"}, 404, []string{apierr.DetailInvalidValue}, "", ""},
+		{"NotVerified", []string{"bat_risky"}, 422, []string{apierr.DetailBatchNotVerified}, "", ""},
+		{"NotLinked", []string{"bat_unlinked"}, 422, []string{apierr.DetailBatchNotVerified}, "", ""},
+		{"NeverLinked", []string{"bat_nolink"}, 422, []string{apierr.DetailBatchNotVerified}, "batchIds[0]", "bat_nolink"},
+		{"SupplierDeleted", []string{"bat_orphan"}, 404, []string{apierr.DetailSupplierNotFound}, "batchIds[0]", "V-gone"},
+		{"EachListed", []string{"bat_risky", "bat_ok", "bat_unlinked"}, 422, []string{apierr.DetailBatchNotVerified, apierr.DetailBatchNotVerified}, "", ""},
+		{"EURule", []string{"bat_wood"}, 422, []string{apierr.DetailEUSystemRule}, "statement.commodities[0].speciesInfo", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.draft(sandbox, request(tc.batches...))
-			wantError(t, fmt.Sprint(tc.batches), err, tc.status, tc.details...)
+			e := wantError(t, fmt.Sprint(tc.batches), err, tc.status, tc.details...)
+			if len(e.Details) > 0 && (tc.field != "" && e.Details[0].Field != tc.field || !strings.Contains(e.Details[0].Issue, tc.issue)) {
+				t.Errorf("%v: first detail %+v, want it at %q naming %q", tc.batches, e.Details[0], tc.field, tc.issue)
+			}
 		})
 	}
 	err := r.b.DB.Update(context.Background(), func(tx *storage.Tx) error {
@@ -135,6 +153,24 @@ func TestService_DraftRefused(t *testing.T) {
 	wantError(t, "an empty request", err, 400, apierr.DetailRequired, apierr.DetailRequired, apierr.DetailRequired)
 	if n := r.countDDS(t, sandbox); n != 0 {
 		t.Errorf("%d statements recorded by refused drafts", n)
+	}
+
+	// IMPORT needs the operator's EORI, which a mapping may lack: the EU
+	// rule is named.
+	noEORI := newRig(t, nil)
+	noEORI.declarable(t, sandbox, "bat_1")
+	noEORI.b.Update(t, func(tx *storage.Tx) error {
+		s, err := tx.FindSupplier(sandbox, "V-1")
+		if err != nil {
+			return err
+		}
+		s.EORI = ""
+		return tx.PutSupplier(sandbox, s)
+	})
+	_, err = noEORI.draft(sandbox, request("bat_1"))
+	if e := wantError(t, "an IMPORT without the operator's EORI", err, 422, apierr.DetailEUSystemRule); len(e.Details) > 0 &&
+		(e.Details[0].Field != "statement.operator.eori" || !strings.Contains(e.Details[0].Issue, "EORI")) {
+		t.Errorf("an IMPORT without the operator's EORI: %+v, want the EORI rule at statement.operator.eori", e.Details)
 	}
 
 	// With the species named, the wood batch is declared.
@@ -224,6 +260,9 @@ func TestDraftRequest_Validate(t *testing.T) {
 			[]string{"INVALID_VALUE at batchIds[1]", "INVALID_VALUE at activityType", "INVALID_VALUE at operatorUuid", "INVALID_VALUE at internalReference",
 				"INVALID_VALUE at referencedStatements[0].referenceNumber", "INVALID_VALUE at referencedStatements[0].verificationNumber",
 				"INVALID_VALUE at speciesInfo.bat_2", "REQUIRED at speciesInfo.bat_2[0]", "INVALID_VALUE at countryOfActivity"}},
+		{"NoBatchesBadValues", dds.DraftRequest{BatchIDs: []string{}, ActivityType: str("SELL"), OperatorUUID: str("x"),
+			InternalReference: str(strings.Repeat("x", 36))},
+			[]string{"REQUIRED at batchIds", "INVALID_VALUE at activityType", "INVALID_VALUE at operatorUuid", "INVALID_VALUE at internalReference"}},
 		{"TooManyBatches", *withBatches(request(), dds.MaxBatches+1), []string{"INVALID_VALUE at batchIds"}},
 		{"Valid", *request("bat_1"), nil},
 	} {

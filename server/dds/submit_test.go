@@ -81,6 +81,11 @@ func TestService_SubmitRejected(t *testing.T) {
 	if n := r.b.WaitPublished(t, 2); n != 2 {
 		t.Errorf("%d publishing commits, want 2 (dds.submitted, dds.rejected)", n)
 	}
+	// A rejected statement is not in force: there is nothing to revoke.
+	_, err = r.revoke(sandbox, d.ID)
+	if e := wantError(t, "revoking a REJECTED statement", err, 409, apierr.DetailDDSNotRevocable); !strings.Contains(e.Message, "is REJECTED") {
+		t.Errorf("revoking a REJECTED statement: %q", e.Message)
+	}
 }
 
 func TestService_SubmitRefused(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/shipment"
@@ -97,12 +99,20 @@ func TestService_LinkTimesOut(t *testing.T) {
 	b.Clock.Advance(2 * time.Second)
 	b.RunJobs(t)
 	job := b.WaitJob(t, tenant, l.JobID)
-	if job.Status != storage.JobFailed || job.Error == nil || job.Error.Code != apierr.JobLedgerConsensusTimeout {
-		t.Fatalf("job %+v, want FAILED LEDGER_CONSENSUS_TIMEOUT", job)
+	if job.Status != storage.JobFailed || job.Error == nil || job.Error.Code != apierr.JobLedgerConsensusTimeout || len(job.LedgerIndexes) != 0 {
+		t.Fatalf("job %+v, want FAILED LEDGER_CONSENSUS_TIMEOUT with no ledger entry", job)
 	}
-	if got, err := s.Find(context.Background(), tenant, "SHP-1"); err != nil || got.Status != storage.LinkFailed {
-		t.Errorf("link: %+v %v, want FAILED", got, err)
+	if got, err := s.Find(context.Background(), tenant, "SHP-1"); err != nil || got.Status != storage.LinkFailed ||
+		got.LedgerIndex != nil || got.TransactionHash != "" {
+		t.Errorf("link: %+v %v, want FAILED without an anchor", got, err)
 	}
+	// Nothing was anchored: the log is still empty.
+	b.Update(t, func(tx *storage.Tx) error {
+		if n, err := ledger.Size(tx.Tx, anchor.Log(tenant)); err != nil || n != 0 {
+			t.Errorf("ledger size after a link that timed out: %d %v, want 0", n, err)
+		}
+		return nil
+	})
 	if _, err := link(b, s, "bat_ok", "SHP-1"); err != nil {
 		t.Errorf("linking the freed batch and shipment again: %v", err)
 	}
