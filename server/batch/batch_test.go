@@ -57,8 +57,11 @@ func putPolygon(tb testing.TB, b *apitest.Bench, id, commodity, country, status 
 	tb.Helper()
 	p := &storage.Polygon{ID: id, SupplierID: "V-1", Commodity: commodity, ProducerCountry: country, AreaHa: 2,
 		Status: status, Risk: &storage.PolygonRisk{RiskScore: riskScore}, ScreenedAt: start}
-	if status == geo.StatusHighRisk {
+	switch status {
+	case geo.StatusHighRisk:
 		p.FailureReason = "DEFORESTATION_AFTER_CUTOFF"
+	case geo.StatusFailed:
+		p.FailureReason = "NO_REFERENCE_COVERAGE"
 	}
 	b.Update(tb, func(tx *storage.Tx) error {
 		return tx.PutPolygon(tenant, p, &storage.PolygonDetail{Feature: []byte(`{}`), Evidence: []byte(`{}`)})
@@ -108,6 +111,16 @@ func TestRequest_Validate(t *testing.T) {
 		{"HSCodeOfNoCommodity", func(r *batch.Request) { r.HSCode = "3401" }, []string{"HS_CODE_NOT_IN_ANNEX_I hsCode"}},
 		// Listed for coffee: a business rule, judged by Register.
 		{"HSCodeOfAnotherCommodity", func(r *batch.Request) { r.HSCode = "0901" }, nil},
+		// Malformed input is judged alone: a heading listed for another
+		// commodity is no problem of Validate's.
+		{"HSCodeOfAnotherCommodityMassZero", func(r *batch.Request) {
+			r.Commodity, r.HSCode, r.Quantity.NetMassKg = "coffee", "1801", ptr(0.0)
+		}, []string{"INVALID_VALUE quantity.netMassKg"}},
+		{"CoffeeHSCodeOfNoCommodity", func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "3401" }, []string{"HS_CODE_NOT_IN_ANNEX_I hsCode"}},
+		{"CoffeeHSCodeOfCattle", func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "0102" }, []string{"HS_CODE_NOT_IN_ANNEX_I hsCode"}},
+		{"CoffeeHSCodeMalformed", func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "09O1" }, []string{"INVALID_VALUE hsCode"}},
+		{"CoffeeHSCodeTooShort", func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "090" }, []string{"INVALID_VALUE hsCode"}},
+		{"CoffeeHSCode", func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "0901" }, nil},
 		{"SupplierNotAnERPVendorID", func(r *batch.Request) { r.SupplierID = "-x" }, []string{"INVALID_VALUE supplierId"}},
 		{"PolygonsEmpty", func(r *batch.Request) { r.PolygonIDs = []string{} }, []string{"REQUIRED polygonIds"}},
 		{"PolygonEmptyAndRepeated", func(r *batch.Request) { r.PolygonIDs = []string{"a", "", "a"} },
@@ -126,6 +139,9 @@ func TestRequest_Validate(t *testing.T) {
 		{"UnitNegativeTypeUnknown", func(r *batch.Request) {
 			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = ptr(-1.0), ptr("KGM")
 		}, []string{"INVALID_VALUE quantity.supplementaryUnit", "INVALID_VALUE quantity.supplementaryUnitType"}},
+		{"TypeUnknown", func(r *batch.Request) {
+			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = ptr(0.0), ptr("KGM")
+		}, []string{"INVALID_VALUE quantity.supplementaryUnitType"}},
 		{"UnitAndType", func(r *batch.Request) {
 			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = ptr(3.0), ptr("MTQ")
 		}, nil},
@@ -169,6 +185,7 @@ func TestService_RegisterRefused(t *testing.T) {
 	putPolygon(t, b, "pol_gh", "cocoa", "GH", geo.StatusCompliant, 0)
 	putPolygon(t, b, "pol_coffee", "coffee", "GH", geo.StatusCompliant, 0)
 	putPolygon(t, b, "pol_defo", "cocoa", "BR", geo.StatusHighRisk, 100)
+	putPolygon(t, b, "pol_nodata", "cocoa", "GH", geo.StatusFailed, 0)
 	with := func(mutate func(r *batch.Request), ids ...string) batch.Request {
 		req := request(ids...)
 		mutate(&req)
@@ -209,6 +226,13 @@ func TestService_RegisterRefused(t *testing.T) {
 		{"HSCodeAndPolygons", with(func(r *batch.Request) { r.HSCode = "0901" }, "pol_coffee", "pol_defo"), 422,
 			[]string{"HS_CODE_NOT_IN_ANNEX_I hsCode", "COMMODITY_MISMATCH polygonIds[0]", "POLYGON_NOT_COMPLIANT polygonIds[1]"},
 			"a batch must be a product of its commodity from COMPLIANT plots of it: hsCode 0901 is not a product of cocoa, 1 not COMPLIANT, 1 of another commodity"},
+		{"CocoaHSCodeOnCoffee", with(func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "1801" }, "pol_coffee"), 422,
+			[]string{"HS_CODE_NOT_IN_ANNEX_I hsCode"}, risk.AnnexI().CheckHSCode("coffee", "1801")},
+		// A plot both of another commodity and not COMPLIANT has both named.
+		{"CocoaHSCodeOnCoffeeAndPolygons", with(func(r *batch.Request) { r.Commodity = "coffee" }, "pol_coffee", "pol_defo"), 422,
+			[]string{"HS_CODE_NOT_IN_ANNEX_I hsCode", "POLYGON_NOT_COMPLIANT polygonIds[1]", "COMMODITY_MISMATCH polygonIds[1]"}, ""},
+		{"EveryPolygonListed", with(same, "pol_gh", "pol_coffee", "pol_defo", "pol_nodata"), 422,
+			[]string{"COMMODITY_MISMATCH polygonIds[1]", "POLYGON_NOT_COMPLIANT polygonIds[2]", "POLYGON_NOT_COMPLIANT polygonIds[3]"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := register(b, s, tc.req)
@@ -224,9 +248,36 @@ func TestService_RegisterRefused(t *testing.T) {
 			}
 		})
 	}
+	// The issues name what is wrong with each plot; a lone problem is the
+	// message too.
 	_, err := register(b, s, request("pol_defo"))
 	if ds := apierr.From(err).Details; len(ds) != 1 || !strings.Contains(ds[0].Issue, "polygon pol_defo is HIGH_RISK (DEFORESTATION_AFTER_CUTOFF)") {
 		t.Errorf("a HIGH_RISK polygon: %v, want its status and reason", err)
+	}
+	_, err = register(b, s, request("pol_nodata", "pol_coffee"))
+	if ds := apierr.From(err).Details; len(ds) != 2 || !strings.Contains(ds[0].Issue, "FAILED (NO_REFERENCE_COVERAGE)") ||
+		!strings.Contains(ds[1].Issue, "plot of coffee, the batch is of cocoa") {
+		t.Errorf("a FAILED polygon and one of coffee: %+v, want their status and reason, and the commodities", ds)
+	}
+	for _, tc := range []struct {
+		req   batch.Request
+		issue []string
+	}{
+		{request("pol_nope"), []string{"pol_nope"}},
+		{with(func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "1801" }, "pol_coffee"),
+			[]string{"1801 is not a product of coffee", "(1801 is listed for cocoa)"}},
+	} {
+		_, err := register(b, s, tc.req)
+		e := apierr.From(err)
+		if len(e.Details) != 1 || e.Message != e.Details[0].Issue {
+			t.Errorf("%v: %+v, want one detail, its issue the message", tc.req.PolygonIDs, e)
+			continue
+		}
+		for _, want := range tc.issue {
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("%v: %q, want it to say %q", tc.req.PolygonIDs, e.Message, want)
+			}
+		}
 	}
 
 	// Nothing was written by any of these.
@@ -337,23 +388,27 @@ func TestService_AssessOptions(t *testing.T) {
 		name     string
 		bm       *risk.Benchmark
 		maxScore int
+		country  string            // of every plot
 		plots    map[string]string // polygon ID: its status
 		batch    []string
 		status   string
 		score    int
 	}{
-		{"DefaultBenchmark", nil, 50, map[string]string{"pol_gh": geo.StatusCompliant}, []string{"pol_gh"}, storage.BatchVerified, 0},
-		{"BenchmarkOption", ghHigh, 50, map[string]string{"pol_gh": geo.StatusCompliant}, []string{"pol_gh"}, storage.BatchHighRisk, 100},
-		{"MaxScoreOption", ghHigh, 100, map[string]string{"pol_gh": geo.StatusCompliant}, []string{"pol_gh"}, storage.BatchVerified, 100},
+		{"DefaultBenchmark", nil, 50, "GH", map[string]string{"pol_gh": geo.StatusCompliant}, []string{"pol_gh"}, storage.BatchVerified, 0},
+		{"HighRiskCountry", nil, 50, "RU", map[string]string{"pol_ru": geo.StatusCompliant}, []string{"pol_ru"}, storage.BatchHighRisk, 100},
+		{"BenchmarkOption", ghHigh, 50, "GH", map[string]string{"pol_gh": geo.StatusCompliant}, []string{"pol_gh"}, storage.BatchHighRisk, 100},
+		{"MaxScoreOption", ghHigh, 100, "GH", map[string]string{"pol_gh": geo.StatusCompliant}, []string{"pol_gh"}, storage.BatchVerified, 100},
 		// One HIGH_RISK plot of three screened: a third, half of it is 17.
-		{"SupplierHistory", nil, 16, map[string]string{"pol_gh": geo.StatusCompliant, "pol_gh2": geo.StatusCompliant,
+		{"SupplierHistory", nil, 16, "GH", map[string]string{"pol_gh": geo.StatusCompliant, "pol_gh2": geo.StatusCompliant,
 			"pol_defo": geo.StatusHighRisk}, []string{"pol_gh"}, storage.BatchHighRisk, 17},
+		{"SupplierHistoryUnderMaxScore", nil, 50, "GH", map[string]string{"pol_gh": geo.StatusCompliant, "pol_gh2": geo.StatusCompliant,
+			"pol_defo": geo.StatusHighRisk}, []string{"pol_gh"}, storage.BatchVerified, 17},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, s := newService(t, tc.bm, tc.maxScore)
 			putSupplier(t, b, s, "V-1")
 			for _, id := range slices.Sorted(maps.Keys(tc.plots)) {
-				putPolygon(t, b, id, "cocoa", "GH", tc.plots[id], 0)
+				putPolygon(t, b, id, "cocoa", tc.country, tc.plots[id], 0)
 			}
 			bt, err := register(b, s, request(tc.batch...))
 			if err != nil {

@@ -305,18 +305,26 @@ func TestService_Delete(t *testing.T) {
 	b.WaitJob(t, tenant, job.ID)
 	used, free := storage.PolygonID(job.ID, 0), storage.PolygonID(job.ID, 1)
 	b.Update(t, func(tx *storage.Tx) error {
-		if err := tx.PutBatch(tenant, &storage.Batch{ID: "bat_1", Status: storage.BatchVerified, Commodity: "cocoa", CreatedAt: tx.Now()}); err != nil {
-			return err
+		// A polygon may be in several batches.
+		for _, id := range []string{"bat_1", "bat_2"} {
+			if err := tx.PutBatch(tenant, &storage.Batch{ID: id, Status: storage.BatchVerified, Commodity: "cocoa", CreatedAt: tx.Now()}); err != nil {
+				return err
+			}
+			if err := tx.PutBatchPolygons(tenant, id, []string{used}); err != nil {
+				return err
+			}
 		}
-		return tx.PutBatchPolygons(tenant, "bat_1", []string{used})
+		return nil
 	})
 	del := func(id string) error {
 		return b.DB.Update(ctx, func(tx *storage.Tx) error { return s.Delete(tx, tenant, id) })
 	}
 
 	var e *apierr.Error
-	if err := del(used); !errors.As(err, &e) || e.Status != 409 || e.Details[0].Code != apierr.DetailPolygonInUse || !strings.Contains(e.Message, "bat_1") {
-		t.Errorf("delete of a polygon in a batch: %v, want 409 POLYGON_IN_USE naming bat_1", err)
+	if err := del(used); !errors.As(err, &e) || e.Status != 409 || len(e.Details) != 1 || e.Details[0].Code != apierr.DetailPolygonInUse ||
+		e.Details[0].Field != "polygonId" || !strings.Contains(e.Details[0].Issue, "bat_1") || !strings.Contains(e.Details[0].Issue, "bat_2") ||
+		!strings.Contains(e.Message, "bat_1") {
+		t.Errorf("delete of a polygon in two batches: %v (%+v), want 409 POLYGON_IN_USE at polygonId naming both", err, e)
 	}
 	if _, err := s.Evidence(ctx, tenant, used); err != nil {
 		t.Errorf("the refused polygon's evidence: %v", err)
