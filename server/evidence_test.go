@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -152,42 +151,12 @@ func TestEvidence_Verify(t *testing.T) {
 		t.Errorf("verify re-encoded: %d %s", w.Code, w.Body)
 	}
 
-	// Each kind of tampering fails at its step.
-	otherSigner := func() string {
-		skey, _, _ := note.GenerateKey(rand.Reader, "eudr-appliance")
-		s, _ := note.NewSigner(skey)
-		var l anchor.DocumentLedger
-		json.Unmarshal(mustJSON(t, m["ledger"]), &l)
-		text, _, _ := strings.Cut(l.Checkpoint, "\n\n")
-		msg, _ := note.Sign(&note.Note{Text: text + "\n"}, s)
-		return string(msg)
-	}()
-	cases := []struct {
-		name, field string
-		edit        func(doc map[string]any, l map[string]any)
-	}{
-		{"verdict changed", "body", func(doc, _ map[string]any) { doc["eudrStatus"] = "COMPLIANT" }},
-		{"member added", "body", func(doc, _ map[string]any) { doc["note"] = "ok" }},
-		{"entry swapped", "ledger.transactionHash", func(_, l map[string]any) {
-			l["data"] = base64.StdEncoding.EncodeToString([]byte(`{"evidenceSha256":"00","prev":""}`))
-		}},
-		{"proof changed", "ledger.proof", func(_, l map[string]any) {
-			p := l["proof"].([]any)
-			p[0] = strings.Repeat("0", 64)
-		}},
-		{"other index", "ledger.proof", func(_, l map[string]any) { l["index"] = 1 }},
-		{"forged checkpoint", "ledger.checkpoint", func(_, l map[string]any) { l["checkpoint"] = otherSigner }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var doc map[string]any
-			json.Unmarshal([]byte(original), &doc)
-			c.edit(doc, doc["ledger"].(map[string]any))
-			e := wantError(t, verify(string(mustJSON(t, doc))), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailProofNotReproducible)
-			if e.Details[0].Field != c.field {
-				t.Errorf("failed at %s (%s), want %s", e.Details[0].Field, e.Details[0].Issue, c.field)
-			}
-		})
+	// A tampered document is refused at its step as a 422 (each kind of
+	// tampering is polygon's tests').
+	m["eudrStatus"] = "COMPLIANT"
+	e := wantError(t, verify(string(mustJSON(t, m))), http.StatusUnprocessableEntity, apierr.CodeBusinessRule, apierr.DetailProofNotReproducible)
+	if e.Details[0].Field != "body" {
+		t.Errorf("failed at %s (%s), want body", e.Details[0].Field, e.Details[0].Issue)
 	}
 	wantError(t, verify(`{"polygonId":"x"}`), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailRequired)
 	wantError(t, verify(`{"ledger":{"nope":1}}`), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)

@@ -2,7 +2,9 @@ package polygon_test
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/anchor"
@@ -263,6 +266,34 @@ func TestService_Verify(t *testing.T) {
 		{"OtherTree", polygon.StepCheckpoint, "ledger.checkpoint", func(_ map[string]json.RawMessage, l map[string]any) {
 			l["treeSize"], l["proof"] = 1, []string{} // entry 0 alone: a true proof, not the signed tree
 			l["rootHash"] = l["transactionHash"]
+		}},
+		{"MemberAdded", polygon.StepDocument, "body", func(doc map[string]json.RawMessage, _ map[string]any) {
+			doc["note"] = json.RawMessage(`"ok"`)
+		}},
+		{"EntrySwapped", polygon.StepEntry, "ledger.transactionHash", func(_ map[string]json.RawMessage, l map[string]any) {
+			l["data"] = base64.StdEncoding.EncodeToString([]byte(`{"evidenceSha256":"00","prev":""}`))
+		}},
+		{"ProofHashChanged", polygon.StepInclusion, "ledger.proof", func(_ map[string]json.RawMessage, l map[string]any) {
+			p := l["proof"].([]any)
+			p[0] = strings.Repeat("0", 64)
+		}},
+		{"OtherIndex", polygon.StepInclusion, "ledger.proof", func(_ map[string]json.RawMessage, l map[string]any) { l["index"] = 1 }},
+		// The same checkpoint signed by another key of the same name.
+		{"ForgedCheckpoint", polygon.StepCheckpoint, "ledger.checkpoint", func(_ map[string]json.RawMessage, l map[string]any) {
+			skey, _, err := note.GenerateKey(rand.Reader, b.Ledger.KeyName())
+			if err != nil {
+				t.Fatal(err)
+			}
+			signer, err := note.NewSigner(skey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, _, _ := strings.Cut(l["checkpoint"].(string), "\n\n")
+			forged, err := note.Sign(&note.Note{Text: text + "\n"}, signer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l["checkpoint"] = string(forged)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
