@@ -140,6 +140,16 @@ func TestService_Bootstrap(t *testing.T) {
 			t.Errorf("generated password: got %q, want at least 20 characters on one line", content)
 		}
 		login(t, s, account.AdminUsername, password)
+
+		// Random: another store gets another password.
+		otherDir := t.TempDir()
+		_, other := newService(t, account.Options{DataDir: otherDir})
+		if err := other.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := os.ReadFile(filepath.Join(otherDir, account.InitialPasswordFile)); string(again) == string(content) {
+			t.Errorf("generated passwords of two stores: both %q, want random ones", content)
+		}
 	})
 
 	t.Run("StaleFileOverwritten", func(t *testing.T) {
