@@ -177,6 +177,9 @@ func TestService_ImportRasterRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := f.s.CheckImport(c.req)
 			e := validation(t, err)
+			if strings.Contains(e.Message, f.root) {
+				t.Errorf("the message shows the appliance's folders: %s", e.Message)
+			}
 			found := false
 			for _, d := range e.Details {
 				found = found || d.Field == c.field && strings.Contains(d.Issue, c.issue)
