@@ -117,7 +117,7 @@ func (ta *testApp) getJobOn(env storage.Environment, key, id string) (jobRespons
 // soon as it holds.
 func (ta *testApp) waitJobView(env storage.Environment, key, id, what string, done func(jobResponse) bool) (jobResponse, *httptest.ResponseRecorder) {
 	ta.tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		j, w := ta.getJobOn(env, key, id)
 		if done(j) {

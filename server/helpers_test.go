@@ -285,10 +285,10 @@ func (rc *receiver) subscribe(ta *testApp, key string, eventTypes ...string) {
 }
 
 // next returns the next delivery's event type and data, failing if none
-// comes within 5 s or if it does not verify.
+// comes within 60 s or if it does not verify.
 func (rc *receiver) next(tb testing.TB) (eventType string, data json.RawMessage) {
 	tb.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if got := rc.Requests("/hook", ""); len(got) > rc.read {
 			d := got[rc.read]
 			rc.read++
@@ -298,7 +298,7 @@ func (rc *receiver) next(tb testing.TB) (eventType string, data json.RawMessage)
 			return d.Env.EventType, d.Env.Data
 		}
 		if time.Now().After(deadline) {
-			tb.Fatal("no webhook delivery within 5s")
+			tb.Fatal("no webhook delivery within 60s")
 			return "", nil
 		}
 	}

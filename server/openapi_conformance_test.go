@@ -480,10 +480,10 @@ func (rv *oaReceiver) findPath(path string) (oaDelivery, bool) {
 	return oaDelivery{}, false
 }
 
-// oaEventually polls cond for up to 10 seconds.
+// oaEventually polls cond for up to a minute.
 func oaEventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}

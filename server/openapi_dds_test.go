@@ -151,7 +151,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 			}
 		}()
 		defer func() { stop(); <-stopped }()
-		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s", what)
 			}

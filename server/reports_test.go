@@ -64,7 +64,7 @@ func (ta *testApp) sweepReports(ctx context.Context) {
 // the fake clock never refills), then answers GET /jobs/{id}.
 func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobResponse {
 	ta.tb.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var status string
 		ta.view(func(tx *storage.Tx) error {
