@@ -1,8 +1,6 @@
 package server
 
 import (
-	"archive/zip"
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -10,12 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,48 +84,14 @@ func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobR
 	return j
 }
 
-// archiveFiles opens a downloaded zip and returns its files' contents by
-// name, checking every file against the manifest's SHA-256 and size, and
-// that the manifest lists every file but itself.
+// archiveFiles opens a downloaded zip and returns its files by name and
+// its manifest, failing the test when it breaks a promise of its
+// manifest (report.Unpack).
 func archiveFiles(t *testing.T, body []byte) (map[string][]byte, report.Manifest) {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	files, m, err := report.Unpack(body)
 	if err != nil {
-		t.Fatalf("open zip: %v", err)
-	}
-	files := map[string][]byte{}
-	var names []string
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatalf("open %s: %v", f.Name, err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatalf("read %s: %v", f.Name, err)
-		}
-		files[f.Name] = b
-		names = append(names, f.Name)
-	}
-	var m report.Manifest
-	if err := json.Unmarshal(files[report.PathManifest], &m); err != nil {
-		t.Fatalf("manifest.json: %v: %s", err, files[report.PathManifest])
-	}
-	if names[len(names)-1] != report.PathManifest {
-		t.Errorf("last file: %s, want the manifest", names[len(names)-1])
-	}
-	var listed []string
-	for _, f := range m.Files {
-		listed = append(listed, f.Path)
-		b, ok := files[f.Path]
-		sum := sha256.Sum256(b)
-		if !ok || hex.EncodeToString(sum[:]) != f.SHA256 || int64(len(b)) != f.SizeBytes {
-			t.Errorf("%s: in zip %v, %d bytes, SHA-256 %x; manifest says %d bytes, %s", f.Path, ok, len(b), sum, f.SizeBytes, f.SHA256)
-		}
-	}
-	if want := names[:len(names)-1]; !slices.Equal(listed, want) {
-		t.Errorf("manifest lists %v, the zip holds %v besides it", listed, want)
+		t.Fatal(err)
 	}
 	return files, m
 }
@@ -137,14 +99,9 @@ func archiveFiles(t *testing.T, body []byte) (map[string][]byte, report.Manifest
 // jsonLines splits a JSON Lines file.
 func jsonLines(t *testing.T, b []byte) [][]byte {
 	t.Helper()
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		out = append(out, bytes.Clone(sc.Bytes()))
-	}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		t.Errorf("JSON Lines file does not end with a newline")
+	out, err := report.Lines(b)
+	if err != nil {
+		t.Error(err)
 	}
 	return out
 }

@@ -1,17 +1,13 @@
 package report_test
 
 import (
-	"archive/zip"
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -152,67 +148,23 @@ func (b *bench) sign(tb testing.TB) {
 	})
 }
 
-// unzip returns an archive's files by path, checking every file against
-// the manifest's SHA-256 and size, and that the manifest, last, lists
-// every other file in the order written.
+// unzip returns an archive's files by path and its manifest, failing
+// the test when the archive breaks a promise of its manifest.
 func unzip(tb testing.TB, body []byte) (map[string][]byte, report.Manifest) {
 	tb.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	files, m, err := report.Unpack(body)
 	if err != nil {
-		tb.Fatalf("open zip: %v", err)
-	}
-	files := map[string][]byte{}
-	var names []string
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			tb.Fatalf("open %s: %v", f.Name, err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			tb.Fatalf("read %s: %v", f.Name, err)
-		}
-		files[f.Name] = b
-		names = append(names, f.Name)
-	}
-	var m report.Manifest
-	if err := json.Unmarshal(files[report.PathManifest], &m); err != nil {
-		tb.Fatalf("manifest.json: %v: %s", err, files[report.PathManifest])
-	}
-	if names[len(names)-1] != report.PathManifest {
-		tb.Errorf("last file: %s, want the manifest", names[len(names)-1])
-	}
-	var listed []string
-	for _, f := range m.Files {
-		listed = append(listed, f.Path)
-		b, ok := files[f.Path]
-		if !ok || sha256Hex(b) != f.SHA256 || int64(len(b)) != f.SizeBytes {
-			tb.Errorf("%s: in zip %v, %d bytes, SHA-256 %s; manifest says %d bytes, %s", f.Path, ok, len(b), sha256Hex(b), f.SizeBytes, f.SHA256)
-		}
-	}
-	if want := names[:len(names)-1]; !slices.Equal(listed, want) {
-		tb.Errorf("manifest lists %v, the zip holds %v besides it", listed, want)
+		tb.Fatal(err)
 	}
 	return files, m
 }
 
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// lines splits a JSON Lines file, which ends with a newline unless empty.
+// lines splits a JSON Lines file of an archive.
 func lines(tb testing.TB, b []byte) [][]byte {
 	tb.Helper()
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		out = append(out, bytes.Clone(sc.Bytes()))
-	}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		tb.Errorf("JSON Lines file does not end with a newline")
+	out, err := report.Lines(b)
+	if err != nil {
+		tb.Error(err)
 	}
 	return out
 }
@@ -244,4 +196,9 @@ func (b *bench) dirNames(tb testing.TB) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
