@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
@@ -168,7 +169,7 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 	// A DRAFT made directly: production screening needs imported layers.
 	var id string
 	ta.update(func(tx *storage.Tx) error {
-		statement, err := storage.MarshalJSON(dds.PayloadOf(euValidStatement(t)))
+		statement, err := storage.MarshalJSON(dds.PayloadOf(apitest.EUStatement(t, supplierOperator)))
 		if err != nil {
 			return err
 		}

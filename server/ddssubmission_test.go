@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/dds"
-	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -76,30 +76,6 @@ func euTestdata(tb testing.TB, name string) []byte {
 	return b
 }
 
-// euValidStatement is a statement the EU rules accept: cocoa beans of one
-// plot, imported into the Netherlands.
-func euValidStatement(tb testing.TB) euis.Statement {
-	tb.Helper()
-	s := euis.Statement{
-		OperatorRole:       euis.RoleOperator,
-		InternalReference:  "PO-RETRY-1",
-		ActivityType:       euis.ActivityImport,
-		Operator:           euis.Operator{Name: "Importer BV", Country: "NL", EORI: "NL123456789"},
-		CountryOfActivity:  "NL",
-		BorderCrossCountry: "NL",
-		Commodities: []euis.Commodity{{HSHeading: "1801", DescriptionOfGoods: "cocoa, batch R-1", NetWeightKg: 1200,
-			Producers: []euis.Producer{{Country: "GH", Name: "Kofi Mensah", GeometryGeoJSON: []byte(`{"type":"FeatureCollection","features":[` +
-				`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[-1.600000,6.700000],[-1.590000,6.700000],[-1.590000,6.710000],[-1.600000,6.700000]]]},` +
-				`"properties":{"ProducerCountry":"GH","ProducerName":"Kofi Mensah"}}]}`)}}}},
-		OperatorUUID:          supplierOperator,
-		SupplierOperatorUUIDs: []string{supplierOperator},
-	}
-	if err := euis.Validate(s); err != nil {
-		tb.Fatalf("the test statement breaks an EU rule: %v", err)
-	}
-	return s
-}
-
 // getJobOn answers GET /jobs/{id} on env.
 func (ta *testApp) getJobOn(env storage.Environment, key, id string) (jobResponse, *httptest.ResponseRecorder) {
 	ta.tb.Helper()
@@ -156,7 +132,7 @@ func TestDDS_SubmissionRetryVisible(t *testing.T) {
 	if w.Code != http.StatusOK {
 		t.Fatalf("PUT credentials: %d %s", w.Code, w.Body)
 	}
-	s := euValidStatement(t)
+	s := apitest.EUStatement(t, supplierOperator)
 	var id string
 	ta.update(func(tx *storage.Tx) error {
 		statement, err := storage.MarshalJSON(dds.PayloadOf(s))

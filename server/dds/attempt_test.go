@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 )
@@ -27,30 +28,6 @@ func testdata(tb testing.TB, name string) []byte {
 		tb.Fatal(err)
 	}
 	return b
-}
-
-// validStatement is a statement the EU rules accept: cocoa beans of one
-// plot, imported into the Netherlands.
-func validStatement(tb testing.TB) euis.Statement {
-	tb.Helper()
-	s := euis.Statement{
-		OperatorRole:       euis.RoleOperator,
-		InternalReference:  "PO-RETRY-1",
-		ActivityType:       euis.ActivityImport,
-		Operator:           euis.Operator{Name: "Importer BV", Country: "NL", EORI: "NL123456789"},
-		CountryOfActivity:  "NL",
-		BorderCrossCountry: "NL",
-		Commodities: []euis.Commodity{{HSHeading: "1801", DescriptionOfGoods: "cocoa, batch R-1", NetWeightKg: 1200,
-			Producers: []euis.Producer{{Country: "GH", Name: "Kofi Mensah", GeometryGeoJSON: []byte(`{"type":"FeatureCollection","features":[` +
-				`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[-1.600000,6.700000],[-1.590000,6.700000],[-1.590000,6.710000],[-1.600000,6.700000]]]},` +
-				`"properties":{"ProducerCountry":"GH","ProducerName":"Kofi Mensah"}}]}`)}}}},
-		OperatorUUID:          operator,
-		SupplierOperatorUUIDs: []string{operator},
-	}
-	if err := euis.Validate(s); err != nil {
-		tb.Fatalf("the test statement breaks an EU rule: %v", err)
-	}
-	return s
 }
 
 // TestAttemptOf_SOAPClient: the transient failures of the real SOAP client
@@ -132,7 +109,7 @@ func TestAttemptOf_SOAPClient(t *testing.T) {
 				defer cancel()
 			}
 			cr := euis.Credentials{Username: "op", AuthKey: "k", ClientID: "eudr-test", Endpoint: endpoint + "/tracesnt"}
-			_, err := c.Submit(ctx, cr, validStatement(t))
+			_, err := c.Submit(ctx, cr, apitest.EUStatement(t, operator))
 			if !euis.IsTransient(err) {
 				t.Fatalf("Submit: %v, want a transient error", err)
 			}
