@@ -40,6 +40,13 @@ func TestArchiveRequest_Validate(t *testing.T) {
 			from: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), to: time.Date(2026, 1, 1, 10, 0, 0, int(time.Millisecond)-1, time.UTC)},
 		{name: "InUTC", req: report.ArchiveRequest{From: str("2026-01-01T10:00:00+02:00"), To: str("2026-01-02")},
 			from: time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC), to: time.Date(2026, 1, 3, 0, 0, 0, -1, time.UTC)},
+		// The store keeps times of the years 0000 to 9999 (UTC) only.
+		{name: "FromBeforeYear0", req: report.ArchiveRequest{From: str("0000-01-01T00:00:00+01:00"), To: str("0000-01-02")},
+			want: []string{"INVALID_VALUE from"}},
+		{name: "ToAfterYear9999", req: report.ArchiveRequest{From: str("9999-12-31"), To: str("9999-12-31T23:59:59-01:00")},
+			want: []string{"INVALID_VALUE to"}},
+		{name: "FirstAndLastYears", req: report.ArchiveRequest{From: str("9999-01-01T00:00:00Z"), To: str("9999-12-31")},
+			from: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), to: time.Date(10000, 1, 1, 0, 0, 0, -1, time.UTC)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep, err := c.req.Validate()

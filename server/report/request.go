@@ -21,8 +21,9 @@ type ArchiveRequest struct {
 // Validate reads the period and makes the report it asks for, From and To
 // set. from and to are RFC 3339 date-times or dates (whole UTC days), both
 // included, read as storage.ParseTimeBound reads them: to covers the whole day
-// of a date, the whole millisecond of a date-time. It returns every
-// problem found as one apierr 400.
+// of a date, the whole millisecond of a date-time; in UTC, both must fall
+// within the years 0000 to 9999. It returns every problem found as one
+// apierr 400.
 func (req *ArchiveRequest) Validate() (*storage.Report, error) {
 	var probs apierr.Problems
 	read := func(field string, v *string, end bool) (time.Time, bool) {
@@ -36,7 +37,13 @@ func (req *ArchiveRequest) Validate() (*storage.Report, error) {
 				"must be an RFC 3339 date-time (2026-01-31T00:00:00Z) or a date (2026-01-31), not %q", *v))
 			return time.Time{}, false
 		}
-		return t.UTC(), true
+		// An offset can carry a bound out of the years a stored time may
+		// have (JSON times are years 0000 to 9999).
+		if t = t.UTC(); t.Year() < 0 || t.Year() > 9999 {
+			probs.Add(apierr.DetailInvalidValue, field, fmt.Sprintf("must fall within the years 0000 to 9999 in UTC, not %q", *v))
+			return time.Time{}, false
+		}
+		return t, true
 	}
 	from, okFrom := read("from", req.From, false)
 	to, okTo := read("to", req.To, true)
