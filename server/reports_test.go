@@ -57,24 +57,23 @@ func (ta *testApp) sweepReports(ctx context.Context) {
 
 // waitJobOn waits for a job of env to reach status want, reading the
 // store (polling through the API would spend the key's rate limit, which
-// the fake clock never refills), then answers GET /jobs/{id}.
+// the fake clock never refills), then answers GET /jobs/{id}. As waitJob,
+// it has no deadline but the test's own, and fails at once on a job that
+// ended otherwise.
 func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobResponse {
 	ta.tb.Helper()
-	deadline := time.Now().Add(60 * time.Second)
 	for {
-		var status string
+		var job *storage.Job
 		ta.view(func(tx *storage.Tx) error {
-			j, err := tx.FindJob(storage.Tenant{Org: defaultOrg, Env: env}, id)
-			if err == nil {
-				status = j.Status
-			}
+			var err error
+			job, err = tx.FindJob(storage.Tenant{Org: defaultOrg, Env: env}, id)
 			return err
 		})
-		if status == want {
+		if job.Status == want {
 			break
 		}
-		if time.Now().After(deadline) {
-			ta.tb.Fatalf("job %s: status %s, want %s", id, status, want)
+		if job.Status == storage.JobCompleted || job.Status == storage.JobFailed {
+			ta.tb.Fatalf("job %s: status %s (error %+v), want %s", id, job.Status, job.Error, want)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
