@@ -144,12 +144,9 @@ func TestService_Screen(t *testing.T) {
 		len(job.LedgerIndexes) != 5 {
 		t.Fatalf("job %+v, want COMPLETED 3+2 with 5 ledger entries", job)
 	}
-	// polygon.verified and polygon.failed, counted once the job's last
-	// transaction has committed, a moment after a reader sees it COMPLETED.
-	for b.Published.Load() < 2 {
-		time.Sleep(time.Millisecond)
-	}
-	if n := b.Published.Load(); n != 2 {
+	// polygon.verified and polygon.failed, published in the job's last
+	// transaction (their data is the server's tests').
+	if n := b.WaitPublished(t, 2); n != 2 {
 		t.Errorf("%d events published, want polygon.verified and polygon.failed", n)
 	}
 	want := []struct{ status, reason string }{
