@@ -70,14 +70,9 @@ type polygonResponse struct {
 	Geometry        json.RawMessage `json:"geometry,omitempty"`
 }
 
-// riskBody is a screened plot's measured overlaps and risk score.
-type riskBody struct {
-	DeforestedHa  float64 `json:"deforestedHa"`
-	DeforestedPct float64 `json:"deforestedPct"`
-	ProtectedHa   float64 `json:"protectedHa"`
-	ProtectedPct  float64 `json:"protectedPct"`
-	RiskScore     int     `json:"riskScore"`
-}
+// riskBody is a screened plot's measured overlaps and risk score, as its
+// evidence records them.
+type riskBody = polygon.Risk
 
 // polygonStatusResponse is GET /polygons/{polygonId}/status (API.md
 // section 4), with the failure's explanation besides its reason.
@@ -92,21 +87,13 @@ type polygonStatusResponse struct {
 	ScreenedAt    string    `json:"screenedAt"`
 }
 
-func toRiskBody(r *storage.PolygonRisk) *riskBody {
-	if r == nil {
-		return nil
-	}
-	return &riskBody{DeforestedHa: r.DeforestedHa, DeforestedPct: r.DeforestedPct,
-		ProtectedHa: r.ProtectedHa, ProtectedPct: r.ProtectedPct, RiskScore: r.RiskScore}
-}
-
 func toPolygonResponse(p *storage.Polygon) polygonResponse {
 	return polygonResponse{PolygonID: p.ID, JobID: p.JobID, FeatureIndex: p.FeatureIndex,
 		ExternalID: storage.Optional(p.ExternalID), SupplierID: storage.Optional(p.SupplierID), Commodity: p.Commodity,
 		ProducerCountry: p.ProducerCountry, ProducerName: storage.Optional(p.ProducerName),
 		ProductionPlace: storage.Optional(p.ProductionPlace), DeclaredAreaHa: p.DeclaredAreaHa, GeometryType: p.GeometryType,
 		AreaHa: p.AreaHa, EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason),
-		FailureDetail: storage.Optional(p.FailureDetail), Risk: toRiskBody(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)}
+		FailureDetail: storage.Optional(p.FailureDetail), Risk: polygon.RiskOf(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)}
 }
 
 func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -160,7 +147,7 @@ func (a *App) handlePolygonsStatus(w http.ResponseWriter, r *http.Request, ps ht
 	}
 	writeJSON(w, r, http.StatusOK, polygonStatusResponse{PolygonID: p.ID, JobID: p.JobID, EUDRStatus: p.Status,
 		FailureReason: storage.Optional(p.FailureReason), FailureDetail: storage.Optional(p.FailureDetail), AreaHa: p.AreaHa,
-		Risk: toRiskBody(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)})
+		Risk: polygon.RiskOf(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)})
 }
 
 // handlePolygonsEvidence answers the evidence document recorded when the

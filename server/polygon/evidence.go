@@ -131,7 +131,7 @@ type EvidenceOverlap struct {
 func (sc screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 string) Evidence {
 	ev := Evidence{PolygonID: p.ID, JobID: p.JobID, FeatureIndex: p.FeatureIndex, InputSHA256: inputSHA256,
 		EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason), FailureDetail: storage.Optional(p.FailureDetail),
-		AreaHa: p.AreaHa, Risk: riskOf(p.Risk),
+		AreaHa: p.AreaHa, Risk: RiskOf(p.Risk),
 		Rules: EvidenceRules{MaxRiskScore: sc.rules.MaxRiskScore, OverlapThresholdPct: sc.rules.OverlapThresholdPct,
 			LossThresholdPct: sc.rules.LossThresholdPct, LossThresholdHa: sc.rules.LossThresholdHa,
 			AreaTolerancePct: 100 * sc.rules.AreaTolerance, Cutoff: geo.CutoffDate},
@@ -158,7 +158,9 @@ func (sc screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 stri
 	return ev
 }
 
-func riskOf(r *storage.PolygonRisk) *Risk {
+// RiskOf is a stored plot's risk as evidence and the API show it; nil
+// (null) for a plot that was not screened (FAILED).
+func RiskOf(r *storage.PolygonRisk) *Risk {
 	if r == nil {
 		return nil
 	}
