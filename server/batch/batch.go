@@ -139,7 +139,7 @@ func checkRules(tx *storage.Tx, t storage.Tenant, b *storage.Batch, polygonIDs [
 		return &apierr.Error{Status: apierr.StatusNotFound, Code: apierr.CodeNotFound, Message: msg, Details: missing}
 	}
 	if len(refused) == 1 && otherProduct == 1 {
-		return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule, Message: refused[0].Issue, Details: refused}
+		return apierr.BusinessRule(refused[0].Code, refused[0].Field, refused[0].Issue)
 	}
 	if len(refused) > 0 {
 		if n := otherProduct + notCompliant + otherCommodity - len(refused); n > 0 {
