@@ -146,7 +146,8 @@ func (s *Service) Reload(ctx context.Context) {
 // Add gives a checked layer (CheckImport) its ID and import time and
 // writes it in the caller's transaction, returning the record written; l
 // is left as it was, so the transaction may run again. The caller calls
-// Reload once the transaction committed.
+// Reload once the transaction committed. It fails only when the store
+// does.
 func (s *Service) Add(tx *storage.Tx, l *storage.Layer) (*storage.Layer, error) {
 	rec := *l
 	rec.ID, rec.ImportedAt = storage.NewID("lyr", tx.Now()), tx.Now()
@@ -190,7 +191,8 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 
 // List returns the layers screening uses in env, without their features:
 // in production those stored, newest first; in the sandbox the fixture
-// layers, which have no import time (zero ImportedAt).
+// layers, which have no import time (zero ImportedAt). It fails only when
+// the store does.
 func (s *Service) List(ctx context.Context, env storage.Environment) ([]*storage.Layer, error) {
 	if env == storage.Sandbox {
 		var out []*storage.Layer

@@ -58,7 +58,8 @@ func (s *Service) Find(ctx context.Context, t storage.Tenant, id string) (*stora
 }
 
 // FindWithGeometry returns the tenant's polygon and the geometry of its
-// feature as sent, or apierr.NotFound.
+// feature as sent, or apierr.NotFound; an internal error when the stored
+// feature cannot be decoded.
 func (s *Service) FindWithGeometry(ctx context.Context, t storage.Tenant, id string) (*storage.Polygon, json.RawMessage, error) {
 	var p *storage.Polygon
 	var d *storage.PolygonDetail

@@ -147,7 +147,9 @@ type File struct {
 // Open opens the zip of the tenant's READY report. It fails with
 // apierr.NotFound for an unknown report, 409 REPORT_NOT_READY (with
 // Retry-After) while it is being written, 409 REPORT_FAILED when its job
-// failed, and 404 when its file was deleted (EXPIRED) or is missing.
+// failed, 404 when its file was deleted (EXPIRED) or is missing, and with
+// an internal error (a 500 through apierr.From) when the file cannot be
+// opened or is not the size recorded.
 func (s *Service) Open(ctx context.Context, t storage.Tenant, id string) (*File, error) {
 	r, err := s.Find(ctx, t, id)
 	if err != nil {
