@@ -243,8 +243,13 @@ func TestService_ChangedTile(t *testing.T) {
 	if v, err := readPixel(t, f.s, 0, 5, 0); err != nil || v != 6 {
 		t.Errorf("the open tile: %d %v, want 6 read from the file opened before the change", v, err)
 	}
-	if _, err := readPixel(t, small, 0, 5, 0); err == nil || !strings.Contains(err.Error(), "changed") {
-		t.Errorf("the changed tile, reopened: %v, want it refused as changed", err)
+	st, err := os.Stat(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := fmt.Sprintf("(%d bytes; %d when imported)", st.Size(), st.Size()-int64(len("appended")))
+	if _, err := readPixel(t, small, 0, 5, 0); err == nil || !strings.Contains(err.Error(), "changed") || !strings.Contains(err.Error(), sizes) {
+		t.Errorf("the changed tile, reopened: %v, want it refused as changed %s", err, sizes)
 	}
 	f.s.CloseTiles()
 	if _, err := readPixel(t, f.s, 0, 5, 0); err == nil || !strings.Contains(err.Error(), "changed") {

@@ -77,7 +77,7 @@ func (tf *tileFiles) check(fh *os.File, want storage.RasterTile) (*geotiff.File,
 		return nil, pathErrorCause(err)
 	}
 	if st.Size() != want.Size {
-		return nil, fmt.Errorf("%w (%d bytes, then %d)", errChangedTile, st.Size(), want.Size)
+		return nil, fmt.Errorf("%w (%d bytes; %d when imported)", errChangedTile, st.Size(), want.Size)
 	}
 	f, err := geotiff.OpenOptions(fh, st.Size(), geotiff.Options{Cache: tf.cache})
 	if err != nil {
