@@ -8,14 +8,12 @@ package main_test
 // with the published key), and the report still served after a restart.
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -137,36 +135,10 @@ func rptDownload(t testing.TB, base, key, id string) []byte {
 // rptOpen reads every file of a zip and checks each against the manifest.
 func rptOpen(t testing.TB, body []byte) (map[string][]byte, rptManifest) {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
-	if err != nil {
-		t.Fatalf("open zip: %v", err)
-	}
-	files := map[string][]byte{}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatalf("read %s: %v", f.Name, err)
-		}
-		files[f.Name] = b
-	}
+	files := apitest.UnzipArchive(t, body, "manifest.json")
 	var m rptManifest
 	if err := json.Unmarshal(files["manifest.json"], &m); err != nil {
 		t.Fatalf("manifest.json: %v", err)
-	}
-	if len(m.Files) != len(files)-1 {
-		t.Errorf("manifest lists %d files, the zip holds %d besides it", len(m.Files), len(files)-1)
-	}
-	for _, f := range m.Files {
-		b, ok := files[f.Path]
-		sum := sha256.Sum256(b)
-		if !ok || hex.EncodeToString(sum[:]) != f.SHA256 || int64(len(b)) != f.SizeBytes {
-			t.Errorf("%s: in zip %v, %d bytes, SHA-256 %x; manifest: %d bytes, %s", f.Path, ok, len(b), sum, f.SizeBytes, f.SHA256)
-		}
 	}
 	return files, m
 }

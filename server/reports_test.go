@@ -23,6 +23,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/report"
@@ -85,11 +86,12 @@ func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobR
 
 // archiveFiles opens a downloaded zip and returns its files by name and
 // its manifest, failing the test when it breaks a promise of its
-// manifest (report.Unpack).
+// manifest (apitest.UnzipArchive).
 func archiveFiles(t *testing.T, body []byte) (map[string][]byte, report.Manifest) {
 	t.Helper()
-	files, m, err := report.Unpack(body)
-	if err != nil {
+	files := apitest.UnzipArchive(t, body, report.PathManifest)
+	var m report.Manifest
+	if err := json.Unmarshal(files[report.PathManifest], &m); err != nil {
 		t.Fatal(err)
 	}
 	return files, m
@@ -98,11 +100,7 @@ func archiveFiles(t *testing.T, body []byte) (map[string][]byte, report.Manifest
 // jsonLines splits a JSON Lines file.
 func jsonLines(t *testing.T, b []byte) [][]byte {
 	t.Helper()
-	out, err := report.Lines(b)
-	if err != nil {
-		t.Error(err)
-	}
-	return out
+	return apitest.JSONLines(t, b)
 }
 
 // archivedCollection is polygons.geojson as a client reads it.

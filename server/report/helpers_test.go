@@ -152,8 +152,9 @@ func (b *bench) sign(tb testing.TB) {
 // the test when the archive breaks a promise of its manifest.
 func unzip(tb testing.TB, body []byte) (map[string][]byte, report.Manifest) {
 	tb.Helper()
-	files, m, err := report.Unpack(body)
-	if err != nil {
+	files := apitest.UnzipArchive(tb, body, report.PathManifest)
+	var m report.Manifest
+	if err := json.Unmarshal(files[report.PathManifest], &m); err != nil {
 		tb.Fatal(err)
 	}
 	return files, m
@@ -162,11 +163,7 @@ func unzip(tb testing.TB, body []byte) (map[string][]byte, report.Manifest) {
 // lines splits a JSON Lines file of an archive.
 func lines(tb testing.TB, b []byte) [][]byte {
 	tb.Helper()
-	out, err := report.Lines(b)
-	if err != nil {
-		tb.Error(err)
-	}
-	return out
+	return apitest.JSONLines(tb, b)
 }
 
 // features returns the feature lines of polygons.geojson, which starts
