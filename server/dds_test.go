@@ -60,21 +60,27 @@ func (ta *testApp) draft(key, body string) ddsResponse {
 }
 
 // waitDDS advances the clock (the simulator and the poll schedule run on
-// it) until the DDS has status want.
+// it) a second at a time until the sandbox DDS has status want; a DDS that
+// reached another final status, or whose submission failed, fails the test
+// at once. There is no deadline but the test's own: each GET the clock
+// moves on refills the key's rate limit, and on a loaded machine the
+// submission job takes as long as it takes.
 func (ta *testApp) waitDDS(key, id, want string) ddsResponse {
 	ta.tb.Helper()
-	for range 100 {
+	for {
 		var d ddsResponse
 		mustDecode(ta.tb, ta.do("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", key), &d)
-		if d.Status == want {
+		switch {
+		case d.Status == want:
 			return d
+		case d.Status == storage.DDSValidated || d.Status == storage.DDSRejected || d.Status == storage.DDSRevoked,
+			d.Submission != nil && d.Submission.Status == storage.JobFailed:
+			ta.tb.Fatalf("dds %s is %s (submission %+v), want %s", id, d.Status, d.Submission, want)
 		}
 		ta.clock.Advance(time.Second)
 		ta.jobs.Wake()
 		time.Sleep(10 * time.Millisecond)
 	}
-	ta.tb.Fatalf("dds %s never became %s", id, want)
-	return ddsResponse{}
 }
 
 func TestDDS_SandboxFlow(t *testing.T) {
@@ -182,14 +188,7 @@ func TestDDS_ResubmitAfterFailedJob(t *testing.T) {
 	}
 	var acc ddsSubmitAccepted
 	mustDecode(t, submit("one"), &acc)
-	for range 200 {
-		var j jobResponse
-		mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/jobs/"+acc.JobID, "", "X-API-Key", live)), &j)
-		if j.Status == storage.JobFailed {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	ta.waitJobView(storage.Production, live, acc.JobID, "the job to fail", func(j jobResponse) bool { return j.Status == storage.JobFailed })
 	// The statement shows why its submission failed.
 	var d ddsResponse
 	mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/declarations/dds/"+id, "", "X-API-Key", live)), &d)

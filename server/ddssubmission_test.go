@@ -76,36 +76,6 @@ func euTestdata(tb testing.TB, name string) []byte {
 	return b
 }
 
-// getJobOn answers GET /jobs/{id} on env.
-func (ta *testApp) getJobOn(env storage.Environment, key, id string) (jobResponse, *httptest.ResponseRecorder) {
-	ta.tb.Helper()
-	w := ta.serve(env, newRequest("GET", eudrPrefix+"/jobs/"+id, "", "X-API-Key", key))
-	if w.Code != http.StatusOK {
-		ta.tb.Fatalf("GET /jobs/%s: %d %s", id, w.Code, w.Body)
-	}
-	var j jobResponse
-	mustDecode(ta.tb, w, &j)
-	return j, w
-}
-
-// waitJobView polls GET /jobs/{id} on env until done holds for the job.
-// The runner works in the background: the wait is generous and ends as
-// soon as it holds.
-func (ta *testApp) waitJobView(env storage.Environment, key, id, what string, done func(jobResponse) bool) (jobResponse, *httptest.ResponseRecorder) {
-	ta.tb.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		j, w := ta.getJobOn(env, key, id)
-		if done(j) {
-			return j, w
-		}
-		if time.Now().After(deadline) {
-			ta.tb.Fatalf("job %s: %s never happened: %s", id, what, w.Body)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestDDS_SubmissionRetryVisible: while the EU system answers HTTP 500,
 // the submission job stays RUNNING and both the job and the statement
 // show the last attempt's outcome and when the next one is due; once the

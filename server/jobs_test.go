@@ -33,31 +33,73 @@ func (ta *testApp) runQueues() {
 	ta.tb.Cleanup(func() { cancel(); <-done; <-done })
 }
 
-// waitJob polls GET /jobs/{id} until the job has status want.
+// waitJob waits until the sandbox job has status want and answers GET
+// /jobs/{id}; a job that ended otherwise fails the test at once.
 func (ta *testApp) waitJob(key, id, want string) (jobResponse, *httptest.ResponseRecorder) {
 	ta.tb.Helper()
-	// No deadline but the test's own: on a loaded machine a job takes as
-	// long as it takes. A job that ended otherwise fails at once.
-	for {
-		w := ta.serve(storage.Sandbox, newRequest("GET", eudrPrefix+"/jobs/"+id, "", "X-API-Key", key))
-		switch w.Code {
-		case http.StatusOK:
-		case http.StatusTooManyRequests: // polled faster than the key's rate limit
-			time.Sleep(50 * time.Millisecond)
-			continue
-		default:
-			ta.tb.Fatalf("GET job %s: %d %s", id, w.Code, w.Body)
-		}
-		var j jobResponse
-		mustDecode(ta.tb, w, &j)
-		if j.Status == want {
-			return j, w
-		}
-		if j.Status == storage.JobCompleted || j.Status == storage.JobFailed {
+	ta.watchJob(storage.Sandbox, key, id, func(j *storage.Job) bool {
+		if j.Status != want && (j.Status == storage.JobCompleted || j.Status == storage.JobFailed) {
 			ta.tb.Fatalf("job %s: status %s (error %+v), want %s", id, j.Status, j.Error, want)
+		}
+		return j.Status == want
+	})
+	j, w := ta.getJobOn(storage.Sandbox, key, id)
+	if j.Status != want {
+		ta.tb.Fatalf("job %s: GET answers status %s once the store had %s: %s", id, j.Status, want, w.Body)
+	}
+	return j, w
+}
+
+// waitJobView waits until done holds for the job of env as GET
+// /jobs/{id} shows it, and answers that GET; what names the wait in a
+// failure.
+func (ta *testApp) waitJobView(env storage.Environment, key, id, what string, done func(jobResponse) bool) (jobResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	ta.watchJob(env, key, id, func(j *storage.Job) bool { return done(toJobResponse(j, nil, nil)) })
+	j, w := ta.getJobOn(env, key, id)
+	if !done(j) {
+		ta.tb.Fatalf("job %s: GET answers %s once the store showed %s", id, w.Body, what)
+	}
+	return j, w
+}
+
+// watchJob reads the job of key's organisation in env from the store until
+// done holds for it. It reads the store rather than GET /jobs/{id}: every
+// GET counts against the key's rate limit, whose bucket refills on the
+// test's fake clock, which stands still while a job runs, so polling the
+// API would end in 429s however long it waited. There is no deadline but
+// the test's own: on a loaded machine a job takes as long as it takes.
+func (ta *testApp) watchJob(env storage.Environment, key, id string, done func(*storage.Job) bool) {
+	ta.tb.Helper()
+	k, err := ta.accounts.VerifyKey(context.Background(), key, env)
+	if err != nil {
+		ta.tb.Fatalf("watch job %s: the key: %v", id, err)
+	}
+	t := storage.Tenant{Org: k.Org, Env: env}
+	for {
+		var job *storage.Job
+		ta.view(func(tx *storage.Tx) error {
+			var err error
+			job, err = tx.FindJob(t, id)
+			return err
+		})
+		if done(job) {
+			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// getJobOn answers GET /jobs/{id} on env.
+func (ta *testApp) getJobOn(env storage.Environment, key, id string) (jobResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	w := ta.serve(env, newRequest("GET", eudrPrefix+"/jobs/"+id, "", "X-API-Key", key))
+	if w.Code != http.StatusOK {
+		ta.tb.Fatalf("GET /jobs/%s: %d %s", id, w.Code, w.Body)
+	}
+	var j jobResponse
+	mustDecode(ta.tb, w, &j)
+	return j, w
 }
 
 func TestApp_Jobs(t *testing.T) {
