@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/rs/zerolog"
@@ -32,32 +31,15 @@ const (
 	maxEchoedText  = 1000 // characters of a message or a detail's issue
 )
 
-// bounded is a copy of e to send: each text cut to its bound (cutEcho),
+// bounded is a copy of e to send: each text cut to its bound (apierr.Cut),
 // and details [] rather than null. e itself is left alone (it may be
 // shared).
 func bounded(e *apierr.Error) *apierr.Error {
 	out := *e
-	out.Message = cutEcho(e.Message, maxEchoedText)
+	out.Message = apierr.Cut(e.Message, maxEchoedText)
 	out.Details = make([]apierr.Detail, len(e.Details))
 	for i, d := range e.Details {
-		out.Details[i] = apierr.Detail{Code: d.Code, Field: cutEcho(d.Field, maxEchoedField), Issue: cutEcho(d.Issue, maxEchoedText)}
+		out.Details[i] = apierr.Detail{Code: d.Code, Field: apierr.Cut(d.Field, maxEchoedField), Issue: apierr.Cut(d.Issue, maxEchoedText)}
 	}
 	return &out
-}
-
-// cutEcho returns s if it has at most max characters, else its first
-// max-1 characters and "…". It cuts between characters, so valid UTF-8
-// stays valid.
-func cutEcho(s string, max int) string {
-	if len(s) <= max || utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }

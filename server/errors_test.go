@@ -12,31 +12,6 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-func TestCutEcho(t *testing.T) {
-	for _, tc := range []struct {
-		name, s string
-		max     int
-		want    string
-	}{
-		{"Short", "name", 5, "name"},
-		{"ExactlyMax", "héllo", 5, "héllo"},
-		{"Cut", "abcdefgh", 5, "abcd…"},
-		{"CutBetweenCharacters", "ééééééé", 4, "ééé…"},
-		{"FourByteCharacters", "🌳🌳🌳🌳🌳🌳", 3, "🌳🌳…"},
-		{"InvalidUTF8Kept", "ab\xffcdef", 4, "ab\xff…"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := cutEcho(tc.s, tc.max)
-			if got != tc.want {
-				t.Errorf("cutEcho(%q, %d): got %q, want %q", tc.s, tc.max, got, tc.want)
-			}
-			if utf8.ValidString(tc.s) && !utf8.ValidString(got) {
-				t.Errorf("cutEcho(%q, %d): got invalid UTF-8 %q", tc.s, tc.max, got)
-			}
-		})
-	}
-}
-
 // An error answer repeats what it must of the request (a member's name, a
 // value, an ID), but never more than a bounded part of it: a 10 MB member
 // name is not sent back whole, whatever the endpoint.

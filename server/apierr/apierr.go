@@ -10,6 +10,7 @@ package apierr
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/ledger"
@@ -143,6 +144,24 @@ func Named(err error, kind, id string) error {
 		return err
 	}
 	return NotFound{Kind: kind, ID: id}
+}
+
+// Cut returns s if it has at most max characters, else its first max-1
+// characters and "…": how an answer bounds a text it repeats (a value the
+// client sent, another system's message). It cuts between characters, so
+// valid UTF-8 stays valid.
+func Cut(s string, max int) string {
+	if len(s) <= max || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }
 
 // From maps any error to the API error to send: an *Error as it is; a

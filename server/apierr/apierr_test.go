@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/ledger"
@@ -80,5 +81,30 @@ func TestProblems_Err(t *testing.T) {
 	var e *apierr.Error
 	if !errors.As(p.Err(), &e) || e.Status != 400 || e.Code != apierr.CodeValidationFailed {
 		t.Errorf("got %v, want a 400 VALIDATION_FAILED", p.Err())
+	}
+}
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		name, s string
+		max     int
+		want    string
+	}{
+		{"Short", "name", 5, "name"},
+		{"ExactlyMax", "héllo", 5, "héllo"},
+		{"Cut", "abcdefgh", 5, "abcd…"},
+		{"CutBetweenCharacters", "ééééééé", 4, "ééé…"},
+		{"FourByteCharacters", "🌳🌳🌳🌳🌳🌳", 3, "🌳🌳…"},
+		{"InvalidUTF8Kept", "ab\xffcdef", 4, "ab\xff…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := apierr.Cut(tc.s, tc.max)
+			if got != tc.want {
+				t.Errorf("Cut(%q, %d): got %q, want %q", tc.s, tc.max, got, tc.want)
+			}
+			if utf8.ValidString(tc.s) && !utf8.ValidString(got) {
+				t.Errorf("Cut(%q, %d): got invalid UTF-8 %q", tc.s, tc.max, got)
+			}
+		})
 	}
 }

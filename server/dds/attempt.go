@@ -8,7 +8,6 @@ import (
 	"net"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
@@ -78,21 +77,9 @@ func AttemptOf(err error) storage.JobAttempt {
 const maxFaultText = 200
 
 // oneLine is s with its runs of white space made one space, cut to limit
-// characters: its first limit-1 and "…", between characters, so valid
-// UTF-8 stays valid.
+// characters (apierr.Cut).
 func oneLine(s string, limit int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= limit {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == limit-1 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
+	return apierr.Cut(strings.Join(strings.Fields(s), " "), limit)
 }
 
 // unreachableCause names why a connection failed, in a few words.
