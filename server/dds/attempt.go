@@ -14,21 +14,13 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// HTTP statuses of the EU system's answers that AttemptOf names.
+// HTTP statuses of the EU system's answers that AttemptOf names (the
+// package does not import net/http).
 const (
 	statusRequestTimeout  = 408
 	statusTooManyRequests = 429
 	statusGatewayTimeout  = 504
 )
-
-// statusTexts name the HTTP statuses of transient failures (euis.IsTransient)
-// as RFC 9110 and its companions do.
-var statusTexts = map[int]string{
-	statusRequestTimeout: "Request Timeout", statusTooManyRequests: "Too Many Requests",
-	500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
-	statusGatewayTimeout: "Gateway Timeout", 505: "HTTP Version Not Supported", 506: "Variant Also Negotiates",
-	507: "Insufficient Storage", 508: "Loop Detected", 510: "Not Extended", 511: "Network Authentication Required",
-}
 
 // AttemptOf describes a transient failure of a call to the EU system as
 // the submission job's lastAttempt shows it: a code and a message a client
@@ -58,7 +50,7 @@ func AttemptOf(err error) storage.JobAttempt {
 			code = apierr.AttemptEUSystemTimeout
 		}
 		status := fmt.Sprint(he.StatusCode)
-		if text, ok := statusTexts[he.StatusCode]; ok {
+		if text := he.StatusText(); text != "" {
 			status += " (" + text + ")"
 		}
 		return storage.JobAttempt{Code: code, Message: fmt.Sprintf("the EU information system answered HTTP %s to %s%s", status, he.Operation, again)}

@@ -113,8 +113,12 @@ type HTTPError struct {
 // followed.
 func (e *HTTPError) Redirect() bool { return e.StatusCode >= 300 && e.StatusCode < 400 }
 
+// StatusText is the name of the answer's status ("Service Unavailable"),
+// or "" for a status without one.
+func (e *HTTPError) StatusText() string { return http.StatusText(e.StatusCode) }
+
 func (e *HTTPError) Error() string {
-	msg := fmt.Sprintf("eu information system %s: http %d %s", e.Operation, e.StatusCode, http.StatusText(e.StatusCode))
+	msg := fmt.Sprintf("eu information system %s: http %d %s", e.Operation, e.StatusCode, e.StatusText())
 	if e.Redirect() {
 		msg += ": redirect not followed"
 		if e.Location != "" {
