@@ -96,7 +96,7 @@ func (s *Service) CreateKey(tx *storage.Tx, kr KeyRequest) (*storage.APIKey, str
 }
 
 // IssueKey is CreateKey in a transaction of its own, for `eudr admin
-// create-key`.
+// create-key`; it fails as CreateKey does, or when the store does.
 func (s *Service) IssueKey(ctx context.Context, kr KeyRequest) (*storage.APIKey, string, error) {
 	var key *storage.APIKey
 	var value string

@@ -78,8 +78,9 @@ func WellFormedKey(v string) bool {
 // unknown or revoked value is an apierr 401; then a key of the other
 // environment is 403 WRONG_ENVIRONMENT, then a rotated-out value 403
 // KEY_ROTATED (the 403s name headers.Authorization; the caller names the
-// header the value came in). A failing store is returned as it is. The
-// record returned may be shared with other callers: do not change it.
+// header the value came in). When the store fails it returns that error,
+// wrapped (a 500 to the API). The record returned may be shared with other
+// callers: do not change it.
 func (s *Service) VerifyKey(ctx context.Context, value string, env storage.Environment) (*storage.APIKey, error) {
 	if !WellFormedKey(value) {
 		return nil, apierr.Unauthorized()

@@ -99,7 +99,8 @@ func Log(t storage.Tenant) string { return t.String() }
 func (l *Ledger) Origin(t storage.Tenant) string { return l.key.Name() + "/" + Log(t) }
 
 // Append appends an entry with fields to the tenant's log in the caller's
-// transaction. Callers Sign once their appends are done.
+// transaction and returns it. Callers Sign once their appends are done. It
+// fails when fields do not encode or the store fails.
 func Append(tx *storage.Tx, t storage.Tenant, fields any) (ledger.Entry, error) {
 	e, err := ledger.Append(tx.Tx, Log(t), fields)
 	if err != nil {
@@ -110,7 +111,8 @@ func Append(tx *storage.Tx, t storage.Tenant, fields any) (ledger.Entry, error) 
 
 // Sign signs a checkpoint over every entry of the tenant's log, in the
 // transaction that appended them: an entry is committed together with a
-// signed checkpoint that covers it.
+// signed checkpoint that covers it. It returns the checkpoint, or the
+// error of signing or storing it.
 func (l *Ledger) Sign(tx *storage.Tx, t storage.Tenant) (ledger.Checkpoint, error) {
 	cp, err := ledger.Sign(tx.Tx, Log(t), l.Origin(t), l.signer)
 	if err != nil {
@@ -141,7 +143,8 @@ type Proof struct {
 
 // Prove proves each of the tenant's entries in the tree of its latest
 // checkpoint (which every committed entry is in), and returns that
-// checkpoint.
+// checkpoint. It fails, wrapping ledger.ErrNotFound, when the log has no
+// checkpoint or an entry does not exist, and when the store fails.
 func Prove(tx *storage.Tx, t storage.Tenant, indexes []int64) ([]Proof, ledger.Checkpoint, error) {
 	if len(indexes) == 0 {
 		return nil, ledger.Checkpoint{}, nil
@@ -155,7 +158,9 @@ func Prove(tx *storage.Tx, t storage.Tenant, indexes []int64) ([]Proof, ledger.C
 }
 
 // ProveAt proves each of the tenant's entries in the tree of checkpoint
-// cp, which must cover them.
+// cp, which must cover them. It fails, wrapping ledger.ErrNotFound, for an
+// entry that does not exist or that cp does not cover, and when the store
+// fails.
 func ProveAt(tx *storage.Tx, t storage.Tenant, cp ledger.Checkpoint, indexes []int64) ([]Proof, error) {
 	log := Log(t)
 	out := make([]Proof, len(indexes))

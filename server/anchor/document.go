@@ -25,7 +25,9 @@ type DocumentLedger struct {
 // WithProof returns the stored document doc (canonical JSON) with a
 // "ledger" member added: entry index of the tenant's log, proved in the
 // latest checkpoint. The document's own bytes are left as they are, so its
-// hash recomputes from the answer without the "ledger" member.
+// hash recomputes from the answer without the "ledger" member. It fails
+// when doc is not a JSON object, when the entry cannot be proved (as
+// Prove), and when the store fails.
 func WithProof(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]byte, error) {
 	var cp *ledger.Checkpoint
 	if index != nil {
@@ -39,7 +41,8 @@ func WithProof(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]by
 }
 
 // WithProofAt is WithProof with the proof made in the tree of checkpoint
-// cp, which must cover entry index (cp may be nil when index is).
+// cp, which must cover entry index (cp may be nil when index is). It fails
+// as WithProof does, and when index is given without cp.
 func WithProofAt(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64, cp *ledger.Checkpoint) ([]byte, error) {
 	var l *DocumentLedger
 	if index != nil {

@@ -19,15 +19,17 @@ import (
 
 // Bench is what a workflow package's tests build their service on: a
 // store in a temp dir with the queue and ledger buckets, a job queue, an
-// event publisher that counts what it published, the ledger with a key of
-// its own, and a fake clock they all read.
+// event publisher that counts the events it published, the ledger with a
+// key of its own, and a fake clock they all read.
 type Bench struct {
 	DB     *storage.DB
 	Jobs   *work.Queue
 	Events *event.Publisher
 	Ledger *anchor.Ledger
 	Clock  *Clock
-	// Published counts the commits that published events.
+	// Published counts the events published, each once the transaction
+	// that published it has committed (a commit that publishes two counts
+	// two).
 	Published atomic.Int32
 
 	start sync.Once
@@ -111,10 +113,10 @@ func (b *Bench) WaitJob(tb testing.TB, t storage.Tenant, id string) *storage.Job
 	}
 }
 
-// WaitPublished waits until at least n commits have published events. A
-// commit's state is visible to readers a moment before its after-commit
-// callbacks (which count here) have run, so a test that saw a job end
-// waits for its events this way.
+// WaitPublished waits until at least n events have been published, and
+// returns how many have. A commit's state is visible to readers a moment
+// before its after-commit callbacks (which count here) have run, so a test
+// that saw a job end waits for its events this way.
 func (b *Bench) WaitPublished(tb testing.TB, n int32) int32 {
 	tb.Helper()
 	for {

@@ -122,7 +122,8 @@ func WithSubmission(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (Declarati
 }
 
 // Find returns the statement ref names (its ID or EU reference number)
-// with its submission, or apierr.NotFound.
+// with its submission; apierr.NotFound when there is none, the store's
+// error when it fails.
 func (s *Service) Find(ctx context.Context, t storage.Tenant, ref string) (Declaration, error) {
 	var out Declaration
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {

@@ -52,7 +52,7 @@ func TestService_Submit(t *testing.T) {
 		t.Errorf("job: %+v, want COMPLETED listing the ledger entries %v", j, want)
 	}
 	if n := r.b.WaitPublished(t, 2); n != 2 {
-		t.Errorf("%d publishing commits, want 2 (dds.submitted, dds.validated)", n)
+		t.Errorf("%d events published, want 2 (dds.submitted, dds.validated)", n)
 	}
 	_, err = r.submit(sandbox, v.DDS.ReferenceNumber)
 	wantError(t, "submitting a VALIDATED statement", err, 409, apierr.DetailDDSNotDraft)
@@ -79,7 +79,7 @@ func TestService_SubmitRejected(t *testing.T) {
 		t.Errorf("job: %+v, want COMPLETED with its item failed", j)
 	}
 	if n := r.b.WaitPublished(t, 2); n != 2 {
-		t.Errorf("%d publishing commits, want 2 (dds.submitted, dds.rejected)", n)
+		t.Errorf("%d events published, want 2 (dds.submitted, dds.rejected)", n)
 	}
 	// A rejected statement is not in force: there is nothing to revoke.
 	_, err = r.revoke(sandbox, d.ID)

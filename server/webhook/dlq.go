@@ -108,7 +108,8 @@ func (s *Service) DeadLetters(ctx context.Context, t storage.Tenant, f queue.DLQ
 // Replay turns t's DLQ entries that f (from BulkFilter, with EventIDs when
 // the request named events) selects back into deliveries due now, in the
 // caller's transaction, and returns how many entries it took off the DLQ
-// (0 when none matched). The dispatcher is woken once it commits.
+// (0 when none matched). The dispatcher is woken once it commits. It fails
+// only when the store does.
 func (s *Service) Replay(tx *storage.Tx, t storage.Tenant, f queue.DLQFilter) (int, error) {
 	n, err := queue.ReplayDeadLetters(tx.Tx, event.Scope(t), f, tx.Now())
 	if err != nil {
@@ -129,7 +130,8 @@ func (s *Service) ReplayEvent(tx *storage.Tx, t storage.Tenant, eventID string) 
 }
 
 // Acknowledge deletes t's DLQ entries that f selects for good, in the
-// caller's transaction, and returns how many (0 when none matched).
+// caller's transaction, and returns how many (0 when none matched). It
+// fails only when the store does.
 func (s *Service) Acknowledge(tx *storage.Tx, t storage.Tenant, f queue.DLQFilter) (int, error) {
 	return queue.AckDeadLetters(tx.Tx, event.Scope(t), f)
 }

@@ -166,7 +166,8 @@ func (q *Queue) Handle(kind string, fn Func) {
 }
 
 // Complete marks the job COMPLETED, drops its input and takes it off the
-// queue, in the transaction that records its last results.
+// queue, in the transaction that records its last results. It fails only
+// when the store does.
 func Complete(tx *storage.Tx, t storage.Tenant, job *storage.Job) error {
 	now := tx.Now()
 	job.Status = storage.JobCompleted
@@ -183,7 +184,8 @@ func Complete(tx *storage.Tx, t storage.Tenant, job *storage.Job) error {
 
 // Fail records the job FAILED with jerr, drops its input, fires job.failed
 // and takes it off the queue, in the caller's transaction: for a handler
-// that fails its job with its own error code.
+// that fails its job with its own error code. It fails only when the store
+// does.
 func (q *Queue) Fail(tx *storage.Tx, t storage.Tenant, job *storage.Job, jerr storage.JobError) error {
 	if err := q.markFailed(tx, t, job, jerr); err != nil {
 		return err
@@ -195,6 +197,7 @@ func (q *Queue) Fail(tx *storage.Tx, t storage.Tenant, job *storage.Job, jerr st
 // puts the job back in the queue due at next, in the caller's
 // transaction: the job record (which GET /jobs/{jobId} shows) and its
 // queue entry change together. The attempt's time is the transaction's.
+// It fails only when the store does.
 func Retry(tx *storage.Tx, t storage.Tenant, job *storage.Job, failure storage.JobAttempt, next time.Time) error {
 	failure.At = tx.Now()
 	r := storage.JobRetry{Attempts: 1, LastAttempt: failure, NextAttemptAt: next}
@@ -211,7 +214,8 @@ func Retry(tx *storage.Tx, t storage.Tenant, job *storage.Job, failure storage.J
 // Reschedule puts the job back in the queue due at next after an attempt
 // that got through but left it waiting on something (a statement the EU
 // system is still processing), in the caller's transaction. The attempt
-// worked, so the job is no longer retrying.
+// worked, so the job is no longer retrying. It fails only when the store
+// does.
 func Reschedule(tx *storage.Tx, t storage.Tenant, job *storage.Job, next time.Time) error {
 	job.Retry = nil
 	if err := tx.PutJob(t, job); err != nil {
