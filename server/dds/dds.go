@@ -74,7 +74,7 @@ const (
 // ledger entry under a checkpoint signed in the same transaction. Every
 // change of a statement's status goes through it, so that the history
 // and the ledger agree; it is exported for statements made outside the
-// draft workflow (an import, a fixture). It returns the ledger's or the
+// draft workflow (the fixtures of tests). It returns the ledger's or the
 // store's error.
 func (s *Service) Record(tx *storage.Tx, t storage.Tenant, d *storage.DDS, status, actor, note string) error {
 	sum := sha256.Sum256(d.Statement)

@@ -50,8 +50,9 @@ type Publisher struct {
 	wake func()
 }
 
-// NewPublisher returns a Publisher that calls wake after each transaction
-// that published something commits; wake may be nil.
+// NewPublisher returns a Publisher that calls wake once for each event it
+// published, after the transaction that published it commits (never for a
+// transaction rolled back); wake may be nil.
 func NewPublisher(wake func()) *Publisher {
 	if wake == nil {
 		wake = func() {}
