@@ -77,6 +77,14 @@ type recordingEU struct {
 	failures int
 }
 
+// failNext makes the next n calls fail. The job runner calls the EU
+// system on its own goroutine, so this takes the lock the calls take.
+func (e *recordingEU) failNext(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failures = n
+}
+
 // calls counts the calls made so far.
 func (e *recordingEU) calls() int {
 	e.mu.Lock()

@@ -121,7 +121,7 @@ func TestService_RevokeProduction(t *testing.T) {
 	}
 	r.waitStatus(t, production, d.ID, storage.DDSSubmitted)
 
-	r.eu.failures = 1
+	r.eu.failNext(1)
 	_, err = r.revoke(production, d.ID)
 	if e := wantError(t, "the EU system unreachable", err, 503); e.RetryAfter != 30 {
 		t.Errorf("the EU system unreachable: %+v, want Retry-After 30", e)

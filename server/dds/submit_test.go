@@ -127,7 +127,7 @@ func TestService_SubmitRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := r.mustDraft(t, production, request("bat_1"))
-	r.eu.failures = 1
+	r.eu.failNext(1)
 	job, err := r.submit(production, d.ID)
 	if err != nil {
 		t.Fatal(err)
