@@ -23,7 +23,8 @@ type Admin struct {
 
 // OpenAdmin opens the store in cfg.DataDir for an admin command, creating
 // the first organisation and admin on an empty store as New does. It fails
-// with an error wrapping storage.ErrInUse while the appliance runs.
+// with an error wrapping storage.ErrInUse while the appliance runs, and
+// when the store cannot be opened or the first admin cannot be created.
 func OpenAdmin(cfg *Config, opts Options) (*Admin, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
