@@ -37,13 +37,26 @@ func (ta *testApp) runQueues() {
 // /jobs/{id}; a job that ended otherwise fails the test at once.
 func (ta *testApp) waitJob(key, id, want string) (jobResponse, *httptest.ResponseRecorder) {
 	ta.tb.Helper()
-	ta.watchJob(storage.Sandbox, key, id, func(j *storage.Job) bool {
+	return ta.waitJobIn(storage.Sandbox, key, id, want)
+}
+
+// waitJobOn is waitJobIn without the response recorder.
+func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobResponse {
+	ta.tb.Helper()
+	j, _ := ta.waitJobIn(env, key, id, want)
+	return j
+}
+
+// waitJobIn is waitJob for a job of env.
+func (ta *testApp) waitJobIn(env storage.Environment, key, id, want string) (jobResponse, *httptest.ResponseRecorder) {
+	ta.tb.Helper()
+	ta.watchJob(env, key, id, func(j *storage.Job) bool {
 		if j.Status != want && (j.Status == storage.JobCompleted || j.Status == storage.JobFailed) {
 			ta.tb.Fatalf("job %s: status %s (error %+v), want %s", id, j.Status, j.Error, want)
 		}
 		return j.Status == want
 	})
-	j, w := ta.getJobOn(storage.Sandbox, key, id)
+	j, w := ta.getJobOn(env, key, id)
 	if j.Status != want {
 		ta.tb.Fatalf("job %s: GET answers status %s once the store had %s: %s", id, j.Status, want, w.Body)
 	}

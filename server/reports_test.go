@@ -56,34 +56,6 @@ func (ta *testApp) sweepReports(ctx context.Context) {
 	}
 }
 
-// waitJobOn waits for a job of env to reach status want, reading the
-// store (polling through the API would spend the key's rate limit, which
-// the fake clock never refills), then answers GET /jobs/{id}. As waitJob,
-// it has no deadline but the test's own, and fails at once on a job that
-// ended otherwise.
-func (ta *testApp) waitJobOn(env storage.Environment, key, id, want string) jobResponse {
-	ta.tb.Helper()
-	for {
-		var job *storage.Job
-		ta.view(func(tx *storage.Tx) error {
-			var err error
-			job, err = tx.FindJob(storage.Tenant{Org: defaultOrg, Env: env}, id)
-			return err
-		})
-		if job.Status == want {
-			break
-		}
-		if job.Status == storage.JobCompleted || job.Status == storage.JobFailed {
-			ta.tb.Fatalf("job %s: status %s (error %+v), want %s", id, job.Status, job.Error, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	w := ta.serve(env, newRequest("GET", eudrPrefix+"/jobs/"+id, "", "X-API-Key", key))
-	var j jobResponse
-	mustDecode(ta.tb, w, &j)
-	return j
-}
-
 // archiveFiles opens a downloaded zip and returns its files by name and
 // its manifest, failing the test when it breaks a promise of its
 // manifest (apitest.UnzipArchive).
