@@ -37,7 +37,17 @@ func TestQueue_EnqueueRunComplete(t *testing.T) {
 	}
 	got := make(chan seen, 1)
 	b.Jobs.Handle("echo", func(ctx context.Context, tn storage.Tenant, job *storage.Job, input []byte) error {
-		got <- seen{string(input), b.Job(t, tenant, job.ID).Status, tn}
+		// The runner's goroutine: read the record without t (no Fatal here).
+		var stored *storage.Job
+		err := b.DB.View(ctx, func(tx *storage.Tx) error {
+			var err error
+			stored, err = tx.FindJob(tn, job.ID)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		got <- seen{string(input), stored.Status, tn}
 		return b.DB.Update(ctx, func(tx *storage.Tx) error { return work.Complete(tx, tn, job) })
 	})
 	job := enqueue(t, b, "echo", []byte("lnk_1"))
