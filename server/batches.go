@@ -64,7 +64,7 @@ func (a *App) handleBatchesCreate(w http.ResponseWriter, r *http.Request, _ http
 		return
 	}
 	b, polygonIDs, err := req.Validate()
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -94,7 +94,7 @@ func batchFilter(r *http.Request) (storage.BatchFilter, error) {
 func (a *App) handleBatchesList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	page, err := parsePage(r)
 	f, ferr := batchFilter(r)
-	if err := mergeProblems(problemsOf(err), ferr); err != nil {
+	if err := apierr.Merge(problemsOf(err), ferr); err != nil {
 		writeError(w, r, err)
 		return
 	}

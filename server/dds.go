@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/storage"
 )
@@ -108,7 +109,7 @@ func (a *App) handleDDSCreate(w http.ResponseWriter, r *http.Request, _ httprout
 		writeError(w, r, err)
 		return
 	}
-	if err := mergeProblems(decoded, req.Validate()); err != nil {
+	if err := apierr.Merge(decoded, req.Validate()); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -142,7 +143,7 @@ func (a *App) handleDDSGet(w http.ResponseWriter, r *http.Request, ps httprouter
 func (a *App) handleDDSList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	page, err := parsePage(r)
 	f := dds.Filter{Status: r.URL.Query().Get("status")}
-	if err := mergeProblems(problemsOf(err), f.Validate()); err != nil {
+	if err := apierr.Merge(problemsOf(err), f.Validate()); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -116,7 +116,7 @@ func (a *App) handleCredentialsPut(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	if err := mergeProblems(decoded, a.dds.ValidateCredentials(r.Context(), &req)); err != nil {
+	if err := apierr.Merge(decoded, a.dds.ValidateCredentials(r.Context(), &req)); err != nil {
 		writeError(w, r, err)
 		return
 	}

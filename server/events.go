@@ -76,7 +76,7 @@ func (a *App) handleSandboxEvent(w http.ResponseWriter, r *http.Request, _ httpr
 	} else if data[0] != '{' {
 		probs.Add(apierr.DetailInvalidValue, "data", "must be a JSON object")
 	}
-	if err := mergeProblems(decoded, probs.Err()); err != nil {
+	if err := apierr.Merge(decoded, probs.Err()); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -44,7 +44,7 @@ func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent)
 // (400). Well-formed JSON with unknown members (names are exact: a member
 // that differs only in case is unknown) or wrongly typed ones is decoded as
 // far as it goes and those problems are returned, so the caller can add its
-// own checks and answer every problem at once (mergeProblems).
+// own checks and answer every problem at once (apierr.Merge).
 func decodeJSON(r *http.Request, v any, mediaTypes ...string) (apierr.Problems, error) {
 	if err := checkContentType(r, mediaTypes...); err != nil {
 		return nil, err
@@ -103,31 +103,6 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 	_, err := buf.ReadFrom(r.Body)
 	return buf.Bytes(), err
-}
-
-// mergeProblems answers the decoder's problems together with the
-// validator's (err), one problem per field, the decoder's first.
-func mergeProblems(decoded apierr.Problems, err error) error {
-	if err == nil || len(decoded) == 0 {
-		if err == nil {
-			return decoded.Err()
-		}
-		return err
-	}
-	e := apierr.From(err)
-	if e.Status != http.StatusBadRequest {
-		return decoded.Err()
-	}
-	seen := map[string]bool{}
-	for _, d := range decoded {
-		seen[d.Field] = true
-	}
-	for _, d := range e.Details {
-		if !seen[d.Field] {
-			decoded = append(decoded, d)
-		}
-	}
-	return decoded.Err()
 }
 
 func checkContentType(r *http.Request, allowed ...string) error {

@@ -439,8 +439,8 @@ func TestError_JSON(t *testing.T) {
 }
 
 // decodeAll is decodeJSON with its member problems answered as one error,
-// as handlers do with mergeProblems.
+// as handlers do with apierr.Merge.
 func decodeAll(r *http.Request, v any, mediaTypes ...string) error {
 	probs, err := decodeJSON(r, v, mediaTypes...)
-	return mergeProblems(probs, err)
+	return apierr.Merge(probs, err)
 }

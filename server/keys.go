@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/server/account"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -49,7 +50,7 @@ func (a *App) handleKeysCreate(w http.ResponseWriter, r *http.Request, _ httprou
 		return
 	}
 	kr, err := account.ParseKeyRequest(tenantFrom(r.Context()).Org, req.Name, req.Environment, req.Scopes)
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/storage"
 )
@@ -82,7 +83,7 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 		return
 	}
 	l, err := a.layers.CheckImport(&req)
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}

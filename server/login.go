@@ -6,6 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/server/account"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -23,7 +24,7 @@ func (a *App) handleLogin(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		writeError(w, r, err)
 		return
 	}
-	if err := mergeProblems(decoded, req.Validate()); err != nil {
+	if err := apierr.Merge(decoded, req.Validate()); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -101,7 +101,7 @@ func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httpr
 	q := r.URL.Query()
 	f := storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
 		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
-	if err := mergeProblems(problemsOf(err), polygon.CheckFilter(f)); err != nil {
+	if err := apierr.Merge(problemsOf(err), polygon.CheckFilter(f)); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/storage"
 )
@@ -49,7 +50,7 @@ func (a *App) handleReportsArchive(w http.ResponseWriter, r *http.Request, _ htt
 		return
 	}
 	rep, err := req.Validate()
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}

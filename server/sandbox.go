@@ -69,7 +69,7 @@ func (a *App) handleSandboxJob(w http.ResponseWriter, r *http.Request, _ httprou
 		return
 	}
 	in, err := req.validate()
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/storage"
 )
@@ -44,7 +45,7 @@ func (a *App) handleShipmentLink(w http.ResponseWriter, r *http.Request, _ httpr
 		return
 	}
 	l, err := req.Validate()
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/storage"
 )
@@ -37,7 +38,7 @@ func (a *App) handleSuppliersUpsert(w http.ResponseWriter, r *http.Request, _ ht
 		return
 	}
 	s, err := req.Validate()
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}

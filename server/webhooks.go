@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/storage"
 )
@@ -45,7 +46,7 @@ func (a *App) handleWebhooksCreate(w http.ResponseWriter, r *http.Request, _ htt
 		return
 	}
 	sub, err := req.Validate()
-	if err := mergeProblems(decoded, err); err != nil {
+	if err := apierr.Merge(decoded, err); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -277,7 +278,7 @@ func (a *App) handleDLQAckBulk(w http.ResponseWriter, r *http.Request, _ httprou
 		writeError(w, r, err)
 		return
 	}
-	if err := mergeProblems(decoded, req.Validate()); err != nil {
+	if err := apierr.Merge(decoded, req.Validate()); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -80,6 +80,35 @@ func (p Problems) Err() error {
 	return Validation(p...)
 }
 
+// Merge answers first's problems together with err's, one problem per
+// field, first's first: a decoder's problems with a validator's, say. It
+// is nil when neither found one; err itself when first is empty; and
+// first's 400 alone when err is not a 400 (what failed otherwise matters
+// less than what the client sent wrong).
+func Merge(first Problems, err error) error {
+	if len(first) == 0 {
+		return err
+	}
+	if err == nil {
+		return first.Err()
+	}
+	e := From(err)
+	if e.Status != StatusBadRequest {
+		return first.Err()
+	}
+	seen := map[string]bool{}
+	for _, d := range first {
+		seen[d.Field] = true
+	}
+	out := append(Problems(nil), first...)
+	for _, d := range e.Details {
+		if !seen[d.Field] {
+			out = append(out, d)
+		}
+	}
+	return out.Err()
+}
+
 // Validation is a 400 VALIDATION_FAILED listing details; its message is
 // the only detail's issue when there is one.
 func Validation(details ...Detail) *Error {

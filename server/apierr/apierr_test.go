@@ -3,6 +3,7 @@ package apierr_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -106,5 +107,43 @@ func TestCut(t *testing.T) {
 				t.Errorf("Cut(%q, %d): got invalid UTF-8 %q", tc.s, tc.max, got)
 			}
 		})
+	}
+}
+
+func TestMerge(t *testing.T) {
+	decoded := apierr.Problems{{Code: apierr.DetailUnknownField, Field: "extra", Issue: "is not a field"},
+		{Code: apierr.DetailInvalidValue, Field: "name", Issue: "must be a string"}}
+	validated := apierr.Validation(apierr.Detail{Code: apierr.DetailRequired, Field: "name", Issue: "is required"},
+		apierr.Detail{Code: apierr.DetailRequired, Field: "kind", Issue: "is required"})
+	fields := func(err error) string {
+		var e *apierr.Error
+		if !errors.As(err, &e) {
+			return fmt.Sprint(err)
+		}
+		var out []string
+		for _, d := range e.Details {
+			out = append(out, d.Field+":"+d.Code)
+		}
+		return strings.Join(out, " ")
+	}
+	disk := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name  string
+		first apierr.Problems
+		err   error
+		want  string
+	}{
+		{"Both", decoded, validated, "extra:UNKNOWN_FIELD name:INVALID_VALUE kind:REQUIRED"},
+		{"FirstOnly", decoded, nil, "extra:UNKNOWN_FIELD name:INVALID_VALUE"},
+		{"ErrOnly", nil, validated, "name:REQUIRED kind:REQUIRED"},
+		{"ErrNot400", decoded, disk, "extra:UNKNOWN_FIELD name:INVALID_VALUE"},
+		{"Neither", nil, nil, "<nil>"},
+	} {
+		if got := fields(apierr.Merge(tc.first, tc.err)); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if err := apierr.Merge(nil, disk); err != disk {
+		t.Errorf("no problems of its own: got %v, want the error unchanged", err)
 	}
 }

@@ -3,7 +3,6 @@ package layer
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -78,19 +77,7 @@ func (s *Service) CheckImport(req *ImportRequest) (*storage.Layer, error) {
 	}
 	// The folder's problems come first: a REQUIRED at the same field,
 	// made because the folder was refused, is dropped.
-	var e *apierr.Error
-	if errors.As(err, &e) && e.Status == apierr.StatusBadRequest {
-		seen := map[string]bool{}
-		for _, d := range folder {
-			seen[d.Field] = true
-		}
-		for _, d := range e.Details {
-			if !seen[d.Field] {
-				folder = append(folder, d)
-			}
-		}
-	}
-	return nil, folder.Err()
+	return nil, apierr.Merge(folder, err)
 }
 
 // check validates a layer and makes its record.
