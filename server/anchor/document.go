@@ -40,6 +40,24 @@ func WithProof(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]by
 	return WithProofAt(tx, t, doc, index, cp)
 }
 
+// ProveEntryAt is entry index of the tenant's log with its bytes and its
+// inclusion proof in the tree of checkpoint cp, which must cover it. It
+// fails when the entry or the tree cannot be read.
+func ProveEntryAt(tx *storage.Tx, t storage.Tenant, cp ledger.Checkpoint, index int64) (DocumentLedger, error) {
+	proofs, err := ProveAt(tx, t, cp, []int64{index})
+	if err != nil {
+		return DocumentLedger{}, err
+	}
+	e, err := ledger.ReadEntry(tx.Tx, Log(t), index)
+	if err != nil {
+		return DocumentLedger{}, fmt.Errorf("ledger entry %d: %w", index, err)
+	}
+	p := proofs[0]
+	return DocumentLedger{Index: p.Index, TransactionHash: p.TransactionHash,
+		Data: base64.StdEncoding.EncodeToString(e.Data), TreeSize: p.TreeSize, RootHash: p.RootHash,
+		Proof: p.Proof, Checkpoint: string(cp.Note)}, nil
+}
+
 // WithProofAt is WithProof with the proof made in the tree of checkpoint
 // cp, which must cover entry index (cp may be nil when index is). It fails
 // as WithProof does, and when index is given without cp.
@@ -49,18 +67,11 @@ func WithProofAt(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64, cp 
 		if cp == nil {
 			return nil, fmt.Errorf("prove ledger entry %d: no checkpoint", *index)
 		}
-		proofs, err := ProveAt(tx, t, *cp, []int64{*index})
+		dl, err := ProveEntryAt(tx, t, *cp, *index)
 		if err != nil {
 			return nil, err
 		}
-		e, err := ledger.ReadEntry(tx.Tx, Log(t), *index)
-		if err != nil {
-			return nil, err
-		}
-		p := proofs[0]
-		l = &DocumentLedger{Index: p.Index, TransactionHash: p.TransactionHash,
-			Data: base64.StdEncoding.EncodeToString(e.Data), TreeSize: p.TreeSize, RootHash: p.RootHash,
-			Proof: p.Proof, Checkpoint: string(cp.Note)}
+		l = &dl
 	}
 	lj, err := storage.MarshalJSON(l)
 	if err != nil {

@@ -3,13 +3,11 @@ package report
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
-	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/storage"
 )
@@ -227,17 +225,12 @@ func (s *Service) ddsPage(ctx context.Context, snap *snapshot, after string) ([]
 // proveEntry reads entry index of the tenant's log and proves it in the
 // snapshot's checkpoint.
 func proveEntry(tx *storage.Tx, snap *snapshot, index int64) (DDSLedgerEntry, error) {
-	proofs, err := anchor.ProveAt(tx, snap.t, *snap.cp, []int64{index})
+	p, err := anchor.ProveEntryAt(tx, snap.t, *snap.cp, index)
 	if err != nil {
 		return DDSLedgerEntry{}, err
 	}
-	e, err := ledger.ReadEntry(tx.Tx, anchor.Log(snap.t), index)
-	if err != nil {
-		return DDSLedgerEntry{}, fmt.Errorf("ledger entry %d: %w", index, err)
-	}
-	p := proofs[0]
-	return DDSLedgerEntry{Index: p.Index, TransactionHash: p.TransactionHash,
-		Data: base64.StdEncoding.EncodeToString(e.Data), TreeSize: p.TreeSize, RootHash: p.RootHash, Proof: p.Proof}, nil
+	return DDSLedgerEntry{Index: p.Index, TransactionHash: p.TransactionHash, Data: p.Data,
+		TreeSize: p.TreeSize, RootHash: p.RootHash, Proof: p.Proof}, nil
 }
 
 // archiveFeature is a stored feature (as sent, whitespace removed) with the
