@@ -12,6 +12,7 @@ import (
 
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/work"
@@ -27,7 +28,7 @@ import (
 // their risk assessment pending. Then the runner assesses them, VERIFIED
 // and HIGH_RISK, and their batch.risk_assessed events reach a subscription
 // of the receiver at base. It leaves no job queued.
-func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []string) {
+func (c *oaConformance) batches(recv *apitest.Receiver, base string, rw, ro, live []string) {
 	t := c.t
 	t.Helper()
 	const (
@@ -168,6 +169,7 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	an = c.do(oaCall{method: "POST", target: eudrPrefix + "/webhooks", op: eudrPrefix + "/webhooks", hdr: idem(rw, "bat-wh"), want: 200,
 		body: `{"targetUrl":"` + base + `/batches","eventTypes":["batch.risk_assessed"]}`})
 	secret := fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/batches", secret)
 	run("the batch jobs to finish", ghJob, ruJob)
 	for _, b := range []struct {
 		id, job, status, level string
@@ -230,11 +232,11 @@ func (c *oaConformance) batches(recv *oaReceiver, base string, rw, ro, live []st
 	}
 
 	// The events: one per batch, as documented, with the batch's score.
-	oaEventually(t, "the two batch.risk_assessed events", func() bool { return len(recv.atPath("/batches")) >= 2 })
+	oaEventually(t, "the two batch.risk_assessed events", func() bool { return len(recv.Requests("/batches", "")) >= 2 })
 	got := map[string]float64{}
-	for _, d := range recv.atPath("/batches") {
-		if d.header.Get(webhooksig.HeaderEventType) != event.BatchRiskAssessed {
-			t.Errorf("delivery to /batches of %s", d.header.Get(webhooksig.HeaderEventType))
+	for _, d := range recv.Requests("/batches", "") {
+		if d.Header.Get(webhooksig.HeaderEventType) != event.BatchRiskAssessed {
+			t.Errorf("delivery to /batches of %s", d.Header.Get(webhooksig.HeaderEventType))
 			continue
 		}
 		if env := c.checkDelivery(event.BatchRiskAssessed, d, secret); env != nil {

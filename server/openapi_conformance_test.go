@@ -6,18 +6,14 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +21,7 @@ import (
 
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
@@ -180,16 +177,17 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	}
 	// A webhook receiver with a certificate of its own, which the
 	// appliance trusts through webhooks.ca_file: /gone answers 410, every
-	// other path 200.
-	recv := &oaReceiver{}
-	recvSrv := httptest.NewTLSServer(recv)
-	t.Cleanup(recvSrv.Close)
-	caFile := filepath.Join(t.TempDir(), "receiver-ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: recvSrv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// other path 200. Each subscription's secret is set as it is
+	// registered, so the receiver verifies every delivery as it arrives.
+	recv := apitest.NewReceiver(t)
+	recv.SetPolicy(func(d *apitest.Delivery) apitest.Answer {
+		if d.Path == "/gone" {
+			return apitest.Answer{Status: http.StatusGone, Body: "gone"}
+		}
+		return apitest.Answer{Status: http.StatusOK, Body: "ok"}
+	})
 	cfg, err := LoadConfig("", []string{
-		"EUDR_WEBHOOKS_CA_FILE=" + caFile,
+		"EUDR_WEBHOOKS_CA_FILE=" + recv.CAFile,
 		"EUDR_DATA_DIR=" + t.TempDir(),
 		"EUDR_ADMIN_PASSWORD=openapi-password",
 		"EUDR_RATE_LIMIT_PER_SECOND=100000",
@@ -363,7 +361,13 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	c.do(oaCall{method: "DELETE", target: suppliers + "/100234", op: supplier, hdr: rw, want: 204})
 	c.do(oaCall{method: "DELETE", target: suppliers + "/100234", op: supplier, hdr: rw, want: 404})
 
-	c.webhooks(recv, recvSrv.URL, rw, ro, []string{"X-API-Key", liveKey})
+	c.webhooks(recv, recv.URL(""), rw, ro, []string{"X-API-Key", liveKey})
+	// Every delivery verified with its subscription's secret as it arrived.
+	for _, d := range recv.Requests("", "") {
+		if d.SigErr != nil || d.EnvErr != nil {
+			t.Errorf("delivery %s to %s answered %d: signatures %v, envelope %v", d.Env.EventID, d.Path, d.Status, d.SigErr, d.EnvErr)
+		}
+	}
 
 	// Rotation and revocation.
 	an = c.do(oaCall{method: "POST", target: keys + "/" + rwID + "/rotate", op: rotate, hdr: jwt, want: 200})
@@ -419,65 +423,20 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	}
 }
 
-// oaReceiver is a webhook receiver that keeps every request it gets.
-type oaReceiver struct {
-	mu   sync.Mutex
-	reqs []oaDelivery
-}
-
-type oaDelivery struct {
-	path   string
-	header http.Header
-	body   []byte
-}
-
-func (rv *oaReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	rv.mu.Lock()
-	rv.reqs = append(rv.reqs, oaDelivery{path: r.URL.Path, header: r.Header.Clone(), body: body})
-	rv.mu.Unlock()
-	if r.URL.Path == "/gone" {
-		http.Error(w, "gone", http.StatusGone)
-		return
+// oaFind returns the last request recv got of event eventID.
+func oaFind(recv *apitest.Receiver, eventID string) (apitest.Delivery, bool) {
+	if ds := recv.Requests("", eventID); len(ds) > 0 {
+		return ds[len(ds)-1], true
 	}
-	io.WriteString(w, "ok")
+	return apitest.Delivery{}, false
 }
 
-// find returns the last request that carried eventID.
-func (rv *oaReceiver) find(eventID string) (oaDelivery, bool) {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	for i := len(rv.reqs) - 1; i >= 0; i-- {
-		if rv.reqs[i].header.Get(webhooksig.HeaderEventID) == eventID {
-			return rv.reqs[i], true
-		}
+// oaFindPath returns the first request recv got to path.
+func oaFindPath(recv *apitest.Receiver, path string) (apitest.Delivery, bool) {
+	if ds := recv.Requests(path, ""); len(ds) > 0 {
+		return ds[0], true
 	}
-	return oaDelivery{}, false
-}
-
-// atPath returns the requests to path, in the order they came.
-func (rv *oaReceiver) atPath(path string) []oaDelivery {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	var out []oaDelivery
-	for _, d := range rv.reqs {
-		if d.path == path {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// findPath returns the first request to path.
-func (rv *oaReceiver) findPath(path string) (oaDelivery, bool) {
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	for _, d := range rv.reqs {
-		if d.path == path {
-			return d, true
-		}
-	}
-	return oaDelivery{}, false
+	return apitest.Delivery{}, false
 }
 
 // oaEventually polls cond for up to a minute.
@@ -492,8 +451,9 @@ func oaEventually(t *testing.T, what string, cond func() bool) {
 
 // checkDelivery holds a request the appliance sent to a receiver to the
 // document's webhook of its event type: the declared headers, the body
-// schema, and both signatures made with secret.
-func (c *oaConformance) checkDelivery(eventType string, d oaDelivery, secret string) map[string]any {
+// schema, and both signatures made with secret, at the delivery's arrival
+// by the receiver's clock.
+func (c *oaConformance) checkDelivery(eventType string, d apitest.Delivery, secret string) map[string]any {
 	t := c.t
 	t.Helper()
 	name := "delivery of " + eventType
@@ -509,7 +469,7 @@ func (c *oaConformance) checkDelivery(eventType string, d oaDelivery, secret str
 			continue
 		}
 		hn := fmt.Sprint(pm["name"])
-		val := d.header.Get(hn)
+		val := d.Header.Get(hn)
 		if val == "" {
 			if pm["required"] == true {
 				t.Errorf("%s: header %s missing", name, hn)
@@ -530,11 +490,11 @@ func (c *oaConformance) checkDelivery(eventType string, d oaDelivery, secret str
 			t.Errorf("%s: %s", name, e)
 		}
 	}
-	if ct := d.header.Get("Content-Type"); ct != "application/json" {
+	if ct := d.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("%s: Content-Type %q, want application/json", name, ct)
 	}
 	var body map[string]any
-	if err := json.Unmarshal(d.body, &body); err != nil {
+	if err := json.Unmarshal(d.Body, &body); err != nil {
 		t.Errorf("%s: body is not a JSON object: %v", name, err)
 		return nil
 	}
@@ -542,15 +502,15 @@ func (c *oaConformance) checkDelivery(eventType string, d oaDelivery, secret str
 	for _, e := range c.sc.check(schema, body, "body") {
 		t.Errorf("%s: %s", name, e)
 	}
-	if err := webhooksig.Verify(secret, d.body, d.header.Get(webhooksig.HeaderSignature)); err != nil {
+	if err := webhooksig.Verify(secret, d.Body, d.Header.Get(webhooksig.HeaderSignature)); err != nil {
 		t.Errorf("%s: %s: %v", name, webhooksig.HeaderSignature, err)
 	}
-	if err := webhooksig.VerifyStandard(secret, d.header, d.body, webhooksig.DefaultTolerance, time.Now()); err != nil {
+	if err := webhooksig.VerifyStandard(secret, d.Header, d.Body, webhooksig.DefaultTolerance, d.At); err != nil {
 		t.Errorf("%s: Standard Webhooks signature: %v", name, err)
 	}
-	if got := d.header.Get(webhooksig.HeaderEventID); got != body["eventId"] || d.header.Get(webhooksig.HeaderWebhookID) != got {
+	if got := d.Header.Get(webhooksig.HeaderEventID); got != body["eventId"] || d.Header.Get(webhooksig.HeaderWebhookID) != got {
 		t.Errorf("%s: %s %q and webhook-id %q, body eventId %v; want all equal", name, webhooksig.HeaderEventID, got,
-			d.header.Get(webhooksig.HeaderWebhookID), body["eventId"])
+			d.Header.Get(webhooksig.HeaderWebhookID), body["eventId"])
 	}
 	return body
 }

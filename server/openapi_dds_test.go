@@ -39,10 +39,10 @@ type oaDDSEntry struct {
 
 // dds drives the due-diligence statement routes, the EU system credentials
 // and the archive reports on an appliance of its own, whose fake clock
-// (started at the real time, so that deliveries' Standard Webhooks
-// timestamps verify) the test moves to let the sandbox's simulated EU
-// system decide and the submission jobs poll it. Its webhook deliveries go
-// to the receiver at base, trusted through the same webhooks.ca_file.
+// (started at the real time) the test moves to let the sandbox's simulated
+// EU system decide and the submission jobs poll it. Its webhook deliveries
+// go to the receiver at base, trusted through the same webhooks.ca_file,
+// which checks their Standard Webhooks timestamps on that clock.
 //
 // Setup: two supplier mappings (one with an EORI), plots, batches (one
 // unlinked, one HIGH_RISK, 101 for a split) and their shipment links.
@@ -57,7 +57,7 @@ type oaDDSEntry struct {
 // production: credentials, 422 without them, 503 when the EU system cannot
 // be reached, a submission retrying meanwhile; archive reports; and last, as the clock jumps, the 72-hour
 // window of revocations and the expiry of a report.
-func (c *oaConformance) dds(recv *oaReceiver, base string) {
+func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 	t := c.t
 	t.Helper()
 	const (
@@ -160,7 +160,11 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 		}
 	}
 
-	// The dispatcher delivers the events to the receiver.
+	// The dispatcher delivers the events to the receiver, which checks
+	// their Standard Webhooks timestamps on this appliance's clock until
+	// the dispatcher has stopped.
+	recv.SetClock(clock.Now)
+	defer recv.SetClock(time.Now)
 	ctx, stopDispatch := context.WithCancel(context.Background())
 	dispatched := make(chan struct{})
 	go func() {
@@ -239,6 +243,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	an = d.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "dds-wh"), want: 200,
 		body: `{"targetUrl":"` + base + `/dds","eventTypes":["dds.submitted","dds.validated","dds.rejected"]}`})
 	secret := fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/dds", secret)
 
 	// Draft refusals: the Idempotency-Key first, then every problem of the
 	// body, every unknown batch, every batch that cannot be declared, every
@@ -509,10 +514,10 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 
 	// The events: dds.submitted of each statement filed (no reference
 	// number yet), dds.validated and dds.rejected of the decisions.
-	oaEventually(t, "the seven dds events", func() bool { return len(recv.atPath("/dds")) >= 7 })
+	oaEventually(t, "the seven dds events", func() bool { return len(recv.Requests("/dds", "")) >= 7 })
 	got := map[string]map[string]any{}
-	for _, dl := range recv.atPath("/dds") {
-		typ := dl.header.Get(webhooksig.HeaderEventType)
+	for _, dl := range recv.Requests("/dds", "") {
+		typ := dl.Header.Get(webhooksig.HeaderEventType)
 		if env := c.checkDelivery(typ, dl, secret); env != nil {
 			data, _ := env["data"].(map[string]any)
 			got[typ+" "+fmt.Sprint(data["ddsId"])] = data
@@ -592,9 +597,9 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 	follow("the grouping statement to be validated", func() bool {
 		return statuses(map[string]string{dGroup: storage.DDSValidated})() && jobsDone(jobOf[dGroup], jobOf[dUnknown])()
 	})
-	oaEventually(t, "the ten dds events", func() bool { return len(recv.atPath("/dds")) >= 10 })
-	for _, dl := range recv.atPath("/dds")[7:] {
-		c.checkDelivery(dl.header.Get(webhooksig.HeaderEventType), dl, secret)
+	oaEventually(t, "the ten dds events", func() bool { return len(recv.Requests("/dds", "")) >= 10 })
+	for _, dl := range recv.Requests("/dds", "")[7:] {
+		c.checkDelivery(dl.Header.Get(webhooksig.HeaderEventType), dl, secret)
 	}
 
 	// Lists: newest first, without the statement; the filter; pages.
@@ -790,7 +795,7 @@ func (c *oaConformance) dds(recv *oaReceiver, base string) {
 // file by file against the document and the manifest, report.ready to the
 // receiver at base, and a report whose archive cannot be written (FAILED,
 // 409 REPORT_FAILED). It returns the READY report's ID.
-func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv *oaReceiver, base string, rw, ro, live []string) string {
+func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv *apitest.Receiver, base string, rw, ro, live []string) string {
 	t := c.t
 	t.Helper()
 	const (
@@ -834,6 +839,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	an = c.do(oaCall{method: "POST", target: eudrPrefix + "/webhooks", op: eudrPrefix + "/webhooks", hdr: idem(rw, "rpt-wh"), want: 200,
 		body: `{"targetUrl":"` + base + `/reports","eventTypes":["report.ready"]}`})
 	secret := fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/reports", secret)
 	now := ta.clock.Now().UTC()
 	from, to := now.AddDate(0, 0, -1).Format(time.DateOnly), now.AddDate(0, 0, 1).Format(time.DateOnly)
 	body := `{"from":"` + from + `","to":"` + to + `"}`
@@ -925,10 +931,10 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 	if an.body["status"] != storage.JobCompleted || !reflect.DeepEqual(an.body["results"], []any{data}) {
 		t.Errorf("the report's job: %s, want its one result %v", an.rec.Body, data)
 	}
-	var dl oaDelivery
-	oaEventually(t, "the report.ready delivery", func() (ok bool) { dl, ok = recv.findPath("/reports"); return ok })
+	var dl apitest.Delivery
+	oaEventually(t, "the report.ready delivery", func() (ok bool) { dl, ok = oaFindPath(recv, "/reports"); return ok })
 	if env := c.checkDelivery(event.ReportReady, dl, secret); env != nil && !reflect.DeepEqual(env["data"], data) {
-		t.Errorf("report.ready: %s, want data %v", dl.body, data)
+		t.Errorf("report.ready: %s, want data %v", dl.Body, data)
 	}
 	for _, p := range []string{reportOp, download} {
 		c.do(oaCall{method: "GET", target: rpath(p, "rpt_nope"), op: p, hdr: ro, want: 404})

@@ -24,6 +24,7 @@ import (
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/work"
@@ -45,7 +46,7 @@ import (
 // form and proof, consistency. Last, evidence: as served it verifies (also
 // an older copy, proved in an older checkpoint), each kind of tampering
 // fails at its step, malformed requests are 400. It leaves no job queued.
-func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro, live []string) {
+func (c *oaConformance) ledgerAndShipments(recv *apitest.Receiver, base string, rw, ro, live []string) {
 	t := c.t
 	t.Helper()
 	const (
@@ -256,6 +257,7 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 	an = c.do(oaCall{method: "POST", target: eudrPrefix + "/webhooks", op: eudrPrefix + "/webhooks", hdr: idem(rw, "led-wh"), want: 200,
 		body: `{"targetUrl":"` + base + `/shipments","eventTypes":["shipment.linked","job.failed"]}`})
 	secret := fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/shipments", secret)
 	before := num(get("", checkpoint, checkpoint, ro, 200).body["treeSize"])
 	run("the link jobs to finish", linkJob, lateJob, j4)
 
@@ -314,10 +316,10 @@ func (c *oaConformance) ledgerAndShipments(recv *oaReceiver, base string, rw, ro
 
 	// The events: shipment.linked as the shipment shows it, for each
 	// anchored link; job.failed for the late one.
-	oaEventually(t, "the shipment events", func() bool { return len(recv.atPath("/shipments")) >= 3 })
+	oaEventually(t, "the shipment events", func() bool { return len(recv.Requests("/shipments", "")) >= 3 })
 	events := map[string]map[string]any{}
-	for _, d := range recv.atPath("/shipments") {
-		typ := d.header.Get(webhooksig.HeaderEventType)
+	for _, d := range recv.Requests("/shipments", "") {
+		typ := d.Header.Get(webhooksig.HeaderEventType)
 		if env := c.checkDelivery(typ, d, secret); env != nil {
 			data, _ := env["data"].(map[string]any)
 			key := typ + " " + fmt.Sprint(data["linkId"])

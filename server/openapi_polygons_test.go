@@ -18,6 +18,7 @@ import (
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
@@ -39,7 +40,7 @@ type oaPolygonOutcome struct {
 // filters and pages), read with their geometry, status and evidence, and
 // deleted; and the polygon.verified and polygon.failed events of each job
 // reach a subscription of the receiver at base. It leaves no job queued.
-func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []string) {
+func (c *oaConformance) polygons(recv *apitest.Receiver, base string, rw, ro, live []string) {
 	t := c.t
 	t.Helper()
 	const (
@@ -209,6 +210,7 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 	an = c.do(oaCall{method: "POST", target: eudrPrefix + "/webhooks", op: eudrPrefix + "/webhooks", hdr: idem(rw, "pol-wh"), want: 200,
 		body: `{"targetUrl":"` + base + `/polygons","eventTypes":["polygon.verified","polygon.failed"]}`})
 	secret := fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/polygons", secret)
 	ctx, stop := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {
@@ -363,10 +365,10 @@ func (c *oaConformance) polygons(recv *oaReceiver, base string, rw, ro, live []s
 
 	// The events: per job, the screened polygons and the failed ones with
 	// their reasons, to the subscription's path.
-	oaEventually(t, "the four polygon events", func() bool { return len(recv.atPath("/polygons")) >= 4 })
+	oaEventually(t, "the four polygon events", func() bool { return len(recv.Requests("/polygons", "")) >= 4 })
 	got := map[string]map[string]any{}
-	for _, d := range recv.atPath("/polygons") {
-		typ := d.header.Get(webhooksig.HeaderEventType)
+	for _, d := range recv.Requests("/polygons", "") {
+		typ := d.Header.Get(webhooksig.HeaderEventType)
 		if env := c.checkDelivery(typ, d, secret); env != nil {
 			data, _ := env["data"].(map[string]any)
 			got[typ+" "+fmt.Sprint(data["jobId"])] = data

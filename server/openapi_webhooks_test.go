@@ -14,6 +14,7 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
@@ -23,7 +24,7 @@ import (
 // key registers webhooks to the receiver at base (trusted through
 // webhooks.ca_file), the dispatcher really delivers, /gone's 410 fills the
 // DLQ.
-func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []string) {
+func (c *oaConformance) webhooks(recv *apitest.Receiver, base string, rw, ro, live []string) {
 	t := c.t
 	t.Helper()
 	const (
@@ -79,6 +80,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	c.do(oaCall{method: "POST", target: webhooks, op: webhooks, body: okBody, hdr: idem(ro, "w-ro"), want: 403})
 	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, body: okBody, hdr: idem(rw, "w-1"), want: 200})
 	okID, okSecret := fmt.Sprint(an.body["webhookId"]), fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/ok", okSecret)
 	if !strings.HasPrefix(okSecret, webhooksig.SecretPrefix) || strings.Contains(okSecret, "*") ||
 		!reflect.DeepEqual(an.body["eventTypes"], []any{"polygon.verified", "polygon.failed"}) {
 		t.Errorf("registration: secret %q, eventTypes %v", okSecret, an.body["eventTypes"])
@@ -96,6 +98,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	an = c.do(oaCall{method: "POST", target: webhooks, op: webhooks, hdr: idem(rw, "w-3"), want: 200,
 		body: `{"targetUrl":"` + base + `/gone","eventTypes":["job.failed"]}`})
 	goneID := fmt.Sprint(an.body["webhookId"])
+	recv.SetSecret("/gone", fmt.Sprint(an.body["signingSecret"]))
 	an = c.do(oaCall{env: storage.Production, method: "POST", target: webhooks, op: webhooks, hdr: idem(live, "w-live"), want: 400,
 		body: `{"targetUrl":"` + base + `/ok","eventTypes":["polygon.verified"]}`})
 	if an.detail() != apierr.DetailTargetNotAllowed {
@@ -128,8 +131,10 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	if an.body["webhookId"] != okID || an.body["signingSecret"] == okSecret {
 		t.Errorf("rotate: %v; want webhook %s with a new secret", an.body, okID)
 	}
+	recv.SetSecret("/ok", fmt.Sprint(an.body["signingSecret"]))
 	an = c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: idem(rw, "rot-1"), want: 200})
 	okSecret = fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/ok", okSecret)
 	an = c.do(oaCall{method: "POST", target: webhooks + "/" + okID + "/rotate-secret", op: rotate, hdr: idem(rw, "rot-1"), want: 200})
 	if an.rec.Header().Get("Idempotent-Replayed") != "true" || an.body["signingSecret"] != okSecret {
 		t.Errorf("replayed rotation: Idempotent-Replayed %q, secret %v; want true and the first answer's %s",
@@ -155,11 +160,11 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 		att["responseBody"] != "ok" {
 		t.Errorf("ping attempt: %v", att)
 	}
-	if d, ok := recv.find(fmt.Sprint(att["eventId"])); !ok {
+	if d, ok := oaFind(recv, fmt.Sprint(att["eventId"])); !ok {
 		t.Error("the receiver got no ping")
 	} else if env := c.checkDelivery(event.WebhookPing, d, okSecret); env != nil {
 		if _, ok := env["nextRetry"]; ok || env["attempt"] != 0.0 || oaShort(env["data"]) != `{"webhookId":"`+okID+`"}` {
-			t.Errorf("ping envelope: %s", d.body)
+			t.Errorf("ping envelope: %s", d.Body)
 		}
 	}
 	c.do(oaCall{method: "POST", target: webhooks + "/" + goneID + "/ping", op: ping, hdr: idem(rw, "ping-1"), want: 200})
@@ -203,11 +208,11 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 	}
 	c.do(oaCall{env: storage.Production, method: "POST", target: events, op: events, body: verified, hdr: idem(live, "e-live"), want: 404})
 
-	var d oaDelivery
-	oaEventually(t, "the polygon.verified delivery", func() (ok bool) { d, ok = recv.find(verifiedID); return ok })
+	var d apitest.Delivery
+	oaEventually(t, "the polygon.verified delivery", func() (ok bool) { d, ok = oaFind(recv, verifiedID); return ok })
 	if env := c.checkDelivery(event.PolygonVerified, d, okSecret); env != nil {
-		if _, ok := env["nextRetry"]; !ok || env["attempt"] != 0.0 || d.path != "/ok" {
-			t.Errorf("first delivery to %s: %s; want attempt 0 with nextRetry", d.path, d.body)
+		if _, ok := env["nextRetry"]; !ok || env["attempt"] != 0.0 || d.Path != "/ok" {
+			t.Errorf("first delivery to %s: %s; want attempt 0 with nextRetry", d.Path, d.Body)
 		}
 	}
 
@@ -350,7 +355,7 @@ func (c *oaConformance) webhooks(recv *oaReceiver, base string, rw, ro, live []s
 // from QUEUED to COMPLETED by the job runner (run here until it returns),
 // and a job that fails at failAtItem, whose job.failed reaches a
 // subscription of the receiver at base. It leaves no job queued.
-func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live []string) {
+func (c *oaConformance) sandboxJobs(recv *apitest.Receiver, base string, rw, ro, live []string) {
 	t := c.t
 	t.Helper()
 	const (
@@ -417,6 +422,7 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 	an = c.do(oaCall{method: "POST", target: eudrPrefix + "/webhooks", op: eudrPrefix + "/webhooks", hdr: idem(rw, "j-wh"), want: 200,
 		body: `{"targetUrl":"` + base + `/jobs","eventTypes":["job.failed"]}`})
 	secret := fmt.Sprint(an.body["signingSecret"])
+	recv.SetSecret("/jobs", secret)
 	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":3,"itemMillis":0,"failAtItem":1}`, hdr: idem(rw, "j-2"), want: 202})
 	failID := fmt.Sprint(an.body["jobId"])
 	an = c.do(oaCall{method: "POST", target: jobs, op: jobs, body: `{"items":2,"itemMillis":1}`, hdr: idem(rw, "j-3"), want: 202})
@@ -455,13 +461,13 @@ func (c *oaConformance) sandboxJobs(recv *oaReceiver, base string, rw, ro, live 
 		t.Errorf("failed sandbox job: error %v, want code %s and a message", oaShort(jerr), apierr.JobFailed)
 	}
 
-	var d oaDelivery
-	oaEventually(t, "the job.failed delivery", func() (ok bool) { d, ok = recv.findPath("/jobs"); return ok })
+	var d apitest.Delivery
+	oaEventually(t, "the job.failed delivery", func() (ok bool) { d, ok = oaFindPath(recv, "/jobs"); return ok })
 	if env := c.checkDelivery(event.JobFailed, d, secret); env != nil {
 		data, _ := env["data"].(map[string]any)
 		if env["eventType"] != event.JobFailed || data["jobId"] != failID || data["type"] != work.SandboxTest ||
 			!reflect.DeepEqual(data["error"], jerr) {
-			t.Errorf("job.failed of the sandbox job: %s; want jobId %s, type %s and the job's error %s", d.body, failID, work.SandboxTest, oaShort(jerr))
+			t.Errorf("job.failed of the sandbox job: %s; want jobId %s, type %s and the job's error %s", d.Body, failID, work.SandboxTest, oaShort(jerr))
 		}
 	}
 

@@ -54,6 +54,7 @@ type Delivery struct {
 type Answer struct {
 	Status int
 	Delay  time.Duration // before answering (a hanging receiver)
+	Body   string        // written after the status: the appliance logs it as the attempt's responseBody
 }
 
 // Receiver is a webhook receiver: one HTTPS server, subscriptions told
@@ -210,7 +211,7 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 		act = policy(d)
 	}
 	if d.SigErr != nil || d.EnvErr != nil {
-		act.Status = http.StatusUnauthorized // SPEC.md 5.9: reject a mismatch with 401
+		act = Answer{Status: http.StatusUnauthorized, Delay: act.Delay} // SPEC.md 5.9: reject a mismatch with 401
 	}
 	if act.Delay > 0 {
 		select {
@@ -229,6 +230,7 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.mu.Unlock()
 	w.WriteHeader(act.Status)
+	io.WriteString(w, act.Body)
 }
 
 // Requests is a snapshot of the requests to path ("" for all) of event

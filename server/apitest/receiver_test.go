@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -53,9 +54,23 @@ func post(t *testing.T, c *http.Client, url, secret, id string, ts time.Time, bo
 
 // tryPost is post returning an error, for goroutines other than the test's.
 func tryPost(c *http.Client, url, secret, id string, ts time.Time, body []byte) (int, error) {
-	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	req, err := signedRequest(url, secret, id, ts, body)
 	if err != nil {
 		return 0, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// signedRequest is the request post sends.
+func signedRequest(url, secret, id string, ts time.Time, body []byte) (*http.Request, error) {
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(webhooksig.HeaderEventID, id)
@@ -63,12 +78,7 @@ func tryPost(c *http.Client, url, secret, id string, ts time.Time, body []byte) 
 	req.Header.Set(webhooksig.HeaderWebhookID, id)
 	req.Header.Set(webhooksig.HeaderWebhookTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set(webhooksig.HeaderWebhookSignature, webhooksig.SignStandard(secret, id, ts, body))
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return req, nil
 }
 
 func newSecret(t *testing.T) string {
@@ -239,5 +249,36 @@ func TestReceiver_Policy(t *testing.T) {
 	}
 	if n := rc.InFlight(); n != 0 || !rc.IsDelivered("/p", "evt_d") {
 		t.Errorf("after the answer: InFlight() = %d, delivered %v; want 0 and true", n, rc.IsDelivered("/p", "evt_d"))
+	}
+}
+
+// The policy's Body is the answer's body, which the appliance logs; a
+// delivery that does not verify gets none of it.
+func TestReceiver_AnswerBody(t *testing.T) {
+	rc := apitest.NewReceiver(t)
+	c := trustingClient(t, rc.CAFile)
+	secret := newSecret(t)
+	rc.SetSecret("/p", secret)
+	rc.SetPolicy(func(*apitest.Delivery) apitest.Answer { return apitest.Answer{Status: http.StatusGone, Body: "gone"} })
+	for _, tc := range []struct {
+		secret, want string
+		status       int
+	}{{secret, "gone", http.StatusGone}, {newSecret(t), "", http.StatusUnauthorized}} {
+		req, err := signedRequest(rc.URL("/p"), tc.secret, "evt_a", time.Now(), envelope("evt_a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != tc.status || string(body) != tc.want {
+			t.Errorf("answer: %d %q, want %d %q", resp.StatusCode, body, tc.status, tc.want)
+		}
 	}
 }
