@@ -117,14 +117,14 @@ func TestAuth_Unauthorized(t *testing.T) {
 
 	loginURL := p.SandboxURL + enterpriseAPI + "/auth/login"
 	t.Run("LoginBadPassword", func(t *testing.T) {
-		apitest.WantUnauthorized(t, apitest.Do(t, "POST", loginURL, nil, map[string]string{"username": "admin", "password": "wrong-password"}))
+		apitest.WantLoginFailed(t, apitest.Do(t, "POST", loginURL, nil, map[string]string{"username": "admin", "password": "wrong-password"}))
 	})
 	t.Run("LoginUnknownUser", func(t *testing.T) {
-		apitest.WantUnauthorized(t, apitest.Do(t, "POST", loginURL, nil, map[string]string{"username": "nobody", "password": testAdminPassword}))
+		apitest.WantLoginFailed(t, apitest.Do(t, "POST", loginURL, nil, map[string]string{"username": "nobody", "password": testAdminPassword}))
 	})
 	t.Run("LoginOnProductionListener", func(t *testing.T) {
 		apitest.Login(t, p.ProductionURL, "admin", testAdminPassword)
-		apitest.WantUnauthorized(t, apitest.Do(t, "POST", p.ProductionURL+enterpriseAPI+"/auth/login", nil,
+		apitest.WantLoginFailed(t, apitest.Do(t, "POST", p.ProductionURL+enterpriseAPI+"/auth/login", nil,
 			map[string]string{"username": "admin", "password": testAdminPassword + "x"}))
 	})
 	t.Run("LoginMissingFields", func(t *testing.T) {

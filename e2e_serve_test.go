@@ -174,7 +174,7 @@ func TestAdmin_GeneratedPassword(t *testing.T) {
 	}
 	token := apitest.Login(t, p.SandboxURL, "admin", password)
 	apitest.CreateKey(t, p.SandboxURL, token, sandbox)
-	apitest.WantUnauthorized(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": testAdminPassword}))
+	apitest.WantLoginFailed(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": testAdminPassword}))
 	logged := false
 	for _, l := range p.Logs() {
 		if l["password_file"] == path {
@@ -197,10 +197,29 @@ func TestAdmin_GeneratedPassword(t *testing.T) {
 	assertLogHasNoSecrets(t, p, password)
 	assertLogHasNoSecrets(t, p2, password)
 
-	// EUDR_ADMIN_PASSWORD only applies to an empty store.
+	// EUDR_ADMIN_PASSWORD only applies to an empty store, and says so.
 	p3 := startServerIn(t, p.DataDir, "EUDR_ADMIN_PASSWORD=another-password-123")
 	apitest.Login(t, p3.SandboxURL, "admin", password)
-	apitest.WantUnauthorized(t, apitest.Do(t, "POST", p3.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": "another-password-123"}))
+	apitest.WantLoginFailed(t, apitest.Do(t, "POST", p3.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": "another-password-123"}))
+	warned := false
+	for _, l := range p3.Logs() {
+		if msg, _ := l["message"].(string); l["level"] == "warn" && strings.Contains(msg, "EUDR_ADMIN_PASSWORD") && strings.Contains(msg, "ignored") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("EUDR_ADMIN_PASSWORD on a store with users: no warning that it is ignored in %s", p3.LogText())
+	}
+	p3.Stop(t)
+
+	// A reset rewrites the generated password's file, and says so.
+	res := runCLI(t, p.DataDir, nil, "admin", "reset-password")
+	reset := strings.TrimSpace(res.Stdout)
+	now, _ := os.ReadFile(path)
+	if res.Code != 0 || strings.TrimSpace(string(now)) != reset || !strings.Contains(res.Stderr, path) {
+		t.Errorf("reset-password: exit %d, stdout %q, stderr %q; %s holds %q; want the new password in both, and the file named",
+			res.Code, res.Stdout, res.Stderr, path, now)
+	}
 }
 
 func TestStore_SecondServeRefused(t *testing.T) {
@@ -246,7 +265,9 @@ func TestLog_RequestLinesAndShutdown(t *testing.T) {
 	apitest.WantError(t, apitest.Do(t, "PUT", p.SandboxURL+eudrAPI+"/suppliers", apitest.WithKey(sk.Key), nil), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, "", supplierBody("log-1", "Log Ltd")), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
 	mustCreateSupplier(t, p.SandboxURL, sk.Key, "log-1", "Log Ltd")
-	apitest.WantUnauthorized(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil, map[string]string{"username": "admin", "password": "wrong " + testAdminPassword}))
+	// A failed login keeps SPEC's fixed message and says what was wrong.
+	apitest.WantLoginFailed(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil,
+		map[string]string{"username": "admin", "password": "wrong " + testAdminPassword}))
 	const requests = 1 + 1 + 8 // login, create key, the eight above
 	jwt := p.Login(t)
 

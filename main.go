@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case "backup":
 			err = backup(ctx, args[2:], stdout)
 		case "reset-password":
-			err = resetPassword(ctx, args[2:], stdout)
+			err = resetPassword(ctx, args[2:], stdout, stderr)
 		default:
 			err = usageError(fmt.Sprintf("unknown admin command %q", args[1]))
 		}
@@ -195,7 +195,7 @@ func openStopped(cfg *server.Config, alternative string) (*server.Admin, error) 
 	return admin, err
 }
 
-func resetPassword(ctx context.Context, args []string, stdout io.Writer) error {
+func resetPassword(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, configFile := newFlags("reset-password")
 	user := fs.String("user", "admin", "the user whose password to reset")
 	if err := parse(fs, args); err != nil {
@@ -213,11 +213,14 @@ func resetPassword(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer app.Close()
-	password, err := app.Accounts().ResetPassword(ctx, *user)
+	password, file, err := app.Accounts().ResetPassword(ctx, *user)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, password)
+	if file != "" {
+		fmt.Fprintf(stderr, "%s now holds the new password too\n", file)
+	}
 	return nil
 }
 

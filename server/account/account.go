@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -97,8 +98,15 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 	if err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
 		hasUsers = tx.HasUsers()
 		return nil
-	}); err != nil || hasUsers {
+	}); err != nil {
 		return err
+	}
+	if hasUsers {
+		if s.o.AdminPassword != "" {
+			s.o.Logger.Warn().Str("user", AdminUsername).
+				Msg("admin_password (EUDR_ADMIN_PASSWORD) is ignored: it only sets the first admin's password on an empty store; use eudr admin reset-password to change it")
+		}
+		return nil
 	}
 	password, file := s.o.AdminPassword, ""
 	if password == "" {
@@ -136,16 +144,18 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 	return nil
 }
 
-// ResetPassword gives a user a new random password and returns it: the way
-// back in when the admin password is lost (`eudr admin reset-password`).
-// The user's login tokens issued before it are refused from then on
-// (storage.User.PasswordVersion). It fails, saying the user does not exist,
-// for an unknown username.
-func (s *Service) ResetPassword(ctx context.Context, username string) (string, error) {
-	password := randomPassword()
+// ResetPassword gives the user a new random password and returns it.
+// Login tokens issued before stop working (their password version is
+// older). When the user is the first admin and the file of its generated
+// password (InitialPasswordFile in the data dir) is still there, the file
+// is rewritten with the new password, so that it never holds a stale one,
+// and its path is returned as updatedFile ("" otherwise). It fails when
+// the user does not exist, or the store or the file cannot be written.
+func (s *Service) ResetPassword(ctx context.Context, username string) (password, updatedFile string, err error) {
+	password = randomPassword()
 	hash, err := HashPassword(password) // slow: before the write transaction
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	err = s.o.DB.Update(ctx, func(tx *storage.Tx) error {
 		u, err := tx.FindUser(username)
@@ -159,7 +169,20 @@ func (s *Service) ResetPassword(ctx context.Context, username string) (string, e
 		return tx.PutUser(u)
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return password, nil
+	if username != AdminUsername || s.o.DataDir == "" {
+		return password, "", nil
+	}
+	file := filepath.Join(s.o.DataDir, InitialPasswordFile)
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return password, "", nil
+	}
+	if _, err := storage.WriteFileAtomic(file, func(w io.Writer) (int64, error) {
+		n, err := io.WriteString(w, password+"\n")
+		return int64(n), err
+	}); err != nil {
+		return "", "", fmt.Errorf("the password was changed, but %s still holds the old one: %w", file, err)
+	}
+	return password, file, nil
 }

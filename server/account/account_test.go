@@ -1,7 +1,10 @@
 package account_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,12 +203,12 @@ func TestService_ResetPassword(t *testing.T) {
 	ctx := context.Background()
 	before := login(t, s, account.AdminUsername, adminPassword)
 
-	password, err := s.ResetPassword(ctx, account.AdminUsername)
+	password, file, err := s.ResetPassword(ctx, account.AdminUsername)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(password) < 20 || password == adminPassword {
-		t.Errorf("new password: got %q, want a new random one", password)
+	if len(password) < 20 || password == adminPassword || file != "" {
+		t.Errorf("new password: got %q (file %q), want a new random one and no file (there is none)", password, file)
 	}
 	_, _, err = s.Login(ctx, account.AdminUsername, adminPassword)
 	wantAPIError(t, err, apierr.StatusUnauthorized, "")
@@ -218,13 +221,78 @@ func TestService_ResetPassword(t *testing.T) {
 	if u, err := s.VerifyToken(ctx, after); err != nil || u.Username != account.AdminUsername {
 		t.Errorf("token issued after the reset: got %v, %v; want the admin", u, err)
 	}
-	if _, err := s.ResetPassword(ctx, account.AdminUsername); err != nil {
+	if _, _, err := s.ResetPassword(ctx, account.AdminUsername); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.VerifyToken(ctx, after)
 	wantAPIError(t, err, apierr.StatusUnauthorized, "")
 
-	if _, err := s.ResetPassword(ctx, "nobody"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, _, err := s.ResetPassword(ctx, "nobody"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("ResetPassword(nobody): got %v, want an error saying the user does not exist", err)
+	}
+}
+
+// The generated password's file never holds a stale password: a reset of
+// the first admin rewrites it (and says so); without the file there is
+// nothing to update.
+func TestService_ResetPasswordUpdatesInitialFile(t *testing.T) {
+	dir := t.TempDir()
+	_, s := newService(t, account.Options{DataDir: dir})
+	ctx := context.Background()
+	if err := s.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, account.InitialPasswordFile)
+	password, file, err := s.ResetPassword(ctx, account.AdminUsername)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, _ := os.ReadFile(path)
+	fi, _ := os.Stat(path)
+	if file != path || string(content) != password+"\n" || fi == nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("after the reset: file %q, %s holds %q (mode %v); want it named and holding the new password %q, mode 600",
+			file, path, content, fi, password)
+	}
+	login(t, s, account.AdminUsername, strings.TrimSpace(string(content)))
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, file, err := s.ResetPassword(ctx, account.AdminUsername); err != nil || file != "" {
+		t.Errorf("reset without the file: %q %v, want no file named", file, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the reset made %s again: %v", path, err)
+	}
+}
+
+// EUDR_ADMIN_PASSWORD only sets the first admin's password on an empty
+// store; on a store with users it changes nothing, and says so.
+func TestService_BootstrapWarnsAdminPasswordIgnored(t *testing.T) {
+	b, s := newService(t, account.Options{AdminPassword: adminPassword})
+	ctx := context.Background()
+	if err := s.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	again := account.New(account.Options{DB: b.DB, TokenKey: []byte("the key of this store, 32 bytes."), TokenTTL: time.Hour,
+		AdminPassword: "a-different-password", Now: b.Clock.Now, Logger: zerolog.New(&logs)})
+	if err := again.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"level":"warn"`) || !strings.Contains(logs.String(), "is ignored") {
+		t.Errorf("second start with another admin password logged %q, want a warning that it is ignored", logs.String())
+	}
+	if _, _, err := again.Login(ctx, account.AdminUsername, "a-different-password"); err == nil {
+		t.Error("the ignored password logs in")
+	}
+	login(t, again, account.AdminUsername, adminPassword)
+
+	// Without the variable nothing is said.
+	logs.Reset()
+	quiet := account.New(account.Options{DB: b.DB, TokenKey: []byte("the key of this store, 32 bytes."), TokenTTL: time.Hour,
+		Now: b.Clock.Now, Logger: zerolog.New(&logs)})
+	if err := quiet.Bootstrap(ctx); err != nil || logs.Len() != 0 {
+		t.Errorf("start without EUDR_ADMIN_PASSWORD: %v, logged %q; want nothing", err, logs.String())
 	}
 }

@@ -70,7 +70,7 @@ func (s *Service) Login(ctx context.Context, username, password string) (string,
 		return "", time.Time{}, err
 	}
 	if !ok || user == nil {
-		return "", time.Time{}, apierr.Unauthorized()
+		return "", time.Time{}, apierr.InvalidCredentials()
 	}
 	now := s.o.Now()
 	exp := now.Add(s.o.TokenTTL)

@@ -80,9 +80,11 @@ func TestService_Login(t *testing.T) {
 			"EmptyPassword": {account.AdminUsername, ""},
 		} {
 			token, _, err := s.Login(ctx, creds[0], creds[1])
-			e := wantAPIError(t, err, apierr.StatusUnauthorized, "")
-			if e.Code != apierr.CodeUnauthorized || e.Message != apierr.MsgUnauthorized || token != "" {
-				t.Errorf("%s: got %s %q, token %q; want UNAUTHORIZED %q and no token", name, e.Code, e.Message, token, apierr.MsgUnauthorized)
+			e := wantAPIError(t, err, apierr.StatusUnauthorized, apierr.DetailInvalidCredentials)
+			if e.Code != apierr.CodeUnauthorized || e.Message != apierr.MsgUnauthorized || token != "" ||
+				len(e.Details) != 1 || e.Details[0].Issue != "the username or password is wrong" {
+				t.Errorf("%s: got %s %q %+v, token %q; want UNAUTHORIZED %q saying the username or password is wrong, and no token",
+					name, e.Code, e.Message, e.Details, token, apierr.MsgUnauthorized)
 			}
 		}
 	})
@@ -90,7 +92,7 @@ func TestService_Login(t *testing.T) {
 	t.Run("PasswordVersionClaim", func(t *testing.T) {
 		// After a change of password the token carries the new version
 		// (pwv): that is what lets a later change end it.
-		if _, err := s.ResetPassword(ctx, account.AdminUsername); err != nil {
+		if _, _, err := s.ResetPassword(ctx, account.AdminUsername); err != nil {
 			t.Fatal(err)
 		}
 		b.Update(t, func(tx *storage.Tx) error {

@@ -129,6 +129,15 @@ func Unauthorized() *Error {
 	return &Error{Status: StatusUnauthorized, Code: CodeUnauthorized, Message: MsgUnauthorized}
 }
 
+// InvalidCredentials is the 401 of a failed login: SPEC.md's fixed
+// message, with a detail saying what went wrong, since the message alone
+// speaks of API keys and a client (or a script's jq) cannot tell from it
+// that the password was mistyped.
+func InvalidCredentials() *Error {
+	return &Error{Status: StatusUnauthorized, Code: CodeUnauthorized, Message: MsgUnauthorized,
+		Details: []Detail{{Code: DetailInvalidCredentials, Field: "body", Issue: "the username or password is wrong"}}}
+}
+
 // Forbidden is the 403 of SPEC.md, with its fixed message and one detail
 // saying why.
 func Forbidden(detail, issue string) *Error {

@@ -31,6 +31,7 @@ const (
 	DetailJWTRequired           = "JWT_REQUIRED"
 	DetailScopeRequired         = "SCOPE_REQUIRED"
 	DetailAdminRequired         = "ADMIN_REQUIRED"
+	DetailInvalidCredentials    = "INVALID_CREDENTIALS" // 401, login: the username or password is wrong
 	// Batches (API.md section 6).
 	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode of no commodity; 422: of another commodity only
 	DetailSupplierNotFound    = "SUPPLIER_NOT_FOUND"     // 404: no supplier mapping with that ERP vendor ID

@@ -183,6 +183,20 @@ func WantUnauthorized(t testing.TB, r *Response) {
 	}
 }
 
+// WantLoginFailed checks the 401 of a failed login: SPEC.md's fixed
+// message, and one detail INVALID_CREDENTIALS saying the username or
+// password is wrong.
+func WantLoginFailed(t testing.TB, r *Response) {
+	t.Helper()
+	e := WantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED", "INVALID_CREDENTIALS")
+	if e.Message != MsgUnauthorized {
+		t.Errorf("%s: got message %q, want %q", r.Request, e.Message, MsgUnauthorized)
+	}
+	if len(e.Details) == 1 && (e.Details[0].Field != "body" || e.Details[0].Issue != "the username or password is wrong") {
+		t.Errorf("%s: detail %+v, want field body saying the username or password is wrong", r.Request, e.Details[0])
+	}
+}
+
 // WantForbidden checks SPEC.md's 403 with reason as the one detail, and
 // returns that detail.
 func WantForbidden(t testing.TB, r *Response, reason string) APIDetail {
