@@ -33,7 +33,7 @@ func OpenAdmin(cfg *Config, opts Options) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	accounts, err := openAccounts(context.Background(), db, cfg, opts.Now, opts.Logger)
+	accounts, err := openAccounts(context.Background(), db, cfg, opts.Now, opts.Logger, false)
 	if err != nil {
 		db.Close()
 		return nil, err

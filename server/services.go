@@ -32,7 +32,7 @@ import (
 // registers their jobs; Run starts the job runner and the dispatcher.
 func (a *App) buildServices(ctx context.Context) error {
 	var err error
-	if a.accounts, err = openAccounts(ctx, a.db, a.cfg, a.now, a.log); err != nil {
+	if a.accounts, err = openAccounts(ctx, a.db, a.cfg, a.now, a.log, true); err != nil {
 		return err
 	}
 	a.layers = newLayers(a.db, a.cfg, a.log)
@@ -104,8 +104,9 @@ func (a *App) buildServices(ctx context.Context) error {
 
 // openAccounts loads the login token key (made on first start), builds
 // the account service and creates the first organisation and admin on an
-// empty store.
-func openAccounts(ctx context.Context, db *storage.DB, cfg *Config, now func() time.Time, log zerolog.Logger) (*account.Service, error) {
+// empty store. serving says it is the appliance starting (not an admin
+// command), which warns of an admin password it ignores.
+func openAccounts(ctx context.Context, db *storage.DB, cfg *Config, now func() time.Time, log zerolog.Logger, serving bool) (*account.Service, error) {
 	var tokenKey []byte
 	if err := db.Update(ctx, func(tx *storage.Tx) error {
 		var err error
@@ -115,7 +116,7 @@ func openAccounts(ctx context.Context, db *storage.DB, cfg *Config, now func() t
 		return nil, err
 	}
 	accounts := account.New(account.Options{DB: db, TokenKey: tokenKey, TokenTTL: cfg.Auth.TokenTTL,
-		AdminPassword: cfg.AdminPassword, DataDir: cfg.DataDir, Now: now, Logger: log})
+		AdminPassword: cfg.AdminPassword, WarnIgnoredPassword: serving, DataDir: cfg.DataDir, Now: now, Logger: log})
 	return accounts, accounts.Bootstrap(ctx)
 }
 

@@ -46,7 +46,11 @@ type Options struct {
 	// AdminPassword is the first admin's password. When it is empty,
 	// Bootstrap generates one and writes it to DataDir/InitialPasswordFile.
 	AdminPassword string
-	DataDir       string
+	// WarnIgnoredPassword makes Bootstrap warn when AdminPassword is set
+	// on a store that already has users (it is ignored there): for the
+	// running appliance; admin commands leave it off and stay quiet.
+	WarnIgnoredPassword bool
+	DataDir             string
 	// HashSlots is how many password checks may run at once (one per CPU
 	// when 0): each argon2id run holds 19 MiB. HashWait is how long a login
 	// waits for a slot before it is answered 503 (5s when 0).
@@ -102,7 +106,7 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 		return err
 	}
 	if hasUsers {
-		if s.o.AdminPassword != "" {
+		if s.o.AdminPassword != "" && s.o.WarnIgnoredPassword {
 			s.o.Logger.Warn().Str("user", AdminUsername).
 				Msg("admin_password (EUDR_ADMIN_PASSWORD) is ignored: it only sets the first admin's password on an empty store; use eudr admin reset-password to change it")
 		}

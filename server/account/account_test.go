@@ -276,7 +276,7 @@ func TestService_BootstrapWarnsAdminPasswordIgnored(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	again := account.New(account.Options{DB: b.DB, TokenKey: []byte("the key of this store, 32 bytes."), TokenTTL: time.Hour,
-		AdminPassword: "a-different-password", Now: b.Clock.Now, Logger: zerolog.New(&logs)})
+		AdminPassword: "a-different-password", WarnIgnoredPassword: true, Now: b.Clock.Now, Logger: zerolog.New(&logs)})
 	if err := again.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -288,11 +288,15 @@ func TestService_BootstrapWarnsAdminPasswordIgnored(t *testing.T) {
 	}
 	login(t, again, account.AdminUsername, adminPassword)
 
-	// Without the variable nothing is said.
-	logs.Reset()
-	quiet := account.New(account.Options{DB: b.DB, TokenKey: []byte("the key of this store, 32 bytes."), TokenTTL: time.Hour,
-		Now: b.Clock.Now, Logger: zerolog.New(&logs)})
-	if err := quiet.Bootstrap(ctx); err != nil || logs.Len() != 0 {
-		t.Errorf("start without EUDR_ADMIN_PASSWORD: %v, logged %q; want nothing", err, logs.String())
+	// Without the variable, or for an admin command, nothing is said.
+	for name, o := range map[string]account.Options{
+		"NoPassword":   {WarnIgnoredPassword: true},
+		"AdminCommand": {AdminPassword: "a-different-password"},
+	} {
+		logs.Reset()
+		o.DB, o.TokenKey, o.TokenTTL, o.Now, o.Logger = b.DB, []byte("the key of this store, 32 bytes."), time.Hour, b.Clock.Now, zerolog.New(&logs)
+		if err := account.New(o).Bootstrap(ctx); err != nil || logs.Len() != 0 {
+			t.Errorf("%s: %v, logged %q; want nothing", name, err, logs.String())
+		}
 	}
 }
