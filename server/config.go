@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -305,7 +306,7 @@ func LoadConfig(file string, environ []string) (*Config, error) {
 	}
 	var cfg Config
 	hook := mapstructure.ComposeDecodeHookFunc(
-		mapstructure.StringToTimeDurationHookFunc(),
+		durationHook,
 		mapstructure.StringToSliceHookFunc(","),
 	)
 	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(hook)); err != nil {
@@ -315,6 +316,28 @@ func LoadConfig(file string, environ []string) (*Config, error) {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// durationHook decodes a duration: a string with its unit ("30s", "1m30s",
+// "24h") or a time.Duration (the defaults). A bare number is refused, from
+// the file as from the environment: to time.Duration 30 is 30 nanoseconds,
+// never what was meant.
+func durationHook(_, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeOf(time.Duration(0)) {
+		return data, nil
+	}
+	switch v := data.(type) {
+	case time.Duration:
+		return v, nil
+	case string:
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a duration: write it with its unit, such as 30s, 5m or 1h", v)
+		}
+		return d, nil
+	default:
+		return nil, fmt.Errorf("%v is not a duration: write it with its unit, such as %vs", data, data)
+	}
 }
 
 // envKey maps EUDR_RATE_LIMIT_PER_SECOND to rate_limit.per_second by finding

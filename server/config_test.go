@@ -452,3 +452,28 @@ func TestLoadConfig_Example(t *testing.T) {
 		}
 	})
 }
+
+// A duration is written with its unit. A bare number, which
+// time.Duration would take as nanoseconds, is refused from the file and
+// from the environment alike, and every bad value is listed at once.
+func TestLoadConfig_DurationsNeedUnits(t *testing.T) {
+	file := writeConfigFile(t, "shutdown_timeout: 30\nwebhooks:\n  timeout: 10\n  retry_schedule: [1m, 5]\n")
+	_, err := LoadConfig(file, nil)
+	if err == nil {
+		t.Fatal("durations without units were accepted")
+	}
+	for _, want := range []string{"shutdown_timeout", "webhooks.timeout", "webhooks.retry_schedule", "30 is not a duration", "10 is not a duration", "such as 30s"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	for _, env := range [][]string{{"EUDR_SHUTDOWN_TIMEOUT=30"}, {"EUDR_WEBHOOKS_RETRY_SCHEDULE=1m,5"}, {"EUDR_AUTH_TOKEN_TTL=soon"}} {
+		if _, err := LoadConfig("", env); err == nil || !strings.Contains(err.Error(), "write it with its unit") {
+			t.Errorf("%v: got %v, want the bare duration refused", env, err)
+		}
+	}
+	cfg := mustLoad(t, writeConfigFile(t, "shutdown_timeout: 45s\nwebhooks:\n  retry_schedule: [1m, 90s, 10m, 1h]\n"), []string{"EUDR_AUTH_TOKEN_TTL= 2h"})
+	if cfg.ShutdownTimeout != 45*time.Second || !slices.Equal(cfg.Webhooks.RetrySchedule, []time.Duration{time.Minute, 90 * time.Second, 10 * time.Minute, time.Hour}) || cfg.Auth.TokenTTL != 2*time.Hour {
+		t.Errorf("durations with units: %v %v %v", cfg.ShutdownTimeout, cfg.Webhooks.RetrySchedule, cfg.Auth.TokenTTL)
+	}
+}
