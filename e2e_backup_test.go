@@ -105,8 +105,9 @@ func TestBackup_HotAndCold(t *testing.T) {
 	})
 
 	p.Stop(t)
+	// Flags may follow the argument.
 	cold := filepath.Join(out, "cold.db")
-	res = runCLI(t, p.DataDir, nil, "admin", "backup", cold)
+	res = runCLI(t, p.DataDir, nil, "admin", "backup", cold, "--config", writeEmptyConfig(t))
 	if res.Code != 0 || !strings.Contains(res.Stdout, "from the stopped data dir") {
 		t.Fatalf("backup while stopped: exit %d, stdout %q, stderr %q", res.Code, res.Stdout, res.Stderr)
 	}

@@ -7,6 +7,8 @@ package main_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,4 +111,45 @@ func TestCLI_ResetPassword(t *testing.T) {
 	// The token of the old password ended with it; the new one works.
 	apitest.WantUnauthorized(t, apitest.Do(t, "GET", q.SandboxURL+keys, apitest.Bearer(before), nil))
 	apitest.Do(t, "GET", q.SandboxURL+keys, apitest.Bearer(after), nil).WantStatus(t, http.StatusOK)
+}
+
+// writeEmptyConfig writes a YAML config file that sets nothing.
+func writeEmptyConfig(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "eudr.yaml")
+	if err := os.WriteFile(path, []byte("# defaults and EUDR_ variables only\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Every subcommand's --help prints its usage and flags on stdout and
+// exits 0; an unknown flag is still a usage error (2).
+func TestCLI_Help(t *testing.T) {
+	t.Parallel()
+	dir := tempDataDir(t)
+	for _, c := range []struct {
+		args  []string
+		flags []string
+	}{
+		{[]string{"serve", "--help"}, []string{"-config"}},
+		{[]string{"admin", "create-key", "--help"}, []string{"-env", "-org", "-scopes", "-name"}},
+		{[]string{"admin", "reset-password", "-h"}, []string{"-user"}},
+		{[]string{"admin", "backup", "--help"}, []string{"-config"}},
+		{[]string{"layers", "import", "--help"}, []string{"-kind", "-raster", "-coverage"}},
+		{[]string{"ledger", "verify", "--help"}, []string{"-key", "-checkpoint"}},
+	} {
+		res := runCLI(t, dir, nil, c.args...)
+		if res.Code != 0 || !strings.Contains(res.Stdout, "Usage:\n  eudr "+strings.Join(c.args[:len(c.args)-1], " ")) || res.Stderr != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and its usage", c.args, res.Code, res.Stdout, res.Stderr)
+		}
+		for _, f := range c.flags {
+			if !strings.Contains(res.Stdout, "  "+f+" ") && !strings.Contains(res.Stdout, "  "+f+"\n") {
+				t.Errorf("%v: flag %s not listed in %q", c.args, f, res.Stdout)
+			}
+		}
+	}
+	if res := runCLI(t, dir, nil, "admin", "create-key", "--no-such-flag"); res.Code != 2 {
+		t.Errorf("unknown flag: exit %d, want 2", res.Code)
+	}
 }

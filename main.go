@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -96,10 +97,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = usageError(fmt.Sprintf("unknown command %q", args[0]))
 	}
 	var ue usageError
+	var help helpRequested
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &help):
+		help.print(stdout)
+		return 0
+	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "eudr: %v\n\n%s", err, usage)
 		return 2
 	default:
@@ -119,11 +124,59 @@ func newFlags(name string) (*flag.FlagSet, *string) {
 	return fs, fs.String("config", "", "config file (YAML)")
 }
 
+// parse parses a subcommand's arguments. Flags may come before or after
+// its arguments (backup FILE --config C); after "--" everything is an
+// argument. --help or -h is answered with the subcommand's usage on
+// stdout and exit code 0 (helpRequested).
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return usageError(err.Error())
+	flags, rest := args, []string(nil)
+	if i := slices.Index(args, "--"); i >= 0 {
+		flags, rest = args[:i], args[i+1:]
 	}
-	return nil
+	var positional []string
+	for {
+		if err := fs.Parse(flags); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return helpRequested{fs}
+			}
+			return usageError(err.Error())
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		flags = fs.Args()[1:]
+	}
+	// Leave the arguments where fs.Args finds them.
+	return fs.Parse(append([]string{"--"}, append(positional, rest...)...))
+}
+
+// helpRequested is parse's answer to --help: print writes the subcommand's
+// usage lines and its flags.
+type helpRequested struct{ fs *flag.FlagSet }
+
+func (h helpRequested) Error() string { return "help requested" }
+
+// print writes the usage lines of the subcommand (those of usage naming
+// it, with their continuation lines) and its flags with their defaults.
+func (h helpRequested) print(w io.Writer) {
+	fmt.Fprintln(w, "Usage:")
+	name, in := h.fs.Name(), false
+	for _, line := range strings.Split(usage, "\n") {
+		switch {
+		case strings.HasPrefix(line, "  eudr "):
+			in = strings.Contains(line+" ", " "+name+" ")
+		case strings.HasPrefix(line, "    "): // a continuation line
+		default:
+			in = false
+		}
+		if in {
+			fmt.Fprintln(w, line)
+		}
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
 }
 
 func serve(ctx context.Context, args []string, stdout io.Writer) error {
