@@ -157,12 +157,26 @@ func TestLedger_VerifyCLI(t *testing.T) {
 
 	// A checkpoint kept from before the second link still matches the log;
 	// another verifier key does not sign it.
-	cpFile := filepath.Join(t.TempDir(), "checkpoint-4.note")
-	if err := os.WriteFile(cpFile, []byte(cp.Note), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if r := runCLI(t, p.DataDir, nil, "ledger", "verify", "--checkpoint", cpFile); r.Code != 0 || !strings.Contains(r.Stdout, "consistent with checkpoint") {
-		t.Errorf("verify --checkpoint: exit %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	// It is taken in every form a user may have kept it: the bare note
+	// (as jq -j or jq -r gives it, or without its final newline), the JSON
+	// of GET /ledger/checkpoint (as an archive's checkpoint.json holds it
+	// too), an evidence document with its proof.
+	cpJSON, _ := json.Marshal(cp)
+	noteJSON, _ := json.Marshal(cp.Note)
+	for name, content := range map[string]string{
+		"checkpoint-4.note":      cp.Note,
+		"checkpoint-4-jq-r.note": cp.Note + "\n",
+		"checkpoint-4-cut.note":  strings.TrimSuffix(cp.Note, "\n"),
+		"checkpoint-4.json":      string(cpJSON),
+		"evidence.json":          `{"polygonId":"pol_x","ledger":{"index":0,"checkpoint":` + string(noteJSON) + `}}`,
+	} {
+		cpFile := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(cpFile, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := runCLI(t, p.DataDir, nil, "ledger", "verify", "--checkpoint", cpFile); r.Code != 0 || !strings.Contains(r.Stdout, "consistent with checkpoint") {
+			t.Errorf("verify --checkpoint %s: exit %d\nstdout %s\nstderr %s", name, r.Code, r.Stdout, r.Stderr)
+		}
 	}
 	other, err := ledger.GenerateKey("eudr-appliance")
 	if err != nil {

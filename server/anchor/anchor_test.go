@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -139,5 +140,31 @@ func TestLedger_AppendSignProve(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestCheckpointNote(t *testing.T) {
+	const note = "bench.test/default/sandbox\n3\nAAAA\n\n— bench.test abcd\n"
+	quoted, _ := json.Marshal(note)
+	for name, in := range map[string]string{
+		"Bare":              note,
+		"NoFinalNewline":    strings.TrimSuffix(note, "\n"),
+		"ExtraNewline":      note + "\n", // jq -r .note
+		"CheckpointJSON":    `{"treeSize":3,"rootHash":"ab","note":` + string(quoted) + `}`,
+		"EvidenceDocument":  `{"polygonId":"pol_1","ledger":{"index":2,"checkpoint":` + string(quoted) + `}}`,
+		"IndentedWithSpace": "\n  " + `{"note": ` + string(quoted) + "}\n",
+	} {
+		got, err := anchor.CheckpointNote([]byte(in))
+		if err != nil || string(got) != note {
+			t.Errorf("%s: got %q, %v; want the note", name, got, err)
+		}
+	}
+	for name, in := range map[string]string{
+		"OtherJSON":  `{"treeSize":3}`,
+		"BrokenJSON": `{"note":`,
+	} {
+		if _, err := anchor.CheckpointNote([]byte(in)); err == nil {
+			t.Errorf("%s: got no error", name)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package anchor
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +44,11 @@ func Verify(tx *storage.Tx, verifierKey string, trusted map[string][]byte, w io.
 		fmt.Fprintf(w, "%s: ok, %d entries, %d checkpoints\n", log, entries, cps)
 	}
 	for _, file := range slices.Sorted(maps.Keys(trusted)) {
-		cp, err := ledger.OpenCheckpoint(trusted[file], verifierKey)
+		note, err := CheckpointNote(trusted[file])
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", file, err)
+		}
+		cp, err := ledger.OpenCheckpoint(note, verifierKey)
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: %w", file, err)
 		}
@@ -57,4 +63,36 @@ func Verify(tx *storage.Tx, verifierKey string, trusted map[string][]byte, w io.
 		fmt.Fprintf(w, "%s: consistent with checkpoint %s (%d entries)\n", log, file, cp.Size)
 	}
 	return nil
+}
+
+// CheckpointNote finds the signed checkpoint note in what a user kept:
+// the bare note (with or without its final newline, or with blank lines
+// after it), the JSON of GET /ledger/checkpoint or an archive report's
+// ledger/checkpoint.json ({"note": ...}), or an evidence document served
+// with its proof ({"ledger": {"checkpoint": ...}}). It returns the note
+// ending in one newline, as it was signed, or an error for JSON that
+// holds none of these.
+func CheckpointNote(b []byte) ([]byte, error) {
+	t := bytes.TrimSpace(b)
+	if len(t) > 0 && t[0] == '{' {
+		var doc struct {
+			Note   *string `json:"note"`
+			Ledger *struct {
+				Checkpoint string `json:"checkpoint"`
+			} `json:"ledger"`
+		}
+		if err := json.Unmarshal(t, &doc); err != nil {
+			return nil, fmt.Errorf("neither a checkpoint note nor JSON holding one: %w", err)
+		}
+		switch {
+		case doc.Note != nil:
+			t = []byte(*doc.Note)
+		case doc.Ledger != nil && doc.Ledger.Checkpoint != "":
+			t = []byte(doc.Ledger.Checkpoint)
+		default:
+			return nil, errors.New(`JSON without a checkpoint: no "note" (GET /ledger/checkpoint, an archive's ledger/checkpoint.json) and no "ledger"."checkpoint" (an evidence document)`)
+		}
+		t = bytes.TrimSpace(t)
+	}
+	return append(bytes.Clone(t), '\n'), nil
 }
