@@ -123,26 +123,7 @@ func (c *oaConformance) conform(name string, cl oaCall, rec *httptest.ResponseRe
 	hdrs, _ := resp["headers"].(map[string]any)
 	for hn, hv := range hdrs {
 		h := oaDeref(t, c.doc, hv)
-		val := rec.Header().Get(hn)
-		if val == "" {
-			if h["required"] == true {
-				t.Errorf("%s: %d answer lacks the %s header", name, rec.Code, hn)
-			}
-			continue
-		}
-		schema, _ := h["schema"].(map[string]any)
-		var v any = val
-		if schema["type"] == "integer" {
-			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				t.Errorf("%s: header %s: %q is not an integer", name, hn, val)
-				continue
-			}
-			v = float64(n)
-		}
-		for _, e := range c.sc.check(schema, v, "header "+hn) {
-			t.Errorf("%s: %s", name, e)
-		}
+		c.checkHeader(name, fmt.Sprintf("%d answer", rec.Code), hn, rec.Header().Get(hn), h)
 	}
 
 	content, _ := resp["content"].(map[string]any)
@@ -449,6 +430,34 @@ func oaEventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// checkHeader holds header hn of an answer or a delivery (what, in the
+// message), whose value is val ("" when absent), to its declaration decl
+// in the document: present when required, and conforming to its schema
+// (an integer schema is checked on the parsed number).
+func (c *oaConformance) checkHeader(name, what, hn, val string, decl map[string]any) {
+	t := c.t
+	t.Helper()
+	if val == "" {
+		if decl["required"] == true {
+			t.Errorf("%s: the %s lacks the %s header", name, what, hn)
+		}
+		return
+	}
+	schema, _ := decl["schema"].(map[string]any)
+	var v any = val
+	if schema["type"] == "integer" {
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			t.Errorf("%s: header %s: %q is not an integer", name, hn, val)
+			return
+		}
+		v = float64(n)
+	}
+	for _, e := range c.sc.check(schema, v, "header "+hn) {
+		t.Errorf("%s: %s", name, e)
+	}
+}
+
 // checkDelivery holds a request the appliance sent to a receiver to the
 // document's webhook of its event type: the declared headers, the body
 // schema, and both signatures made with secret, at the delivery's arrival
@@ -469,26 +478,7 @@ func (c *oaConformance) checkDelivery(eventType string, d apitest.Delivery, secr
 			continue
 		}
 		hn := fmt.Sprint(pm["name"])
-		val := d.Header.Get(hn)
-		if val == "" {
-			if pm["required"] == true {
-				t.Errorf("%s: header %s missing", name, hn)
-			}
-			continue
-		}
-		schema, _ := pm["schema"].(map[string]any)
-		var v any = val
-		if schema["type"] == "integer" {
-			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				t.Errorf("%s: header %s: %q is not an integer", name, hn, val)
-				continue
-			}
-			v = float64(n)
-		}
-		for _, e := range c.sc.check(schema, v, "header "+hn) {
-			t.Errorf("%s: %s", name, e)
-		}
+		c.checkHeader(name, "delivery", hn, d.Header.Get(hn), pm)
 	}
 	if ct := d.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("%s: Content-Type %q, want application/json", name, ct)
