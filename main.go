@@ -267,10 +267,12 @@ func resetPassword(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer app.Close()
 	password, file, err := app.Accounts().ResetPassword(ctx, *user)
+	if password != "" {
+		fmt.Fprintln(stdout, password) // set even when only the file could not be rewritten
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, password)
 	if file != "" {
 		fmt.Fprintf(stderr, "%s now holds the new password too\n", file)
 	}

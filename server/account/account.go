@@ -154,7 +154,8 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 // password (InitialPasswordFile in the data dir) is still there, the file
 // is rewritten with the new password, so that it never holds a stale one,
 // and its path is returned as updatedFile ("" otherwise). It fails when
-// the user does not exist, or the store or the file cannot be written.
+// the user does not exist or the store cannot be written; when only the
+// file cannot be, the new password is returned with the error.
 func (s *Service) ResetPassword(ctx context.Context, username string) (password, updatedFile string, err error) {
 	password = randomPassword()
 	hash, err := HashPassword(password) // slow: before the write transaction
@@ -186,7 +187,9 @@ func (s *Service) ResetPassword(ctx context.Context, username string) (password,
 		n, err := io.WriteString(w, password+"\n")
 		return int64(n), err
 	}); err != nil {
-		return "", "", fmt.Errorf("the password was changed, but %s still holds the old one: %w", file, err)
+		// The store holds the new password already: it is returned with
+		// the error, or nobody would know it.
+		return password, "", fmt.Errorf("the password was changed, but %s still holds the old one: %w", file, err)
 	}
 	return password, file, nil
 }

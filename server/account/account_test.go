@@ -255,6 +255,19 @@ func TestService_ResetPasswordUpdatesInitialFile(t *testing.T) {
 	}
 	login(t, s, account.AdminUsername, strings.TrimSpace(string(content)))
 
+	// A file that cannot be rewritten (here a directory in its place)
+	// fails the reset, but the new password, already stored, is returned.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stuck, file, err := s.ResetPassword(ctx, account.AdminUsername)
+	if err == nil || stuck == "" || file != "" || !strings.Contains(err.Error(), "still holds the old one") {
+		t.Fatalf("reset with an unwritable file: %q %q %v; want the new password and an error", stuck, file, err)
+	}
+	login(t, s, account.AdminUsername, stuck)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
