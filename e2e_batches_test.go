@@ -1,6 +1,6 @@
 package main_test
 
-// End-to-end tests of batches (API.md section 6) against the real binary:
+// End-to-end tests of batches (docs/batches.md) against the real binary:
 // screened plots registered as batches, the batch_risk_assessment job, the
 // signed batch.risk_assessed delivery, VERIFIED for plots from low- and
 // standard-risk countries and HIGH_RISK for a high-risk one, every refusal

@@ -1,10 +1,9 @@
 package main_test
 
-// End-to-end tests of due-diligence statements (API.md section 7, README
-// "Due-diligence statements") against the real binary and the sandbox's
-// simulated EU information system, sped up with
-// eu_system.sandbox_delay and eu_system.sandbox_poll_schedule: the whole
-// sandbox flow from plots to a revoked statement, with its Annex II
+// End-to-end tests of due-diligence statements (docs/dds.md) against the
+// real binary and the sandbox's simulated EU information system, sped up
+// with eu_system.sandbox_delay and eu_system.sandbox_poll_schedule: the
+// whole sandbox flow from plots to a revoked statement, with its Annex II
 // payload, its signed dds.* deliveries (apitest.Receiver) and the ledger
 // entry of every state change, down to `eudr ledger verify` on the stopped
 // store; and the simulator's rejections. This file also holds what the

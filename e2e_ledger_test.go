@@ -1,11 +1,11 @@
 package main_test
 
 // End-to-end tests of batches, shipment links, evidence and the ledger
-// (API.md sections 4, 6 and 8; DESIGN.md "Ledger") against the real binary:
-// the whole flow from plots to a shipment.linked delivery whose hashes and
-// proofs a client recomputes on its own (crypto/sha256, sumdb/tlog,
-// sumdb/note). This file also holds the views and helpers the ledger,
-// shipment and evidence tests share.
+// (docs/screening.md, docs/batches.md, docs/ledger.md) against the real
+// binary: the whole flow from plots to a shipment.linked delivery whose
+// hashes and proofs a client recomputes on its own (crypto/sha256,
+// sumdb/tlog, sumdb/note). This file also holds the views and helpers the
+// ledger, shipment and evidence tests share.
 
 import (
 	"bytes"
@@ -112,7 +112,7 @@ type ledShipment struct {
 	LinkedAt         *string  `json:"linkedAt"`
 }
 
-// ledLinked is the data of shipment.linked (API.md section 6).
+// ledLinked is the data of shipment.linked (docs/ledger.md).
 type ledLinked struct {
 	LinkID          string `json:"linkId"`
 	BatchID         string `json:"batchId"`
@@ -179,7 +179,8 @@ func ledHashes(t testing.TB, hs []string) []tlog.Hash {
 }
 
 // ledCanonical is data's JSON with keys sorted, no whitespace and no HTML
-// escaping, numbers as written: the canonical form API.md section 6 names.
+// escaping, numbers as written: the canonical form of a ledger entry
+// (docs/ledger.md).
 func ledCanonical(t testing.TB, data []byte) []byte {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(data))

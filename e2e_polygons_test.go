@@ -1,6 +1,7 @@
 package main_test
 
-// End-to-end tests of polygons (API.md sections 3, 4, 5 and 9) against the
+// End-to-end tests of polygons (docs/screening.md, docs/sandbox.md,
+// docs/jobs.md, docs/webhooks.md, errors as docs/api.md says) against the
 // real binary: the sandbox fixture layers with every outcome and the signed
 // polygon.verified and polygon.failed deliveries. This file also holds the
 // GeoJSON builders, views and helpers the polygon tests share; the others

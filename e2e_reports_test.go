@@ -1,6 +1,6 @@
 package main_test
 
-// End-to-end tests of archive reports (API.md section 8) against the real
+// End-to-end tests of archive reports (docs/reports.md) against the real
 // binary: plots screened, a statement-free period archived, report.ready
 // delivered and signed, the zip downloaded and checked the way an auditor
 // would (every file against the manifest's SHA-256, the GeoJSON, each

@@ -265,7 +265,8 @@ func TestLog_RequestLinesAndShutdown(t *testing.T) {
 	apitest.WantError(t, apitest.Do(t, "PUT", p.SandboxURL+eudrAPI+"/suppliers", apitest.WithKey(sk.Key), nil), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, "", supplierBody("log-1", "Log Ltd")), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")
 	mustCreateSupplier(t, p.SandboxURL, sk.Key, "log-1", "Log Ltd")
-	// A failed login keeps SPEC's fixed message and says what was wrong.
+	// A failed login keeps the fixed message of every 401 and says what was
+	// wrong.
 	apitest.WantLoginFailed(t, apitest.Do(t, "POST", p.SandboxURL+enterpriseAPI+"/auth/login", nil,
 		map[string]string{"username": "admin", "password": "wrong " + testAdminPassword}))
 	const requests = 1 + 1 + 8 // login, create key, the eight above

@@ -93,7 +93,7 @@ func TestWebhook_Register(t *testing.T) {
 		e = apitest.WantError(t, post(map[string]any{"targetUrl": target + "x"}), http.StatusBadRequest, "VALIDATION_FAILED", "REQUIRED")
 		e.Detail(t, "eventTypes")
 
-		// polygon.failed is subscribable (API.md section 9).
+		// polygon.failed is subscribable, as is every type but webhook.ping.
 		registerWebhook(t, p.SandboxURL, key, rc.URL("/polyfail"), "polygon.failed")
 
 		r := apitest.Do(t, "POST", base, apitest.WithKey(key), map[string]any{"targetUrl": target + "y", "eventTypes": []string{"job.failed"}})

@@ -1,9 +1,10 @@
 package main_test
 
-// End-to-end tests of webhooks (SPEC.md 2.1-2.3, 3, 4.1, 6; API.md section
-// 9): a real HTTPS receiver (apitest.Receiver) that the appliance trusts
-// through EUDR_WEBHOOKS_CA_FILE verifies every delivery with
-// queue/webhooksig, records it, and answers as each test programs it.
+// End-to-end tests of webhooks (docs/webhooks.md: registration, the
+// envelope, signatures, retries, the DLQ, events): a real HTTPS receiver
+// (apitest.Receiver) that the appliance trusts through
+// EUDR_WEBHOOKS_CA_FILE verifies every delivery with queue/webhooksig,
+// records it, and answers as each test programs it.
 // Events are published through the sandbox's POST /sandbox/events, with a
 // short retry schedule. This file holds what the webhook tests share; the
 // tests are in e2e_webhooks_*_test.go.

@@ -2,9 +2,9 @@ package main_test
 
 // End-to-end tests: TestMain builds eudr once; each test runs `eudr serve` on
 // its own data dir with 127.0.0.1:0 listeners and talks HTTP like a client
-// (STYLE.md section 7). The tests are in the e2e_*_test.go files, one per
-// concern; the process harness is in e2e_helpers_test.go, the HTTP client,
-// the checks of answers and the webhook receiver in server/apitest.
+// (docs/architecture.md, Tests). The tests are in the e2e_*_test.go files,
+// one per concern; the process harness is in e2e_helpers_test.go, the HTTP
+// client, the checks of answers and the webhook receiver in server/apitest.
 
 import (
 	"flag"

@@ -8,7 +8,7 @@ import (
 )
 
 // Reasons Check gives for a feature that cannot be screened: its polygon
-// is FAILED with the reason as failureReason (API.md section 4).
+// is FAILED with the reason as failureReason (docs/screening.md).
 const (
 	// ReasonCrossesAntimeridian: a ring has a side joining longitudes more
 	// than 180° apart (CodeCrossesAntimeridian). ParseFeatureCollection

@@ -33,7 +33,8 @@
 //
 // # Synchronous rules
 //
-// Codes and paths (API.md section 4); i is the feature's index:
+// Codes and paths of the 400's details (docs/screening.md); i is the
+// feature's index:
 //
 //	body, type, features          INVALID_VALUE / REQUIRED: not an object, not "FeatureCollection", no features
 //	crs                           INVALID_VALUE: a crs member that does not name WGS 84 lon/lat
@@ -116,8 +117,8 @@
 // SELF_INTERSECTION (sides crossing, touching or overlapping: figure 8s,
 // spikes, folds, a corner visited twice), ring by ring, then
 // OVERLAPPING_PARTS (see below); INSUFFICIENT_PRECISION (no coordinate
-// with 6 or more decimals, API.md); then, at the 6 decimals the EU
-// information system keeps, DUPLICATE_VERTICES_AFTER_ROUNDING (two
+// with 6 or more decimals, docs/screening.md); then, at the 6 decimals the
+// EU information system keeps, DUPLICATE_VERTICES_AFTER_ROUNDING (two
 // consecutive corners of a ring are or become one point, or the ring
 // becomes degenerate or self-intersecting), and last OVERLAPPING_PARTS
 // for parts that come to overlap or share a side only there (the detail
@@ -180,7 +181,7 @@
 // # Verdict
 //
 // Assess turns a feature and an Index into eudrStatus, failureReason,
-// areaHa and risk (API.md section 4), the first of these deciding:
+// areaHa and risk (docs/screening.md), the first of these deciding:
 //
 //	Check                              FAILED, Check's reason
 //	polygon area (see below)           FAILED AREA_MISMATCH
@@ -219,17 +220,18 @@
 //
 // # Sandbox
 //
-// SandboxLayers is API.md's fixture table as two layers built in code:
-// deforestation over lon -62..-61, lat -11..-10 and a protected area over
-// lon -55..-54, lat -5..-4, each covering the world but lon 10..11, lat
-// 10..11 (four rectangles tiled around it). Each box is grown by 0.00001°
-// (about 1.1 m) on every side, so that a plot touching a box only along an
-// edge or at a corner overlaps it by a sliver and gets the box's outcome,
-// as the table says of "any polygon touching the box": HIGH_RISK beside
-// the first two boxes, FAILED NO_REFERENCE_COVERAGE beside the third. A
-// plot overlapping a box gets its outcome whatever the share, and a Point
-// on a box's edge is inside it. The same rules apply in production; the
-// sandbox differs only in its layers. Their SHA256 is LayerSHA256, over a canonical JSON encoding.
+// SandboxLayers is the sandbox fixture table (docs/sandbox.md) as two layers
+// built in code: deforestation over lon -62..-61, lat -11..-10 and a
+// protected area over lon -55..-54, lat -5..-4, each covering the world but
+// lon 10..11, lat 10..11 (four rectangles tiled around it). Each box is
+// grown by 0.00001° (about 1.1 m) on every side, so that a plot touching a
+// box only along an edge or at a corner overlaps it by a sliver and gets the
+// box's outcome, as the table says of any plot "overlapping or touching
+// these boxes": HIGH_RISK beside the first two boxes, FAILED
+// NO_REFERENCE_COVERAGE beside the third. A plot overlapping a box gets its
+// outcome whatever the share, and a Point on a box's edge is inside it. The
+// same rules apply in production; the sandbox differs only in its layers.
+// Their SHA256 is LayerSHA256, over a canonical JSON encoding.
 //
 // # Rasters
 //

@@ -8,7 +8,7 @@ import (
 // LayerKind is what a reference layer records.
 type LayerKind string
 
-// Kinds of reference layer (DESIGN.md, Screening).
+// Kinds of reference layer (docs/layers.md).
 const (
 	// DeforestationAfterCutoff maps forest lost after 2020-12-31.
 	DeforestationAfterCutoff LayerKind = "deforestation"

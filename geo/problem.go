@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// Detail codes of the problems ParseFeatureCollection reports (API.md
-// section 4). The server sends them as they are.
+// Detail codes of the problems ParseFeatureCollection reports: the details
+// of the 400 a polygon request gets (docs/screening.md). The server sends
+// them as they are.
 const (
 	CodeRequired                 = "REQUIRED"
 	CodeInvalidValue             = "INVALID_VALUE"

@@ -7,8 +7,8 @@ import (
 	"fmt"
 )
 
-// Sandbox fixture boxes (API.md section 4): lon min, lat min, lon max, lat
-// max.
+// Sandbox fixture boxes (the sandbox fixture table, docs/sandbox.md): lon
+// min, lat min, lon max, lat max.
 var (
 	// sandboxDeforestationBox is deforestation after the cutoff: a plot
 	// overlapping it is HIGH_RISK DEFORESTATION_AFTER_CUTOFF.
@@ -23,9 +23,10 @@ var (
 
 // sandboxMargin, in degrees (about 1.1 m), grows each box in the layers: a
 // plot touching a box only along an edge or at a corner overlaps the grown
-// box by a sliver of positive area, so it gets the box's outcome, as
-// API.md's table says of "any polygon touching the box". Screening itself
-// keeps the rule that only an overlap of positive area counts.
+// box by a sliver of positive area, so it gets the box's outcome, as the
+// sandbox fixture table (docs/sandbox.md) says of any plot "overlapping or
+// touching these boxes". Screening itself keeps the rule that only an
+// overlap of positive area counts.
 const sandboxMargin = 1e-5
 
 // SandboxSource is the Source of the sandbox fixture layers.
@@ -36,7 +37,8 @@ const SandboxSource = "eudr sandbox fixtures"
 // feature over sandboxDeforestationBox and a protected-area layer with one
 // feature over sandboxProtectedBox, both covering the whole world but
 // sandboxNoCoverageBox, each box grown by sandboxMargin. Assessed with
-// DefaultRules, a plot overlapping or touching a box gets API.md's outcome.
+// DefaultRules, a plot overlapping or touching a box gets the outcome the
+// sandbox fixture table gives it.
 func SandboxLayers() []*Layer {
 	layers := []*Layer{{
 		ID:       "sandbox-deforestation",

@@ -44,7 +44,8 @@ func pointJSON(lon, lat float64) string {
 
 func sandboxIndex() *geo.Index { return geo.NewIndex(geo.SandboxLayers()...) }
 
-// The fixture table of API.md section 4, through Assess with DefaultRules.
+// The sandbox fixture table (docs/sandbox.md), through Assess with
+// DefaultRules.
 func TestAssess_SandboxFixtures(t *testing.T) {
 	ix := sandboxIndex()
 	const area = `,"area":2`

@@ -15,7 +15,7 @@ import (
 // rules judged a plot.
 const EngineVersion = "eudr-geo/1"
 
-// Statuses Assess gives a plot (API.md section 4, eudrStatus).
+// Statuses Assess gives a plot (eudrStatus, docs/screening.md).
 const (
 	StatusCompliant = "COMPLIANT"
 	StatusHighRisk  = "HIGH_RISK"
@@ -71,11 +71,13 @@ type Rules struct {
 	LossThresholdHa  float64
 	// AreaTolerance is how far, as a fraction of the computed geodesic
 	// area, a polygon's declared area may be off before the plot is
-	// FAILED AREA_MISMATCH (API.md: 10 %). Default 0.10.
+	// FAILED AREA_MISMATCH (docs/screening.md: more than 10 % off). Default
+	// 0.10.
 	AreaTolerance float64
 }
 
-// DefaultRules returns the rules of API.md: MaxRiskScore 50,
+// DefaultRules returns the documented defaults (the risk.* settings of
+// config.example.yaml, docs/screening.md): MaxRiskScore 50,
 // OverlapThresholdPct 0 (any overlap), AreaTolerance 0.10; and for raster
 // layers LossThresholdPct 10 and LossThresholdHa 0.5.
 func DefaultRules() Rules {
@@ -131,9 +133,10 @@ type Outcome struct {
 	Loss    *LossInForest
 }
 
-// Risk is a screened plot's overlaps and risk score (API.md: risk.*). For
-// each kind the overlap is the largest among the layers of that kind
-// (layers are separate sources, not unioned with each other).
+// Risk is a screened plot's overlaps and risk score (a polygon's risk,
+// docs/screening.md). For each kind the overlap is the largest among the
+// layers of that kind (layers are separate sources, not unioned with each
+// other).
 type Risk struct {
 	DeforestedHa  float64
 	DeforestedPct float64 // of the plot, 0-100

@@ -17,7 +17,7 @@ import (
 // and each send is bounded by its client's timeout.
 const defaultWorkers = 256
 
-// defaultRetrySchedule is the production retry schedule (API.md section 9),
+// defaultRetrySchedule is the production retry schedule (docs/webhooks.md),
 // used when a Policy has none.
 var defaultRetrySchedule = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour}
 

@@ -17,7 +17,8 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // MaxAttempts is how many times a delivery is tried before it goes to the
-// DLQ: the first attempt and four retries (SPEC.md: five attempts).
+// DLQ: the first attempt and four retries, five attempts in all
+// (docs/webhooks.md).
 const MaxAttempts = 5
 
 var (

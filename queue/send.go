@@ -53,7 +53,7 @@ func (d *Dispatcher) Send(ctx context.Context, sub *Subscription, ev Event) Atte
 	return a
 }
 
-// webhookEnvelope is the body of a delivery (SPEC.md 2.2).
+// webhookEnvelope is the body of a delivery (docs/webhooks.md).
 type webhookEnvelope struct {
 	EventType string          `json:"eventType"`
 	EventID   string          `json:"eventId"`

@@ -16,7 +16,7 @@ var (
 	bucketSupplierPlotStats = []byte("supplier_polygon_stats")
 )
 
-// Batch statuses (API.md section 6).
+// Batch statuses (docs/batches.md).
 const (
 	BatchAssessing = "ASSESSING"
 	BatchVerified  = "VERIFIED"

@@ -11,7 +11,9 @@ var (
 	bucketDDSByReference = []byte("dds_by_reference") // EU reference number -> DDS ID
 )
 
-// DDS statuses (API.md section 7).
+// DDS statuses: a DRAFT is SUBMITTED, then VALIDATED or REJECTED by the EU
+// system; a SUBMITTED or VALIDATED one can be REVOKED, for good
+// (docs/dds.md).
 const (
 	DDSDraft     = "DRAFT"
 	DDSSubmitted = "SUBMITTED"

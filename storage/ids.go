@@ -17,7 +17,7 @@ var (
 )
 
 // NewID returns prefix + "_" + a ULID: 26 characters of time-ordered
-// randomness (API.md).
+// randomness, the form of every ID the API gives.
 func NewID(prefix string, now time.Time) string {
 	idMu.Lock()
 	defer idMu.Unlock()

@@ -13,7 +13,7 @@ var (
 	bucketJobResults = []byte("job_results")
 )
 
-// Job statuses (API.md section 5).
+// Job statuses (docs/jobs.md).
 const (
 	JobQueued    = "QUEUED"
 	JobRunning   = "RUNNING"

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Layer is an imported reference layer (DESIGN.md, Screening). It is
+// Layer is an imported reference layer (docs/layers.md). It is
 // appliance-wide, not a tenant's. Features, the GeoJSON FeatureCollection
 // as imported, is kept under its own key in layer_data, so listing layers
 // does not read it; FindLayers leaves it nil and FindLayer fills it. A

@@ -6,8 +6,8 @@
 // secret (the whsec_... string shown at registration and rotation):
 //
 //   - X-Service-Signature: hex HMAC-SHA256 of the raw request body, keyed by
-//     the whole secret string (SPEC.md). It proves who sent the body but not
-//     when: a captured request can be replayed.
+//     the whole secret string (docs/webhooks.md). It proves who sent the
+//     body but not when: a captured request can be replayed.
 //   - Standard Webhooks (https://www.standardwebhooks.com): webhook-id (the
 //     eventId), webhook-timestamp (Unix seconds) and webhook-signature
 //     ("v1,<base64 HMAC-SHA256 of id.timestamp.body>", keyed by the bytes the
@@ -62,7 +62,7 @@ var (
 )
 
 // NewSecret returns a new signing secret: whsec_ and 32 random bytes in
-// unpadded base64url (API.md section 9).
+// unpadded base64url.
 func NewSecret() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

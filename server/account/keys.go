@@ -12,7 +12,7 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// Scopes of an API key (API.md section 2): read allows GET and HEAD, write
+// Scopes of an API key (docs/api.md): read allows GET and HEAD, write
 // everything else and implies read.
 const (
 	ScopeRead  = "read"

@@ -74,7 +74,7 @@ func WellFormedKey(v string) bool {
 }
 
 // VerifyKey returns the key whose current value is value, for a request to
-// env's listener. It applies the refusal order of API.md: a malformed,
+// env's listener. It refuses in this order: a malformed,
 // unknown or revoked value is an apierr 401; then a key of the other
 // environment is 403 WRONG_ENVIRONMENT, then a rotated-out value 403
 // KEY_ROTATED (the 403s name headers.Authorization; the caller names the

@@ -1,5 +1,5 @@
 // Package apierr is the API's error envelope: the Error every non-2xx
-// answer carries, its Details, and the codes API.md names. Workflow
+// answer carries, its Details, and every code the API answers. Workflow
 // packages return these for business rules; From maps every other error
 // (not found, geo problems, internal failures) in one place.
 //
@@ -124,13 +124,14 @@ func Invalid(field, issue string) *Error {
 	return Validation(Detail{Code: DetailInvalidValue, Field: field, Issue: issue})
 }
 
-// Unauthorized is the 401 of SPEC.md, with its fixed message.
+// Unauthorized is the 401 of a missing, malformed or revoked key, with the
+// fixed message every 401 carries.
 func Unauthorized() *Error {
 	return &Error{Status: StatusUnauthorized, Code: CodeUnauthorized, Message: MsgUnauthorized}
 }
 
-// InvalidCredentials is the 401 of a failed login: SPEC.md's fixed
-// message, with a detail saying what went wrong, since the message alone
+// InvalidCredentials is the 401 of a failed login: the fixed message every
+// 401 carries, with a detail saying what went wrong, since the message alone
 // speaks of API keys and a client (or a script's jq) cannot tell from it
 // that the password was mistyped.
 func InvalidCredentials() *Error {
@@ -138,8 +139,8 @@ func InvalidCredentials() *Error {
 		Details: []Detail{{Code: DetailInvalidCredentials, Field: "body", Issue: "the username or password is wrong"}}}
 }
 
-// Forbidden is the 403 of SPEC.md, with its fixed message and one detail
-// saying why.
+// Forbidden is the 403 of a valid key that may not make the request, with
+// the fixed message every 403 carries and one detail saying why.
 func Forbidden(detail, issue string) *Error {
 	return &Error{Status: StatusForbidden, Code: CodeForbidden, Message: MsgForbidden,
 		Details: []Detail{{Code: detail, Field: "headers.Authorization", Issue: issue}}}

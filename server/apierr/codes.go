@@ -1,6 +1,7 @@
 package apierr
 
-// Top-level error codes: one per class of failure (API.md section 3).
+// Top-level error codes: one per class of failure; a detail's code names
+// the case.
 const (
 	CodeValidationFailed     = "VALIDATION_FAILED"
 	CodeUnauthorized         = "UNAUTHORIZED"
@@ -32,27 +33,27 @@ const (
 	DetailScopeRequired         = "SCOPE_REQUIRED"
 	DetailAdminRequired         = "ADMIN_REQUIRED"
 	DetailInvalidCredentials    = "INVALID_CREDENTIALS" // 401, login: the username or password is wrong
-	// Batches (API.md section 6).
+	// Batches (docs/batches.md).
 	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode of no commodity; 422: of another commodity only
 	DetailSupplierNotFound    = "SUPPLIER_NOT_FOUND"     // 404: no supplier mapping with that ERP vendor ID
 	DetailPolygonNotFound     = "POLYGON_NOT_FOUND"      // 404: no such polygon
 	DetailPolygonNotCompliant = "POLYGON_NOT_COMPLIANT"  // 422: a batch polygon is HIGH_RISK or FAILED
 	DetailCommodityMismatch   = "COMMODITY_MISMATCH"     // 422: a batch polygon is of another commodity
 	DetailPolygonInUse        = "POLYGON_IN_USE"         // 409: a polygon a batch uses cannot be deleted
-	// Shipment links and the ledger (API.md sections 6 and 8).
+	// Shipment links and the ledger (docs/ledger.md).
 	DetailBatchNotVerified      = "BATCH_NOT_VERIFIED"      // 422: only a VERIFIED batch can be linked
 	DetailShipmentAlreadyLinked = "SHIPMENT_ALREADY_LINKED" // 409: another link holds the shipment
 	DetailBatchAlreadyLinked    = "BATCH_ALREADY_LINKED"    // 409: another link holds the batch
 	DetailProofNotReproducible  = "PROOF_NOT_REPRODUCIBLE"  // 422: evidence that does not verify
-	// Archive reports (API.md section 8).
+	// Archive reports (docs/reports.md).
 	DetailReportNotReady = "REPORT_NOT_READY" // 409: the report's job has not written the archive yet
 	DetailReportFailed   = "REPORT_FAILED"    // 409: the report's job failed; there is no archive
-	// Due-diligence statements (API.md section 7).
+	// Due-diligence statements (docs/dds.md).
 	DetailEUSystemRule          = "EU_SYSTEM_RULE"           // 422: the statement breaks a rule or limit of the EU system
 	DetailEUSystemNotConfigured = "EU_SYSTEM_NOT_CONFIGURED" // 422: no EU system credentials (production)
 	DetailDDSNotDraft           = "DDS_NOT_DRAFT"            // 409: only a DRAFT can be submitted, once
 	DetailDDSNotRevocable       = "DDS_NOT_REVOCABLE"        // 409: not SUBMITTED or VALIDATED, past 72 h, or grouped
-	// Webhooks (API.md section 9).
+	// Webhook subscriptions.
 	DetailWebhookDuplicate = "WEBHOOK_DUPLICATE"  // 409: a webhook with that URL exists
 	DetailTargetNotAllowed = "TARGET_NOT_ALLOWED" // 400: a private, loopback or metadata target
 )
@@ -84,7 +85,8 @@ const (
 	AttemptEUSystemUnreadableAnswer = "EU_SYSTEM_UNREADABLE_ANSWER"
 )
 
-// The fixed messages of SPEC.md section 7.
+// The fixed messages of every 401 and every 403, whatever the reason: the
+// details say it.
 const (
 	MsgUnauthorized = "Missing or invalid API key"
 	MsgForbidden    = "API key does not have the required scope"

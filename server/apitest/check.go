@@ -22,7 +22,7 @@ var (
 	apiTimePattern = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 )
 
-// CheckCommon checks what every response must carry (API.md section 3):
+// CheckCommon checks what every response must carry (docs/api.md):
 // X-Trace-Id (the one req sent when valid, else 32 hex characters), the
 // three X-RateLimit-* headers as integers, and for every status from 300 on
 // a JSON error envelope with a string code and message and a details array
@@ -165,13 +165,13 @@ func WantError(t testing.TB, r *Response, status int, code string, detailCodes .
 	return e
 }
 
-// The fixed messages of SPEC.md's 401 and 403.
+// The fixed messages every 401 and 403 carry.
 const (
 	MsgUnauthorized = "Missing or invalid API key"
 	MsgForbidden    = "API key does not have the required scope"
 )
 
-// WantUnauthorized checks SPEC.md's 401: UNAUTHORIZED, the fixed message, no details.
+// WantUnauthorized checks a plain 401: UNAUTHORIZED, the fixed message, no details.
 func WantUnauthorized(t testing.TB, r *Response) {
 	t.Helper()
 	e := WantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
@@ -183,8 +183,8 @@ func WantUnauthorized(t testing.TB, r *Response) {
 	}
 }
 
-// WantLoginFailed checks the 401 of a failed login: SPEC.md's fixed
-// message, and one detail INVALID_CREDENTIALS saying the username or
+// WantLoginFailed checks the 401 of a failed login: the fixed message every
+// 401 carries, and one detail INVALID_CREDENTIALS saying the username or
 // password is wrong.
 func WantLoginFailed(t testing.TB, r *Response) {
 	t.Helper()
@@ -197,8 +197,8 @@ func WantLoginFailed(t testing.TB, r *Response) {
 	}
 }
 
-// WantForbidden checks SPEC.md's 403 with reason as the one detail, and
-// returns that detail.
+// WantForbidden checks a 403 (FORBIDDEN, its fixed message) with reason as
+// the one detail, and returns that detail.
 func WantForbidden(t testing.TB, r *Response, reason string) APIDetail {
 	t.Helper()
 	e := WantError(t, r, http.StatusForbidden, "FORBIDDEN", reason)

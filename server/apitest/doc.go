@@ -9,7 +9,7 @@
 //     key the way a client does;
 //   - checks of answers: WantStatus, WantError (the error envelope, its
 //     code and detail codes), WantUnauthorized and WantForbidden (the fixed
-//     401 and 403 of SPEC.md), ParseTime (the API's timestamps);
+//     messages of every 401 and 403), ParseTime (the API's timestamps);
 //   - Receiver, an HTTPS webhook receiver (httptest.NewTLSServer) that
 //     verifies each delivery's signatures with queue/webhooksig, records
 //     every request, answers as a test programs it, and writes its CA

@@ -25,7 +25,7 @@ import (
 	"github.com/eudr/eudr/queue/webhooksig"
 )
 
-// Envelope is a delivery's body (SPEC.md 2.2).
+// Envelope is a delivery's body (docs/webhooks.md).
 type Envelope struct {
 	EventType string          `json:"eventType"`
 	EventID   string          `json:"eventId"`
@@ -57,11 +57,11 @@ type Answer struct {
 	Body   string        // written after the status: the appliance logs it as the attempt's responseBody
 }
 
-// Receiver is a webhook receiver: one HTTPS server, subscriptions told
-// apart by path, each verified with its own secret. It records every
-// request. A delivery whose body is not an envelope or whose signatures do
-// not both verify with its path's secret is answered 401 (SPEC.md 5.9);
-// others as the policy says, 200 by default.
+// Receiver is a webhook receiver: one HTTPS server, subscriptions told apart
+// by path, each verified with its own secret. It records every request. A
+// delivery whose body is not an envelope or whose signatures do not both
+// verify with its path's secret is answered 401, as a receiver rejects a
+// signature mismatch; others as the policy says, 200 by default.
 type Receiver struct {
 	// CAFile is the PEM file of the server's certificate, for
 	// EUDR_WEBHOOKS_CA_FILE.
@@ -211,7 +211,7 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 		act = policy(d)
 	}
 	if d.SigErr != nil || d.EnvErr != nil {
-		act = Answer{Status: http.StatusUnauthorized, Delay: act.Delay} // SPEC.md 5.9: reject a mismatch with 401
+		act = Answer{Status: http.StatusUnauthorized, Delay: act.Delay} // a receiver rejects a mismatch with 401
 	}
 	if act.Delay > 0 {
 		select {
@@ -274,7 +274,7 @@ func (rc *Receiver) InFlight() int {
 }
 
 // CheckSignatures verifies d's signature headers with secret independently
-// of webhooksig (SPEC.md 5.9, README): hex HMAC-SHA256 of the raw body keyed
+// of webhooksig (docs/webhooks.md): hex HMAC-SHA256 of the raw body keyed
 // by the secret string, and the Standard Webhooks signature keyed by the
 // secret's bytes; then with webhooksig, at d's arrival.
 func CheckSignatures(t testing.TB, d Delivery, secret string) {

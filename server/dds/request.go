@@ -8,7 +8,7 @@ import (
 	"github.com/eudr/eudr/server/euis"
 )
 
-// DraftRequest is the body of POST /declarations/dds (API.md section 7).
+// DraftRequest is the body of POST /declarations/dds (docs/dds.md).
 // Split files a statement over the EU limits as several;
 // countryOfActivity and borderCrossCountry default from the shipments'
 // port of entry.

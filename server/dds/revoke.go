@@ -12,7 +12,7 @@ import (
 )
 
 // A revocation withdraws the statement in the EU system and then marks it
-// REVOKED, for good (SPEC.md section 3): Withdraw makes the call outside
+// REVOKED, for good (docs/dds.md): Withdraw makes the call outside
 // any transaction, Revoke records it in the caller's.
 
 // Withdrawal is a statement withdrawn in the EU system, for Revoke to

@@ -25,8 +25,7 @@
 //     (docs/analysis/v3-live-test-plan.md, release-8.2.1-conformance.md):
 //     faults arrive as HTTP 500, NotFoundException on reads, statuses are
 //     eventually consistent.
-//   - The appliance's notes on these: /work/shared/research/eudr.md,
-//     sections 1 and 2; API.md section 7 for the sandbox.
+//   - For the sandbox's simulated system: docs/dds.md.
 //
 // # Client
 //
@@ -133,7 +132,7 @@
 //
 // # Simulator
 //
-// Simulator implements the sandbox of API.md section 7 over a SimStore
+// Simulator implements the sandbox's EU system (docs/dds.md) over a SimStore
 // (key-value; the server backs it with a bbolt bucket) and a clock, so that
 // it survives a restart and tests are deterministic. Its doc comment states
 // its rules.

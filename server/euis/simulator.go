@@ -25,7 +25,7 @@ const DefaultSimDelay = 3 * time.Second
 // where there was one.
 const (
 	// ReasonOperatorUUIDMismatch: the operator UUID is the zero UUID or none
-	// of the batches' suppliers' (API.md section 7). The statement ends
+	// of the batches' suppliers' (docs/dds.md). The statement ends
 	// REJECTED.
 	ReasonOperatorUUIDMismatch = "OPERATOR_UUID_MISMATCH"
 	// ReasonWithdrawNotPossible: the 72 hours have passed, or the statement
@@ -86,7 +86,7 @@ type SimOptions struct {
 }
 
 // Simulator is the Client of the sandbox: an information system in the
-// process (API.md section 7). It ignores the credentials and checks a
+// process (docs/dds.md). It ignores the credentials and checks a
 // statement as Validate does (a violation is a FaultBusinessRules fault,
 // as the real system would answer). Then:
 //

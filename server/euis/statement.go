@@ -169,7 +169,7 @@ type Statement struct {
 	ReferencedStatements []Reference
 
 	// OperatorUUID and SupplierOperatorUUIDs serve only the Simulator's
-	// cross-check (API.md section 7): the operator UUID the statement was
+	// cross-check (docs/dds.md): the operator UUID the statement was
 	// generated for and the EU operator UUIDs of its batches' supplier
 	// mappings. SOAPClient does not send them; the information system has
 	// no such fields.

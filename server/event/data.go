@@ -20,7 +20,7 @@ type PolygonFailedData struct {
 	Reasons    map[string]string `json:"reasons"`
 }
 
-// BatchRiskAssessedData is batch.risk_assessed (API.md section 6).
+// BatchRiskAssessedData is batch.risk_assessed (docs/batches.md).
 type BatchRiskAssessedData struct {
 	BatchID   string        `json:"batchId"`
 	RiskScore int           `json:"riskScore"`
@@ -28,7 +28,7 @@ type BatchRiskAssessedData struct {
 	Factors   []risk.Factor `json:"factors"`
 }
 
-// ShipmentLinkedData is shipment.linked (API.md section 6): the link and
+// ShipmentLinkedData is shipment.linked (docs/ledger.md): the link and
 // where it is anchored.
 type ShipmentLinkedData struct {
 	LinkID          string `json:"linkId"`

@@ -1,7 +1,7 @@
-// Package event names the events the appliance publishes (SPEC.md section
-// 6), defines each one's data, and publishes them: an event is recorded
-// once and fanned out to a delivery per matching webhook in the caller's
-// transaction, so it exists exactly when the change it reports does.
+// Package event names the events the appliance publishes, defines each one's
+// data, and publishes them: an event is recorded once and fanned out to a
+// delivery per matching webhook in the caller's transaction, so it exists
+// exactly when the change it reports does.
 package event
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// Event types (SPEC.md section 6).
+// Event types: a delivery's eventType.
 const (
 	PolygonVerified   = "polygon.verified"
 	PolygonFailed     = "polygon.failed"

@@ -55,8 +55,8 @@ func collection(features ...string) string {
 	return `{"type":"FeatureCollection","features":[` + strings.Join(features, ",") + `]}`
 }
 
-// fixtures holds one plot per row of the sandbox fixture table (API.md
-// section 4), in table order, and a self-intersecting one.
+// fixtures holds one plot per row of the sandbox fixture table
+// (docs/sandbox.md), in table order, and a self-intersecting one.
 var fixtures = []string{
 	plot("defo", square(-61.5, -10.5, 0.001)),
 	plot("protected", square(-54.5, -4.5, 0.001)),

@@ -26,7 +26,7 @@ import (
 // second.
 const ChunkSize = 200
 
-// Result is one entry of a polygon job's results (API.md section 5), as
+// Result is one entry of a polygon job's results (docs/jobs.md), as
 // the job records it and GET /jobs/{jobId} shows it.
 type Result struct {
 	FeatureIndex  int     `json:"featureIndex"`

@@ -36,5 +36,5 @@
 // (risk.max_score, default 50). With the default threshold a batch of
 // COMPLIANT plots (each scoring at most 50) from low- and standard-risk
 // countries is negligible, and one with a plot from a high-risk country is
-// not, whatever the supplier's record: API.md's rule.
+// not, whatever the supplier's record: the rule docs/batches.md states.
 package risk

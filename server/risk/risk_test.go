@@ -176,10 +176,10 @@ func TestAssess(t *testing.T) {
 		plot     int
 		supplier int
 	}{
-		// API.md's rule with the default threshold 50: COMPLIANT plots (risk
-		// score at most 50) from low- or standard-risk countries are
-		// negligible whatever the supplier's record; from a high-risk
-		// country never.
+		// The risk rule of docs/batches.md with the default threshold 50:
+		// COMPLIANT plots (risk score at most 50) from low- or
+		// standard-risk countries are negligible whatever the supplier's
+		// record; from a high-risk country never.
 		{"low country, clean plots", plots("GH", 3, 0), clean, 50, 0, risk.LevelNegligible, 0, 0, 0},
 		{"low country, plots in 2020 forest", plots("DE", 2, 50), clean, 50, 50, risk.LevelNegligible, 0, 50, 0},
 		{"standard country", plots("BR", 2, 0), clean, 50, 25, risk.LevelNegligible, 25, 0, 0},
@@ -214,8 +214,9 @@ func TestAssess(t *testing.T) {
 	}
 }
 
-// TestAssess_Rule checks API.md's rule over every country code and plot
-// score a COMPLIANT plot can have under the default threshold.
+// TestAssess_Rule checks the risk rule of docs/batches.md over every
+// country code and plot score a COMPLIANT plot can have under the default
+// threshold.
 func TestAssess_Rule(t *testing.T) {
 	b := risk.DefaultBenchmark()
 	histories := []risk.History{{SupplierID: "none"}, {SupplierID: "all bad", HighRisk: 5}, {SupplierID: "half", Compliant: 5, HighRisk: 5}}
