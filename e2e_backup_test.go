@@ -2,7 +2,7 @@ package main_test
 
 // End-to-end tests of backups: `eudr admin backup` of a running appliance
 // and of a stopped data dir, GET /admin/backup, and restores of each as
-// README's Operations section says.
+// docs/operations.md says.
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 )
 
 // restoreBackup starts a server on a new data dir holding backup as eudr.db.
-// restoreBackup restores as README's Operations section says: the store
+// restoreBackup restores as docs/operations.md says: the store
 // from the backup, and the key files (kept outside the store, backed up on
 // their own) from the data dir keysFrom.
 func restoreBackup(t *testing.T, backup, keysFrom string) *serverProc {

@@ -37,7 +37,7 @@ func bandTiles(deg float64, value func(west int) uint8, read *int) []geo.RasterT
 	return tiles
 }
 
-// A plot across the antimeridian sent as the README says, two polygons
+// A plot across the antimeridian sent as docs/screening.md says, two polygons
 // meeting at 180 and -180, has a bounding box round the globe. Its pixels
 // are read from the windows of its parts, not from the band between them:
 // here 2 x 10 x 100 pixels of 0.01 degree of a loss-year layer (and 2 x 20

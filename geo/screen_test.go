@@ -520,7 +520,7 @@ func BenchmarkScreen(b *testing.B) {
 // antimeridianBand is a layer of a feature every degree round the globe in
 // the band from 5 to 6 N, each 0.8° wide, "f-180" to "f179", covering the
 // band in two polygons that meet at 180 and -180; and a plot across the
-// antimeridian sent as the README says, two polygons meeting there.
+// antimeridian sent as docs/screening.md says, two polygons meeting there.
 func antimeridianBand() (*geo.Index, geo.Geometry) {
 	fs := make([]geo.LayerFeature, 0, 360)
 	for lon := -180; lon < 180; lon++ {

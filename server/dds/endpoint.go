@@ -10,7 +10,7 @@ import (
 )
 
 // Where the EU system client may send depends on who set the endpoint
-// (README, "EU system credentials"). Every request carries a UsernameToken
+// (docs/dds.md, "Where EU system requests may go"). Every request carries a UsernameToken
 // made from the organisation's key, and the answer may end up in a job's
 // error, so an endpoint is a target for the token and for requests into
 // the appliance's network.
