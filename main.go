@@ -36,10 +36,11 @@ Usage:
   eudr admin create-key [--config FILE] --env sandbox|production [--org ORG] [--name NAME] [--scopes read,write]
   eudr admin backup [--config FILE] FILE
   eudr admin reset-password [--config FILE] [--user admin]
-  eudr layers import [--config FILE] --name N --kind deforestation|protected_area|forest_cover_2020
+  eudr layers import [--config FILE] [--env production|sandbox] --name N
+                     --kind deforestation|protected_area|forest_cover_2020
                      --version V --source S [--coverage FILE] FILE
-  eudr layers import [--config FILE] --name N --kind forest-2020|loss-year|alerts
-                     --version V --source S --raster DIR
+  eudr layers import [--config FILE] [--env production|sandbox] --name N
+                     --kind forest-2020|loss-year|alerts --version V --source S --raster DIR
   eudr ledger verify [--config FILE] [--key VERIFIER_KEY] [--checkpoint FILE]...
   eudr version
 
@@ -304,10 +305,12 @@ func backup(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// importLayer imports a reference layer into a stopped appliance's store
-// and prints its ID and feature count.
+// importLayer imports a reference layer into a stopped appliance's store,
+// for the screening of one environment, and prints its ID and feature
+// count.
 func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, configFile := newFlags("layers import")
+	envName := fs.String("env", string(storage.Production), "environment whose screening uses the layer: production or sandbox (in addition to its fixture layers)")
 	name := fs.String("name", "", "layer name")
 	kind := fs.String("kind", "", "deforestation, protected_area or forest_cover_2020 (GeoJSON FILE); forest-2020, loss-year or alerts (--raster DIR)")
 	ver := fs.String("version", "", "layer version")
@@ -317,7 +320,10 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	env, err := layer.ParseEnvironment(*envName)
 	switch {
+	case err != nil:
+		return usageError("--env " + err.Error())
 	case *rasterDir != "" && fs.NArg() != 0:
 		return usageError("layers import takes either --raster DIR or one GeoJSON file")
 	case *rasterDir == "" && fs.NArg() != 1:
@@ -327,7 +333,7 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	lr := layer.Request{Name: *name, Kind: *kind, Version: *ver, Source: *source, RasterField: "--raster"}
+	lr := layer.Request{Name: *name, Kind: *kind, Version: *ver, Source: *source, RasterField: "--raster", Env: env}
 	if *rasterDir != "" {
 		// Tiles stay where they are: the store records the folder.
 		if lr.RasterDir, err = filepath.Abs(*rasterDir); err != nil {

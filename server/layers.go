@@ -19,6 +19,7 @@ type layerResponse struct {
 	Kind         string          `json:"kind"`
 	Version      string          `json:"version"`
 	Source       string          `json:"source"`
+	Environment  string          `json:"environment"`
 	SHA256       string          `json:"sha256"`
 	FeatureCount int             `json:"featureCount"`
 	Coverage     coverageSummary `json:"coverage"`
@@ -65,7 +66,7 @@ func layerResponseOf(l *storage.Layer) (layerResponse, error) {
 		return layerResponse{}, err
 	}
 	resp := layerResponse{LayerID: l.ID, Name: l.Name, Kind: l.Kind, Version: l.Version, Source: l.Source,
-		SHA256: l.SHA256, FeatureCount: l.FeatureCount, Coverage: summarizeCoverage(cov)}
+		Environment: string(l.Env), SHA256: l.SHA256, FeatureCount: l.FeatureCount, Coverage: summarizeCoverage(cov)}
 	if !l.ImportedAt.IsZero() { // a sandbox fixture was never imported
 		resp.ImportedAt = storage.FormatTimePtr(&l.ImportedAt)
 	}
@@ -100,8 +101,8 @@ func (a *App) handleLayersCreate(w http.ResponseWriter, r *http.Request, _ httpr
 	})
 }
 
-// handleLayersDelete stops production screening against a layer
-// (layer.Delete).
+// handleLayersDelete stops screening against an imported layer, in the
+// environment it was imported for (layer.Delete).
 func (a *App) handleLayersDelete(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	if err := a.layers.Delete(r.Context(), ps.ByName("layerId")); err != nil {
 		writeError(w, r, err)

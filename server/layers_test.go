@@ -118,3 +118,63 @@ func TestLayers_ImportRefused(t *testing.T) {
 		t.Errorf("details = %v, want UNKNOWN_FIELD extra and INVALID_VALUE kind together", got)
 	}
 }
+
+// POST /layers imports for the environment its body names (production when
+// it names none), whichever listener it came in on; GET /layers lists each
+// environment's own.
+func TestLayers_ImportEnvironment(t *testing.T) {
+	ta := newTestApp(t)
+	token := ta.adminToken()
+	_, prodKey := ta.newKey(storage.Production)
+	_, sandboxKey := ta.newKey(storage.Sandbox)
+	body := func(env string) string {
+		return `{"name":"Loss","kind":"deforestation","version":"1.11","source":"glad","environment":"` + env +
+			`","features":` + testLayerFeatures + `,"coverage":` + testLayerCoverage + `}`
+	}
+
+	w := ta.serve(storage.Production, newRequest("POST", enterprisePrefix+"/layers", body("sandbox"),
+		"Authorization", "Bearer "+token, "Idempotency-Key", "imp-sandbox"))
+	if w.Code != http.StatusOK {
+		t.Fatalf("import: %d %s", w.Code, w.Body)
+	}
+	var got layerResponse
+	mustDecode(t, w, &got)
+	if got.Environment != "sandbox" {
+		t.Errorf("import answer environment = %q, want sandbox", got.Environment)
+	}
+	if ls := ta.layers.Index(storage.Production).Layers(); len(ls) != 0 {
+		t.Errorf("production index = %v after a sandbox import", ls)
+	}
+	fixtures := geo.SandboxLayers()
+	if ls := ta.layers.Index(storage.Sandbox).Layers(); len(ls) != len(fixtures)+1 || ls[len(fixtures)].ID != got.LayerID {
+		t.Errorf("sandbox index = %v, want the fixtures then %s", ls, got.LayerID)
+	}
+
+	list := func(env storage.Environment, key string) []layerResponse {
+		w := ta.serve(env, newRequest("GET", eudrPrefix+"/layers", "", "X-API-Key", key))
+		if w.Code != http.StatusOK {
+			t.Fatalf("list %s: %d %s", env, w.Code, w.Body)
+		}
+		var list []layerResponse
+		mustDecode(t, w, &list)
+		for _, l := range list {
+			if l.Environment != string(env) {
+				t.Errorf("%s list holds %s of environment %q", env, l.LayerID, l.Environment)
+			}
+		}
+		return list
+	}
+	if sb := list(storage.Sandbox, sandboxKey); len(sb) != len(fixtures)+1 || sb[0].LayerID != got.LayerID || sb[1].LayerID != fixtures[0].ID {
+		t.Errorf("sandbox list = %+v, want the imported layer, then the fixtures", sb)
+	}
+	if pr := list(storage.Production, prodKey); len(pr) != 0 {
+		t.Errorf("production list = %+v after a sandbox import, want none", pr)
+	}
+
+	w = ta.serve(storage.Sandbox, newRequest("POST", enterprisePrefix+"/layers", body("live"),
+		"Authorization", "Bearer "+token, "Idempotency-Key", "imp-live"))
+	e := wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+	if e.Details[0].Field != "environment" || !strings.Contains(e.Details[0].Issue, `not "live"`) {
+		t.Errorf("details = %+v, want environment first", e.Details)
+	}
+}

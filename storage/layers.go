@@ -8,7 +8,8 @@ import (
 )
 
 // Layer is an imported reference layer (docs/layers.md). It is
-// appliance-wide, not a tenant's. Features, the GeoJSON FeatureCollection
+// appliance-wide, not a tenant's: every organisation of its environment
+// screens against it. Features, the GeoJSON FeatureCollection
 // as imported, is kept under its own key in layer_data, so listing layers
 // does not read it; FindLayers leaves it nil and FindLayer fills it. A
 // raster layer has no features: Raster lists its GeoTIFF tiles, which stay
@@ -25,6 +26,9 @@ type Layer struct {
 	Features     json.RawMessage `json:"-"`
 	Raster       *RasterTiles    `json:"raster,omitempty"`
 	ImportedAt   time.Time       `json:"importedAt"`
+	// Env is the environment whose screening uses the layer. Layers stored
+	// before the sandbox could have any have none and read as Production.
+	Env Environment `json:"environment,omitempty"`
 }
 
 // RasterTiles are a raster layer's GeoTIFF files: their folder and what
@@ -78,6 +82,7 @@ func (tx *Tx) FindLayer(id string) (*Layer, error) {
 		return nil, err
 	}
 	l.Features = bytes.Clone(tx.Bucket(bucketLayerData).Get([]byte(id)))
+	l.defaultEnv()
 	return &l, nil
 }
 
@@ -91,9 +96,18 @@ func (tx *Tx) FindLayers() ([]*Layer, error) {
 		if err := unmarshal(v, &l); err != nil {
 			return nil, fmt.Errorf("decode layer %s: %w", k, err)
 		}
+		l.defaultEnv()
 		out = append(out, &l)
 	}
 	return out, nil
+}
+
+// defaultEnv gives a layer stored without an environment the only one
+// layers could be imported for then: production.
+func (l *Layer) defaultEnv() {
+	if l.Env == "" {
+		l.Env = Production
+	}
 }
 
 // DeleteLayer removes a layer and its features, or returns ErrNotFound.

@@ -3,8 +3,10 @@
 // import`), vector layers as GeoJSON features and raster layers as a
 // folder of GeoTIFF tiles read in place, listing and deleting them, and
 // the in-memory index of each environment, rebuilt from the store at start
-// and after every import or delete. Raster tiles are read through one
-// cache of open files and decoded blocks.
+// and after every import or delete. A layer is imported for one
+// environment: production's screening uses the layers imported for it, the
+// sandbox's its fixture layers and those imported for it. Raster tiles are
+// read through one cache of open files and decoded blocks.
 package layer
 
 import (
@@ -48,43 +50,53 @@ type Service struct {
 	o     Options
 	tiles *tileFiles
 
-	// sandbox holds the sandbox fixture layers, built once; prod the
-	// imported layers, rebuilt after each import or delete.
-	sandbox *geo.Index
-	prod    atomic.Pointer[geo.Index]
-	// reloading makes rebuilds of the production index take turns: a
-	// rebuild that read the store before another import committed must not
-	// replace the index that import's own rebuild made.
+	// prod holds the layers imported for production; sandbox the fixture
+	// layers and then those imported for the sandbox. Both are rebuilt
+	// after each import or delete.
+	prod, sandbox atomic.Pointer[geo.Index]
+	// reloading makes rebuilds of the indexes take turns: a rebuild that
+	// read the store before another import committed must not replace the
+	// index that import's own rebuild made.
 	reloading sync.Mutex
 }
 
-// New returns the service with the sandbox index built and an empty
-// production one; Load fills that from the store.
+// New returns the service with the sandbox index holding the fixture
+// layers and an empty production one; Load adds the imported layers.
 func New(o Options) *Service {
 	if o.MaxOpenTiles == 0 {
 		o.MaxOpenTiles = DefaultMaxOpenTiles
 	}
-	s := &Service{o: o, tiles: newTileFiles(o.RasterCacheBytes, o.MaxOpenTiles),
-		sandbox: geo.NewIndex(geo.SandboxLayers()...)}
+	s := &Service{o: o, tiles: newTileFiles(o.RasterCacheBytes, o.MaxOpenTiles)}
 	s.prod.Store(geo.NewIndex())
+	s.sandbox.Store(geo.NewIndex(geo.SandboxLayers()...))
 	return s
 }
 
-// Index is the reference index screening uses in env: the fixture layers
-// in the sandbox, the imported ones in production.
+// Index is the reference index screening uses in env: in production the
+// layers imported for it; in the sandbox the fixture layers, then those
+// imported for the sandbox.
+//
+// Imported sandbox layers add to the fixtures rather than replace them:
+// the fixture boxes are the sandbox's documented outcomes, which a
+// client's integration tests rely on, and importing a sample layer must
+// not change them. The fixtures' deforestation layer covers the whole
+// world but one box, so in the sandbox a plot outside every imported
+// layer is still COMPLIANT, never FAILED NO_REFERENCE_COVERAGE (only that
+// box is, unless an imported layer covers it).
 func (s *Service) Index(env storage.Environment) *geo.Index {
 	if env == storage.Sandbox {
-		return s.sandbox
+		return s.sandbox.Load()
 	}
 	return s.prod.Load()
 }
 
-// Load rebuilds the production index from the store, layers oldest first.
-// Stored layers load as they were imported: their rings are not checked
-// again, so a layer that today's import would refuse still loads. A
-// raster tile missing or changed since its import is logged, not refused:
-// plots that need it fail screening naming it. It fails when a stored
-// layer cannot be decoded, keeping the index it had.
+// Load rebuilds the index of each environment from the store, its layers
+// oldest first (in the sandbox after the fixture layers). Stored layers
+// load as they were imported: their rings are not checked again, so a
+// layer that today's import would refuse still loads. A raster tile
+// missing or changed since its import is logged, not refused: plots that
+// need it fail screening naming it. It fails when a stored layer cannot
+// be decoded, keeping the indexes it had.
 func (s *Service) Load(ctx context.Context) error {
 	s.reloading.Lock()
 	defer s.reloading.Unlock()
@@ -106,12 +118,12 @@ func (s *Service) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load layers: %w", err)
 	}
-	layers := make([]*geo.Layer, 0, len(stored))
-	var rasters []*geo.RasterLayer
+	layers := map[storage.Environment][]*geo.Layer{storage.Sandbox: geo.SandboxLayers()}
+	rasters := map[storage.Environment][]*geo.RasterLayer{}
 	for _, l := range stored {
 		if l.Raster != nil {
 			s.checkTiles(l)
-			rasters = append(rasters, rasterLayer(l, s.tiles))
+			rasters[l.Env] = append(rasters[l.Env], rasterLayer(l, s.tiles))
 			continue
 		}
 		feats, err := geo.ParseLayerFeatures(l.Features)
@@ -122,10 +134,11 @@ func (s *Service) Load(ctx context.Context) error {
 		if err := json.Unmarshal(l.Coverage, &cov); err != nil {
 			return fmt.Errorf("load layer %s coverage: %w", l.ID, err)
 		}
-		layers = append(layers, &geo.Layer{ID: l.ID, Name: l.Name, Kind: geo.LayerKind(l.Kind), Version: l.Version,
+		layers[l.Env] = append(layers[l.Env], &geo.Layer{ID: l.ID, Name: l.Name, Kind: geo.LayerKind(l.Kind), Version: l.Version,
 			Source: l.Source, SHA256: l.SHA256, Coverage: cov, Features: feats})
 	}
-	s.prod.Store(geo.NewIndex(layers...).WithRasters(rasters...))
+	s.prod.Store(geo.NewIndex(layers[storage.Production]...).WithRasters(rasters[storage.Production]...))
+	s.sandbox.Store(geo.NewIndex(layers[storage.Sandbox]...).WithRasters(rasters[storage.Sandbox]...))
 	// Decoding a large layer makes several times its size in garbage;
 	// give it back to the system now rather than keep it resident until
 	// the runtime gets round to it.
@@ -134,7 +147,7 @@ func (s *Service) Load(ctx context.Context) error {
 	return nil
 }
 
-// Reload rebuilds the production index after an import or delete
+// Reload rebuilds the indexes after an import or delete
 // committed. The change is stored either way, so a failure is logged, not
 // returned.
 func (s *Service) Reload(ctx context.Context) {
@@ -176,10 +189,11 @@ func (s *Service) Import(ctx context.Context, r Request) (*storage.Layer, error)
 	return rec, nil
 }
 
-// Delete removes a production layer and rebuilds the index without it:
-// screening stops using an outdated release, or a raster layer whose
-// tiles are gone. Evidence already recorded keeps the layer's name,
-// version and SHA-256. It returns apierr.NotFound for an unknown layer.
+// Delete removes an imported layer, of either environment, and rebuilds
+// the indexes without it: screening stops using an outdated release, or a
+// raster layer whose tiles are gone. Evidence already recorded keeps the
+// layer's name, version and SHA-256. It returns apierr.NotFound for an
+// unknown layer (a sandbox fixture layer included).
 func (s *Service) Delete(ctx context.Context, id string) error {
 	err := s.o.DB.Update(ctx, func(tx *storage.Tx) error { return tx.DeleteLayer(id) })
 	if err != nil {
@@ -190,29 +204,32 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 }
 
 // List returns the layers screening uses in env, without their features:
-// in production those stored, newest first; in the sandbox the fixture
-// layers, which have no import time (zero ImportedAt). It fails only when
-// the store does.
+// those imported for env, newest first, and in the sandbox then the
+// fixture layers, which have no import time (zero ImportedAt). It fails
+// only when the store does.
 func (s *Service) List(ctx context.Context, env storage.Environment) ([]*storage.Layer, error) {
-	if env == storage.Sandbox {
-		var out []*storage.Layer
-		for _, l := range geo.SandboxLayers() {
-			cov, err := json.Marshal(nonNilPolygons(l.Coverage))
-			if err != nil {
-				return nil, fmt.Errorf("encode coverage of layer %s: %w", l.ID, err)
-			}
-			out = append(out, &storage.Layer{ID: l.ID, Name: l.Name, Kind: string(l.Kind), Version: l.Version,
-				Source: l.Source, SHA256: l.SHA256, FeatureCount: len(l.Features), Coverage: cov})
-		}
-		return out, nil
-	}
 	var out []*storage.Layer
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
-		var err error
-		out, err = tx.FindLayers()
+		all, err := tx.FindLayers()
+		for _, l := range all {
+			if l.Env == env {
+				out = append(out, l)
+			}
+		}
 		return err
 	})
-	return out, err
+	if err != nil || env != storage.Sandbox {
+		return out, err
+	}
+	for _, l := range geo.SandboxLayers() {
+		cov, err := json.Marshal(nonNilPolygons(l.Coverage))
+		if err != nil {
+			return nil, fmt.Errorf("encode coverage of layer %s: %w", l.ID, err)
+		}
+		out = append(out, &storage.Layer{ID: l.ID, Name: l.Name, Kind: string(l.Kind), Version: l.Version,
+			Source: l.Source, SHA256: l.SHA256, FeatureCount: len(l.Features), Coverage: cov, Env: storage.Sandbox})
+	}
+	return out, nil
 }
 
 // Coverage is where a layer has data: its coverage polygons, and for a

@@ -14,20 +14,23 @@ import (
 
 // Where problems with POST /layers are reported.
 const (
-	apiFeaturesField = "features"
-	apiRasterField   = "raster.directory"
+	apiFeaturesField    = "features"
+	apiRasterField      = "raster.directory"
+	apiEnvironmentField = "environment"
 )
 
-// ImportRequest is the body of POST /layers: the layer's description and
-// its GeoJSON FeatureCollections, or the folder of its tiles.
+// ImportRequest is the body of POST /layers: the layer's description, the
+// environment it is for ("": production), and its GeoJSON
+// FeatureCollections or the folder of its tiles.
 type ImportRequest struct {
-	Name     string          `json:"name"`
-	Kind     string          `json:"kind"`
-	Version  string          `json:"version"`
-	Source   string          `json:"source"`
-	Features json.RawMessage `json:"features"`
-	Coverage json.RawMessage `json:"coverage"`
-	Raster   *ImportRaster   `json:"raster"`
+	Name        string          `json:"name"`
+	Kind        string          `json:"kind"`
+	Version     string          `json:"version"`
+	Source      string          `json:"source"`
+	Environment string          `json:"environment"`
+	Features    json.RawMessage `json:"features"`
+	Coverage    json.RawMessage `json:"coverage"`
+	Raster      *ImportRaster   `json:"raster"`
 }
 
 // ImportRaster names the folder of a raster layer's GeoTIFF tiles,
@@ -47,6 +50,22 @@ type Request struct {
 	// RasterDir is the folder of a raster layer's GeoTIFF tiles, and
 	// RasterField where problems with it are reported.
 	RasterDir, RasterField string
+	// Env is the environment whose screening uses the layer ("":
+	// production), as ParseEnvironment reads it.
+	Env storage.Environment
+}
+
+// ParseEnvironment reads the environment a layer is imported for, as
+// `eudr layers import --env` and the field environment of POST /layers
+// give it: sandbox or production, spelled so. The error says what is
+// wrong, without naming the flag or field. Where the environment may be
+// left out, the caller takes production, the only one layers could be
+// imported for before.
+func ParseEnvironment(s string) (storage.Environment, error) {
+	if e := storage.Environment(s); e.Valid() {
+		return e, nil
+	}
+	return "", fmt.Errorf("must be sandbox or production, not %q", s)
 }
 
 // CheckImport checks the body of POST /layers and makes the layer's
@@ -64,24 +83,51 @@ func (s *Service) CheckImport(req *ImportRequest) (*storage.Layer, error) {
 	if f := bytes.TrimSpace(req.Features); string(f) == "null" {
 		r.Features = nil
 	}
-	var folder apierr.Problems
+	// The environment's and the folder's problems, listed first.
+	var first apierr.Problems
+	if req.Environment != "" { // absent: production
+		env, err := ParseEnvironment(req.Environment)
+		if err != nil {
+			first.Add(apierr.DetailInvalidValue, apiEnvironmentField, err.Error())
+		}
+		r.Env = env
+	}
 	if req.Raster != nil {
+		var folder apierr.Problems
 		r.RasterDir, folder = s.rasterDir(req.Raster.Directory)
+		first = append(first, folder...)
 		if req.Raster.Directory == "" && !geo.LayerKind(req.Kind).IsRaster() {
-			folder.Add(apierr.DetailInvalidValue, apiRasterField, "only raster kinds (forest-2020, loss-year, alerts) take a folder of tiles")
+			first.Add(apierr.DetailInvalidValue, apiRasterField, "only raster kinds (forest-2020, loss-year, alerts) take a folder of tiles")
 		}
 	}
 	l, err := s.check(r)
-	if len(folder) == 0 {
+	if len(first) == 0 {
 		return l, err
 	}
-	// The folder's problems come first: a REQUIRED at the same field,
-	// made because the folder was refused, is dropped.
-	return nil, apierr.Merge(folder, err)
+	// A REQUIRED at the folder's field, made because the folder was
+	// refused, is dropped.
+	return nil, apierr.Merge(first, err)
 }
 
-// check validates a layer and makes its record.
+// check validates a layer and makes its record, for r.Env.
 func (s *Service) check(r Request) (*storage.Layer, error) {
+	env := r.Env
+	if env == "" {
+		env = storage.Production
+	}
+	if !env.Valid() {
+		return nil, fmt.Errorf("layer for unknown environment %q", r.Env) // ParseEnvironment's to refuse
+	}
+	l, err := s.checkData(r)
+	if err != nil {
+		return nil, err
+	}
+	l.Env = env
+	return l, nil
+}
+
+// checkData validates a layer's description and data and makes its record.
+func (s *Service) checkData(r Request) (*storage.Layer, error) {
 	if geo.LayerKind(r.Kind).IsRaster() || r.RasterDir != "" {
 		return checkRaster(r)
 	}
