@@ -33,6 +33,13 @@ func TestCLI_LayersImport(t *testing.T) {
 	}
 	p.Stop(t)
 
+	// An environment other than production or sandbox is bad usage; nothing
+	// is imported (the production list below holds one layer).
+	res = runCLI(t, p.DataDir, nil, append([]string{"layers", "import", "--env", "staging"}, args[2:]...)...)
+	if res.Code != 2 || !strings.Contains(res.Stderr, `--env must be sandbox or production, not "staging"`) {
+		t.Errorf("layers import --env staging: exit %d, stderr %q; want 2 and the environments allowed", res.Code, res.Stderr)
+	}
+
 	res = runCLI(t, p.DataDir, nil, "layers", "import", "--name", "x", "--kind", "deforestation", "--version", "1", "--source", "s", features)
 	if res.Code != 1 || !strings.Contains(res.Stderr, "coverage: REQUIRED") {
 		t.Errorf("deforestation layer without coverage: exit %d, stderr %q; want 1 and a coverage problem", res.Code, res.Stderr)
