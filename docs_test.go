@@ -88,13 +88,21 @@ func TestDocs_LinksResolve(t *testing.T) {
 			if file != "" {
 				path = filepath.Join(filepath.Dir(doc), file)
 			}
-			linked, err := os.ReadFile(path)
+			info, err := os.Stat(path)
 			if err != nil {
 				t.Errorf("%s links to %s: no such file in the repository", doc, target)
 				continue
 			}
 			if frag == "" {
 				continue
+			}
+			if info.IsDir() {
+				t.Errorf("%s links to %s: an anchor in a folder", doc, target)
+				continue
+			}
+			linked, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
 			}
 			found := false
 			for _, h := range heading.FindAllStringSubmatch(string(linked), -1) {
