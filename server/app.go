@@ -28,6 +28,7 @@ import (
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/dds"
+	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
@@ -75,6 +76,7 @@ type App struct {
 	reports   *report.Service
 
 	ledger *anchor.Ledger // checkpoint signing key, loaded at start
+	devCA  *devca.CA      // issues sandbox listener certificates; the sandbox's deliveries trust it
 
 	handlers map[storage.Environment]http.Handler
 }

@@ -18,8 +18,11 @@ import (
 
 // webhookPolicies builds the delivery policy of each environment from the
 // config: retry schedule, and a client with or without the private-target
-// guard, trusting the system roots plus webhooks.ca_file.
-func webhookPolicies(cfg WebhookConfig) (map[storage.Environment]queue.Policy, error) {
+// guard. Production trusts the system roots plus webhooks.ca_file; the
+// sandbox trusts those and devCA too, so that a listener certificate it
+// issued (POST /sandbox/webhook-listener-certificate) is accepted there and
+// nowhere else.
+func webhookPolicies(cfg WebhookConfig, devCA *x509.Certificate) (map[storage.Environment]queue.Policy, error) {
 	roots, err := x509.SystemCertPool()
 	if err != nil || roots == nil {
 		roots = x509.NewCertPool()
@@ -33,12 +36,14 @@ func webhookPolicies(cfg WebhookConfig) (map[storage.Environment]queue.Policy, e
 			return nil, fmt.Errorf("webhooks.ca_file %s: no PEM certificate in it", cfg.CAFile)
 		}
 	}
-	client := func(allowPrivate bool) *http.Client {
+	sandboxRoots := roots.Clone()
+	sandboxRoots.AddCert(devCA)
+	client := func(allowPrivate bool, roots *x509.CertPool) *http.Client {
 		return queue.NewClient(queue.ClientOptions{AllowPrivate: allowPrivate, RootCAs: roots, Timeout: cfg.Timeout})
 	}
 	return map[storage.Environment]queue.Policy{
-		storage.Production: {Schedule: cfg.RetrySchedule, Client: client(cfg.AllowPrivateTargets)},
-		storage.Sandbox:    {Schedule: cfg.SandboxRetrySchedule, Client: client(cfg.SandboxAllowPrivateTargets)},
+		storage.Production: {Schedule: cfg.RetrySchedule, Client: client(cfg.AllowPrivateTargets, roots)},
+		storage.Sandbox:    {Schedule: cfg.SandboxRetrySchedule, Client: client(cfg.SandboxAllowPrivateTargets, sandboxRoots)},
 	}, nil
 }
 

@@ -35,6 +35,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/dds"
+	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
@@ -130,6 +131,8 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{sandboxEventResponse{}, "SandboxEventResponse", true},
 			{sandboxJobRequest{}, "SandboxJobRequest", false},
 			{jobAcceptedResponse{}, "JobAccepted", true},
+			{devca.Request{}, "ListenerCertificateRequest", false},
+			{listenerCertificateResponse{}, "ListenerCertificate", true},
 			{layer.ImportRequest{}, "LayerImportRequest", false},
 			{layerResponse{}, "Layer", true},
 			{coverageSummary{}, "LayerCoverage", true},

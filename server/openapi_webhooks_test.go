@@ -311,6 +311,7 @@ func (c *oaConformance) webhooks(recv *apitest.Receiver, base string, rw, ro, li
 	// Sandbox test jobs: queued here, run by the job runner, followed with
 	// GET /jobs; one fails and fires job.failed. Production has no such route.
 	c.sandboxJobs(recv, base, rw, ro, live)
+	c.listenerCertificate(rw, ro, live)
 
 	// Polygons: queued jobs (Retry-After while not finished), screened
 	// by the job runner, their polygons and events.
@@ -473,4 +474,33 @@ func (c *oaConformance) sandboxJobs(recv *apitest.Receiver, base string, rw, ro,
 
 	// The job is the sandbox's: production does not know it.
 	c.do(oaCall{env: storage.Production, method: "GET", target: eudrPrefix + "/jobs/" + defID, op: job, hdr: live, want: 404})
+}
+
+// listenerCertificate drives POST /sandbox/webhook-listener-certificate:
+// issued (Cache-Control: no-store, an Idempotency-Key ignored), every
+// refusal documented, and no such route in production.
+func (c *oaConformance) listenerCertificate(rw, ro, live []string) {
+	t := c.t
+	t.Helper()
+	const cert = eudrPrefix + "/sandbox/webhook-listener-certificate"
+	with := oaWith
+	an := c.do(oaCall{method: "POST", target: cert, op: cert, body: `{"hostnames":["host.docker.internal","192.168.1.20"]}`, hdr: rw, want: 200})
+	if an.rec.Header().Get("Cache-Control") != "no-store" || len(oaList(an.body["hostnames"])) != 5 {
+		t.Errorf("listener certificate: Cache-Control %q, hostnames %v", an.rec.Header().Get("Cache-Control"), an.body["hostnames"])
+	}
+	again := c.do(oaCall{method: "POST", target: cert, op: cert, body: `{}`, hdr: oaIdem(rw, "cert-1"), want: 200})
+	replay := c.do(oaCall{method: "POST", target: cert, op: cert, body: `{}`, hdr: oaIdem(rw, "cert-1"), want: 200})
+	if replay.rec.Header().Get("Idempotent-Replayed") != "" || replay.body["privateKey"] == again.body["privateKey"] {
+		t.Error("listener certificate: a request with the same Idempotency-Key was replayed")
+	}
+	an = c.do(oaCall{method: "POST", target: cert, op: cert, body: `{"hostnames":["example.com","8.8.8.8"],"x":1}`, hdr: rw, want: 400})
+	if p := oaProblems(an); !p["INVALID_VALUE at hostnames[0]"] || !p["INVALID_VALUE at hostnames[1]"] || !p["UNKNOWN_FIELD at x"] {
+		t.Errorf("listener certificate for public names: details %v", oaShort(an.body["details"]))
+	}
+	c.do(oaCall{method: "POST", target: cert, op: cert, hdr: rw, want: 400})
+	c.do(oaCall{method: "POST", target: cert, op: cert, body: `{}`, hdr: ro, want: 403})
+	c.do(oaCall{method: "POST", target: cert, op: cert, body: `{}`, hdr: live, want: 403})
+	c.do(oaCall{method: "POST", target: cert, op: cert, body: `{}`, hdr: with(rw, "Content-Type", "text/plain"), want: 415})
+	c.do(oaCall{method: "POST", target: cert, op: cert, body: `{}`, want: 401})
+	c.do(oaCall{env: storage.Production, method: "POST", target: cert, op: cert, body: `{}`, hdr: live, want: 404})
 }

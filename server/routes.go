@@ -99,6 +99,7 @@ func (a *App) routes() []route {
 
 		{"POST", sandboxOnlyPrefix + "/events", authKey, idemRequired, a.handleSandboxEvent},
 		{"POST", sandboxOnlyPrefix + "/jobs", authKey, idemRequired, a.handleSandboxJob},
+		{"POST", sandboxOnlyPrefix + "/webhook-listener-certificate", authKey, idemNone, a.handleListenerCertificate},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/dds"
+	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
@@ -50,7 +51,12 @@ func (a *App) buildServices(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("init queues and ledger: %w", err)
 	}
-	policies, err := webhookPolicies(a.cfg.Webhooks)
+	// Certificates are dated by the wall clock, which TLS checks them
+	// against, whatever clock the appliance runs on.
+	if a.devCA, err = devca.Open(a.cfg.DataDir, time.Now); err != nil {
+		return fmt.Errorf("sandbox development CA: %w", err)
+	}
+	policies, err := webhookPolicies(a.cfg.Webhooks, a.devCA.Certificate())
 	if err != nil {
 		return err
 	}
