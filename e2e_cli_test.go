@@ -138,6 +138,7 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"admin", "backup", "--help"}, []string{"-config"}},
 		{[]string{"layers", "import", "--help"}, []string{"-kind", "-raster", "-coverage"}},
 		{[]string{"ledger", "verify", "--help"}, []string{"-key", "-checkpoint"}},
+		{[]string{"webhooks", "listen", "--help"}, []string{"-url", "-api-key", "-events", "-listen", "-forward-to", "-json"}},
 	} {
 		res := runCLI(t, dir, nil, c.args...)
 		if res.Code != 0 || !strings.Contains(res.Stdout, "Usage:\n  eudr "+strings.Join(c.args[:len(c.args)-1], " ")) || res.Stderr != "" {

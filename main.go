@@ -23,6 +23,7 @@ import (
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/listen"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -42,10 +43,14 @@ Usage:
   eudr layers import [--config FILE] [--env production|sandbox] --name N
                      --kind forest-2020|loss-year|alerts --version V --source S --raster DIR
   eudr ledger verify [--config FILE] [--key VERIFIER_KEY] [--checkpoint FILE]...
+  eudr webhooks listen [--url URL] [--api-key KEY] [--events TYPE,...] [--listen ADDR]
+                       [--forward-to URL] [--json]
   eudr version
 
 Settings come from the embedded defaults, then --config FILE, then EUDR_*
-environment variables (see config.example.yaml).
+environment variables (see config.example.yaml). webhooks listen is a client
+of a running sandbox instead: EUDR_URL and EUDR_API_KEY stand for --url and
+--api-key.
 `
 
 func main() {
@@ -90,6 +95,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		err = verifyLedger(args[2:], stdout)
+	case "webhooks":
+		if len(args) < 2 || args[1] != "listen" {
+			fmt.Fprint(stderr, usage)
+			return 2
+		}
+		err = listenWebhooks(ctx, args[2:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 	case "help", "-h", "--help":
@@ -417,6 +428,44 @@ func verifyLedger(args []string, stdout io.Writer) error {
 	return db.View(context.Background(), func(tx *storage.Tx) error {
 		return anchor.Verify(tx, *key, trusted, stdout)
 	})
+}
+
+// listenWebhooks receives the sandbox's webhook deliveries on this machine
+// (package listen) until SIGINT or SIGTERM, then deletes its subscription
+// and exits 0.
+func listenWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("webhooks listen", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := listen.Options{Version: version, Stdout: stdout, Stderr: stderr}
+	fs.StringVar(&o.BaseURL, "url", "", "base URL of the sandbox listener (default $EUDR_URL, else "+listen.DefaultURL+")")
+	fs.StringVar(&o.APIKey, "api-key", "", "a sandbox API key, sk_test_..., with write scope (default $EUDR_API_KEY)")
+	events := fs.String("events", "", "comma-separated event types to subscribe to (default: all)")
+	fs.StringVar(&o.Listen, "listen", listen.DefaultListen, "address of the local HTTPS receiver (port 0: any free one)")
+	fs.StringVar(&o.ForwardTo, "forward-to", "", "http(s) URL each verified delivery is POSTed to as well, with its headers")
+	fs.BoolVar(&o.JSON, "json", false, "print each delivery as one JSON line (default: a summary line and the body)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("webhooks listen takes no arguments")
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = os.Getenv("EUDR_URL")
+	}
+	if o.APIKey == "" {
+		o.APIKey = os.Getenv("EUDR_API_KEY")
+	}
+	for _, et := range strings.Split(*events, ",") {
+		if et = strings.TrimSpace(et); et != "" {
+			o.Events = append(o.Events, et)
+		}
+	}
+	if err := o.Check(); err != nil {
+		return usageError(err.Error())
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return listen.Run(ctx, o)
 }
 
 // readWithProgress reads a file, showing the percentage read on stderr
