@@ -314,16 +314,18 @@ func TestRun_VerifiesPrintsForwardsAndUnsubscribes(t *testing.T) {
 	}
 }
 
-func TestRun_ReadableOutputAndStaleTimestamp(t *testing.T) {
+func TestRun_ReadableOutputForwardFailureAndStaleTimestamp(t *testing.T) {
 	fs := newFakeSandbox(t)
-	rn := start(t, fs, listen.Options{})
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // a local app that is not running
+	rn := start(t, fs, listen.Options{ForwardTo: gone.URL})
 	if m := readyLine.FindStringSubmatch(rn.stderr.String()); m[3] != strings.Join(event.Subscribable, ",") {
 		t.Errorf("events %s, want every subscribable type by default", m[3])
 	}
 	if status := rn.deliver(t, testBody, testBody, fs.secret, time.Now()); status != http.StatusNoContent {
 		t.Fatalf("a verified delivery: got %d, want 204", status)
 	}
-	out := rn.stdout.waitFor(t, regexp.MustCompile(`(?s)^\d\d:\d\d:\d\d  polygon\.verified  evt_01JD3T0A1B2C3D4E5F6G7H8J9K  attempt 0  verified\n(\{\n  "eventType": "polygon\.verified",.*\n\})\n\n$`))
+	out := rn.stdout.waitFor(t, regexp.MustCompile(`(?s)^\d\d:\d\d:\d\d  polygon\.verified  evt_01JD3T0A1B2C3D4E5F6G7H8J9K  attempt 0  verified  -> `+regexp.QuoteMeta(gone.URL)+` failed: dial tcp [^\n]*refused\n(\{\n  "eventType": "polygon\.verified",.*\n\})\n\n$`))
 	var indented bytes.Buffer
 	json.Indent(&indented, testBody, "", "  ")
 	if out[1] != indented.String() {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -136,6 +137,10 @@ func (rc *receiver) forwardDelivery(ctx context.Context, h http.Header, body []b
 	}
 	resp, err := rc.forward.Do(req)
 	if err != nil {
+		var ue *url.Error // Post "<the URL printed already>": ...
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		res.Error = err.Error()
 		return res
 	}
