@@ -6,6 +6,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eudr/eudr/server/apitest"
 )
 
 // walkthroughTimeout bounds one run of the script: a dozen jobs and the
@@ -41,7 +44,7 @@ func runWalkthrough(t *testing.T, p *serverProc, extra ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), walkthroughTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join("examples", "walkthrough.sh"))
-	cmd.Env = append(baseEnv(), "EUDR_URL="+p.SandboxURL, "EUDR_DATA_DIR="+p.DataDir)
+	cmd.Env = append(baseEnv(), "EUDR_URL="+p.SandboxURL, "EUDR_DATA_DIR="+p.DataDir, "EUDR_BIN="+eudrBin)
 	cmd.Env = append(cmd.Env, extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -62,13 +65,17 @@ func checkWalkthroughOutput(t *testing.T, out string) {
 		regexp.MustCompile(`\{"valid":true,"ledgerIndex":\d+,"steps":\["document","entry","inclusion","checkpoint","log"\]\}`),
 		regexp.MustCompile(`"status":"VALIDATED","referenceNumber":"\w+","verificationNumber":"\w+","history":\["DRAFT","SUBMITTED","VALIDATED"\]`),
 		regexp.MustCompile(`"status":"REVOKED"`),
+		// eudr webhooks listen received and verified the sandbox's deliveries.
+		regexp.MustCompile(`(?m)^Ready: listening on https://127\.0\.0\.1:\d+, subscription wh_\w+, events polygon\.verified,`),
+		regexp.MustCompile(`(?m)^\{"eventType":"polygon\.verified","eventId":"evt_\w+","verified":true\}$`),
+		regexp.MustCompile(`(?m)^\{"eventType":"dds\.validated","eventId":"evt_\w+","verified":true\}$`),
 		regexp.MustCompile(`(?m)^Done: plot pol_\w+_000001, batch bat_\w+, shipment SHP-[\w-]+, statement dds_\w+\.$`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("the output has no match for %s:\n%s", want, out)
 		}
 	}
-	for i := 1; i <= 12; i++ {
+	for i := 1; i <= 14; i++ {
 		if !strings.Contains(out, "\n== "+strconv.Itoa(i)+". ") {
 			t.Errorf("the output has no step %d:\n%s", i, out)
 		}
@@ -85,6 +92,18 @@ func TestWalkthroughScript_GeneratedPassword(t *testing.T) {
 	}
 	checkWalkthroughOutput(t, runWalkthrough(t, p))
 	checkWalkthroughOutput(t, runWalkthrough(t, p))
+	checkNoWebhooksLeft(t, p)
+}
+
+// checkNoWebhooksLeft checks that the walk-through's eudr webhooks listen
+// deleted its subscription when the script stopped it.
+func checkNoWebhooksLeft(t *testing.T, p *serverProc) {
+	t.Helper()
+	var subs []webhookReg
+	apitest.Do(t, "GET", webhooksURL(p.SandboxURL), apitest.WithKey(p.CreateKey(t, sandbox).Key), nil).WantStatus(t, http.StatusOK).Decode(t, &subs)
+	if len(subs) != 0 {
+		t.Errorf("subscriptions are left after the walk-through: %+v", subs)
+	}
 }
 
 // The walk-through works on a store whose admin password was set with

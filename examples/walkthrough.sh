@@ -11,6 +11,9 @@
 #   EUDR_DATA_DIR        the appliance's data dir, for initial-admin-password (default ./data)
 #   EUDR_ADMIN_PASSWORD  the admin password, when the data dir has no initial-admin-password
 #   EUDR_WAIT            how many seconds to wait for each job at most (default 120)
+#   EUDR_BIN             the eudr binary, to watch the webhooks with `eudr webhooks listen`
+#                        (default bin/eudr, as `make run` builds it, else eudr on the PATH;
+#                        without one the script goes on without webhooks)
 set -euo pipefail
 
 URL=${EUDR_URL:-http://127.0.0.1:8081}
@@ -21,6 +24,9 @@ API=$URL/api/v1/enterprise/eudr
 for tool in curl jq; do
 	command -v "$tool" >/dev/null || { echo "walkthrough.sh needs $tool: install it first" >&2; exit 1; }
 done
+
+EUDR_BIN=${EUDR_BIN:-$(dirname "$0")/../bin/eudr}
+[[ -x $EUDR_BIN ]] || EUDR_BIN=$(command -v eudr || true)
 
 # Each run's references and Idempotency-Keys are its own, so the script can run again.
 RUN=$(date -u +%Y%m%d%H%M%S)-$$
@@ -83,16 +89,44 @@ KEY=$(call POST "$URL/api/v1/enterprise/api-keys" -H "Authorization: Bearer $TOK
 	--data-binary '{"name":"walkthrough","environment":"sandbox","scopes":["read","write"]}' | jq -r .key)
 echo "key ${KEY:0:12}..."
 
-step "3. Health of the sandbox listener"
+step "3. Watch the webhooks: eudr webhooks listen receives, verifies and prints each delivery"
+# It gets a certificate from the sandbox's development CA, so it needs no openssl, and
+# subscribes to every event type; it deletes its subscription when it is stopped.
+LISTEN_DIR=$(mktemp -d)
+LISTEN_PID=""
+stop_listening() {
+	if [[ -n $LISTEN_PID ]]; then
+		kill -INT "$LISTEN_PID" 2>/dev/null || true
+		wait "$LISTEN_PID" || echo "eudr webhooks listen: $(tail -1 "$LISTEN_DIR/listen.log")" >&2
+		LISTEN_PID=""
+	fi
+	rm -rf "$LISTEN_DIR"
+}
+trap stop_listening EXIT
+if [[ -n $EUDR_BIN ]]; then
+	"$EUDR_BIN" webhooks listen --url "$URL" --api-key "$KEY" --json \
+		>"$LISTEN_DIR/deliveries.jsonl" 2>"$LISTEN_DIR/listen.log" &
+	LISTEN_PID=$!
+	for ((i = 0; i < WAIT * 10; i++)); do
+		grep -q '^Ready:' "$LISTEN_DIR/listen.log" && break
+		kill -0 "$LISTEN_PID" 2>/dev/null || { cat "$LISTEN_DIR/listen.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	grep '^Ready:' "$LISTEN_DIR/listen.log" || { echo "eudr webhooks listen is not ready after ${WAIT}s" >&2; exit 1; }
+else
+	echo "no eudr binary (make build, or set EUDR_BIN): going on without webhooks"
+fi
+
+step "4. Health of the sandbox listener"
 key GET /health | jq -c '{status, environment, version}'
 
-step "4. Map an ERP vendor to its EU operator (an upsert by erpVendorId)"
+step "5. Map an ERP vendor to its EU operator (an upsert by erpVendorId)"
 OPERATOR=3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b
 post /suppliers vendor '{"erpVendorId":"100234","euOperatorUuid":"'$OPERATOR'",
   "name":"Cooperative Agricole du Sud","country":"CI","eori":"NL123456789","role":"OPERATOR"}' |
 	jq -c '{erpVendorId, euOperatorUuid, name}'
 
-step "5. Push two plots to be screened: F-1 lies in the sandbox's deforestation fixture, F-2 does not"
+step "6. Push two plots to be screened: F-1 lies in the sandbox's deforestation fixture, F-2 does not"
 JOB=$(post /polygons plots '{"type":"FeatureCollection","features":[
   {"type":"Feature","properties":{"commodity":"cocoa","producerCountry":"BR","externalId":"F-1","supplierId":"100234"},
    "geometry":{"type":"Polygon","coordinates":[[[-61.501000,-10.501000],[-61.499000,-10.501000],
@@ -101,34 +135,34 @@ JOB=$(post /polygons plots '{"type":"FeatureCollection","features":[
    "geometry":{"type":"Point","coordinates":[-5.551234,6.821234]}}]}' | jq -r .jobId)
 echo "job $JOB"
 
-step "6. Wait for the screening: each feature gets a polygonId and a verdict"
+step "7. Wait for the screening: each feature gets a polygonId and a verdict"
 wait_job "$JOB" | jq -c '.results[] | {externalId, polygonId, eudrStatus, failureReason}'
 PLOT=$(key GET "/jobs/$JOB" | jq -r '.results[] | select(.externalId == "F-2") | .polygonId')
 
-step "7. Register a batch of cocoa beans (HS 1801, in Annex I) from the compliant plot F-2"
+step "8. Register a batch of cocoa beans (HS 1801, in Annex I) from the compliant plot F-2"
 BATCH_ACCEPTED=$(post /batches batch '{"batchReference":"LOT-'$RUN'","commodity":"cocoa","hsCode":"18010000",
   "supplierId":"100234","polygonIds":["'$PLOT'"],"quantity":{"netMassKg":12500},
   "harvestStart":"2026-03-01","harvestEnd":"2026-05-31"}')
 BATCH=$(jq -r .batchId <<<"$BATCH_ACCEPTED")
 wait_job "$(jq -r .jobId <<<"$BATCH_ACCEPTED")" >/dev/null
 
-step "8. The batch's risk assessment: each factor with its score (Cote d'Ivoire is standard risk)"
+step "9. The batch's risk assessment: each factor with its score (Cote d'Ivoire is standard risk)"
 key GET "/batches/$BATCH" | jq -c '{batchId, status, riskScore, riskLevel}'
 key GET "/batches/$BATCH/risk-assessment" | jq -c '.factors[] | {name, score}'
 
-step "9. Lock the batch to a shipment; the link is anchored in the ledger under a signed checkpoint"
+step "10. Lock the batch to a shipment; the link is anchored in the ledger under a signed checkpoint"
 SHIPMENT=SHP-$RUN
 LINK=$(post /shipments/link link '{"batchId":"'$BATCH'","shipmentId":"'$SHIPMENT'",
   "containerNumbers":["CSQU3054383"],"portOfEntry":"NLRTM"}')
 wait_job "$(jq -r .jobId <<<"$LINK")" >/dev/null
 key GET "/shipments/$SHIPMENT" | jq -c '{shipmentId, status, transactionHash, ledgerIndex}'
 
-step "10. The plot's evidence, with its ledger entry and proof: any client can check it"
+step "11. The plot's evidence, with its ledger entry and proof: any client can check it"
 EVIDENCE=$(key GET "/polygons/$PLOT/evidence")
 key POST /evidence/verify -H 'Content-Type: application/json' --data-binary "$EVIDENCE" |
 	jq -c '{valid, ledgerIndex, steps}'
 
-step "11. Draft the due-diligence statement and file it to the sandbox's simulated EU system"
+step "12. Draft the due-diligence statement and file it to the sandbox's simulated EU system"
 DDS=$(post /declarations/dds dds '{"batchIds":["'$BATCH'"],"activityType":"IMPORT","operatorUuid":"'$OPERATOR'"}' |
 	jq -r .ddsId)
 SUBMIT=$(key POST "/declarations/dds/$DDS/submit" -H "Idempotency-Key: $RUN-submit")
@@ -146,7 +180,18 @@ if [[ $STATUS != VALIDATED ]]; then
 	exit 1
 fi
 
-step "12. Revoke it (irreversible: a second revoke is 409 DDS_NOT_REVOCABLE)"
+step "13. Revoke it (irreversible: a second revoke is 409 DDS_NOT_REVOCABLE)"
 key POST "/declarations/dds/$DDS/revoke" -H "Idempotency-Key: $RUN-revoke" | jq -c '{ddsId, status}'
+
+if [[ -n $LISTEN_PID ]]; then
+	step "14. The webhooks of the walk-through, each verified by eudr webhooks listen"
+	# Deliveries come at least once and in no set order: wait for the last one expected.
+	for ((i = 0; i < WAIT; i++)); do
+		grep -q '"eventType":"dds.validated"' "$LISTEN_DIR/deliveries.jsonl" && break
+		sleep 1
+	done
+	jq -c '{eventType, eventId, verified}' "$LISTEN_DIR/deliveries.jsonl"
+	stop_listening
+fi
 
 printf '\nDone: plot %s, batch %s, shipment %s, statement %s.\n' "$PLOT" "$BATCH" "$SHIPMENT" "$DDS"
