@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -145,4 +146,63 @@ func BenchmarkPolygonsCreate10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(10_000*n)/b.Elapsed().Seconds(), "features/s")
+}
+
+// BenchmarkJobsGet10k is GET /jobs/{jobId} of a COMPLETED job of 10,000
+// realistic plots through the full chain: the job, its results and the
+// proofs of their ledger entries, encoded. It reports the answer's size.
+func BenchmarkJobsGet10k(b *testing.B) {
+	a, key := benchApp(b)
+	h := a.Handler(storage.Sandbox)
+	r := httptest.NewRequest(http.MethodPost, eudrPrefix+"/polygons", bytes.NewReader(benchPlots10k()))
+	r.Header.Set("Content-Type", "application/geo+json")
+	r.Header.Set("X-API-Key", key)
+	r.Header.Set("Idempotency-Key", "bench-job")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var acc struct {
+		JobID string `json:"jobId"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &acc); w.Code != http.StatusAccepted || err != nil {
+		b.Fatalf("POST /polygons: status %d: %.300s", w.Code, w.Body)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.jobs.Run(ctx) }()
+	t := storage.Tenant{Org: defaultOrg, Env: storage.Sandbox}
+	for {
+		var job *storage.Job
+		if err := a.db.View(ctx, func(tx *storage.Tx) error {
+			var err error
+			job, err = tx.FindJob(t, acc.JobID)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if job.Status == storage.JobCompleted {
+			break
+		}
+		if job.Status == storage.JobFailed {
+			b.Fatalf("job %s failed: %+v", job.ID, job.Error)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	runtime.GC()
+	var size int
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodGet, eudrPrefix+"/jobs/"+acc.JobID, nil)
+		r.Header.Set("X-API-Key", key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("GET /jobs/%s: status %d: %.300s", acc.JobID, w.Code, w.Body)
+		}
+		size = w.Body.Len()
+	}
+	b.ReportMetric(float64(size), "bytes/answer")
 }

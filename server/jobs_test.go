@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,7 +70,7 @@ func (ta *testApp) waitJobIn(env storage.Environment, key, id, want string) (job
 // failure.
 func (ta *testApp) waitJobView(env storage.Environment, key, id, what string, done func(jobResponse) bool) (jobResponse, *httptest.ResponseRecorder) {
 	ta.tb.Helper()
-	ta.watchJob(env, key, id, func(j *storage.Job) bool { return done(toJobResponse(j, nil, nil)) })
+	ta.watchJob(env, key, id, func(j *storage.Job) bool { return done(toJobResponse(&work.Page{Job: j}, "")) })
 	j, w := ta.getJobOn(env, key, id)
 	if !done(j) {
 		ta.tb.Fatalf("job %s: GET answers %s once the store showed %s", id, w.Body, what)
@@ -132,7 +134,7 @@ func TestApp_Jobs(t *testing.T) {
 			return ta.db.Update(ctx, func(tx *storage.Tx) error {
 				job.Progress = storage.JobProgress{Total: 3, Processed: 3, Succeeded: 2, Failed: 1}
 				for i := range 2 {
-					if err := tx.PutJobResult(tn, job.ID, i, json.RawMessage(fmt.Sprintf(`{"featureIndex":%d}`, i))); err != nil {
+					if err := work.AddResult(tx, tn, job, i, "DONE", json.RawMessage(fmt.Sprintf(`{"featureIndex":%d}`, i))); err != nil {
 						return err
 					}
 				}
@@ -160,7 +162,8 @@ func TestApp_Jobs(t *testing.T) {
 			t.Errorf("completed job: Retry-After %q, want none", w.Header().Get("Retry-After"))
 		}
 		if done.Progress.Percent != 100 || done.Progress.Failed != 1 || string(done.Results) != `[{"featureIndex":0},{"featureIndex":1}]` ||
-			done.CompletedAt == nil || done.Error != nil || done.LedgerProofs == nil || len(done.LedgerProofs) != 0 {
+			done.CompletedAt == nil || done.Error != nil || done.LedgerProofs == nil || len(done.LedgerProofs) != 0 ||
+			done.ResultCounts.Total != 2 || !reflect.DeepEqual(done.ResultCounts.ByStatus, map[string]int{"DONE": 2}) || done.NextResults != nil {
 			t.Errorf("completed job: got %+v", done)
 		}
 		ta.view(func(tx *storage.Tx) error {
@@ -174,6 +177,93 @@ func TestApp_Jobs(t *testing.T) {
 			http.StatusNotFound, apierr.CodeNotFound, "")
 		wantError(t, ta.serve(storage.Sandbox, newRequest("GET", eudrPrefix+"/jobs/job_nope", "", "X-API-Key", key)),
 			http.StatusNotFound, apierr.CodeNotFound, "")
+	})
+
+	// A job of more results than a page: the job shows the first 1,000
+	// (or ?limit=) with the counts of all, and links to the next page of
+	// its results list, whose pages link on to the last, in item order.
+	t.Run("ResultsPaged", func(t *testing.T) {
+		ta := newTestApp(t)
+		_, key := ta.newKey(storage.Sandbox, "read")
+		_, liveKey := ta.newKey(storage.Production, "read")
+		const n = 2500
+		ta.jobs.Handle("big_job", func(ctx context.Context, tn storage.Tenant, job *storage.Job, _ []byte) error {
+			return ta.db.Update(ctx, func(tx *storage.Tx) error {
+				for i := range n {
+					status := map[bool]string{true: "GOOD", false: "BAD"}[i%10 != 0]
+					if err := work.AddResult(tx, tn, job, i, status, json.RawMessage(fmt.Sprintf(`{"featureIndex":%d,"status":%q}`, i, status))); err != nil {
+						return err
+					}
+				}
+				job.Progress = storage.JobProgress{Total: n, Processed: n, Succeeded: n}
+				return work.Complete(tx, tn, job)
+			})
+		})
+		var job *storage.Job
+		ta.update(func(tx *storage.Tx) error {
+			var err error
+			job, err = ta.jobs.Enqueue(tx, sandbox, "big_job", n, nil)
+			return err
+		})
+		ta.runQueues()
+		done, w := ta.waitJob(key, job.ID, storage.JobCompleted)
+		var first []struct{ FeatureIndex int }
+		if err := json.Unmarshal(done.Results, &first); err != nil {
+			t.Fatal(err)
+		}
+		next := eudrPrefix + "/jobs/" + job.ID + "/results?cursor=" + job.ID + "_999&limit=1000"
+		if len(first) != 1000 || first[999].FeatureIndex != 999 || done.NextResults == nil || *done.NextResults != next ||
+			!reflect.DeepEqual(done.ResultCounts, resultCountsBody{Total: n, ByStatus: map[string]int{"GOOD": 2250, "BAD": 250}}) ||
+			w.Header().Get("Link") != "" || w.Header().Get("X-Next-Cursor") != "" {
+			t.Fatalf("job of %d results: %d shown, next %v, counts %+v, Link %q", n, len(first), done.NextResults, done.ResultCounts, w.Header().Get("Link"))
+		}
+		seen := len(first)
+		for path := *done.NextResults; path != ""; {
+			w := ta.serve(storage.Sandbox, newRequest("GET", path, "", "X-API-Key", key))
+			var page []struct{ FeatureIndex int }
+			if w.Code != http.StatusOK {
+				t.Fatalf("GET %s: %d %s", path, w.Code, w.Body)
+			}
+			mustDecode(t, w, &page)
+			for _, r := range page {
+				if r.FeatureIndex != seen {
+					t.Fatalf("GET %s: feature %d after %d", path, r.FeatureIndex, seen-1)
+				}
+				seen++
+			}
+			path = ""
+			if link := w.Header().Get("Link"); link != "" {
+				path = strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
+				if cur := w.Header().Get("X-Next-Cursor"); cur != fmt.Sprintf("%s_%d", job.ID, seen-1) || !strings.Contains(path, "cursor="+cur) {
+					t.Errorf("GET %s: Link %q, X-Next-Cursor %q", path, link, cur)
+				}
+			}
+		}
+		if seen != n {
+			t.Errorf("the pages hold %d results, want %d", seen, n)
+		}
+
+		small, _ := ta.getJobOn(storage.Sandbox, key, job.ID+"?limit=3")
+		if string(small.Results) != `[{"featureIndex":0,"status":"BAD"},{"featureIndex":1,"status":"GOOD"},{"featureIndex":2,"status":"GOOD"}]` ||
+			small.NextResults == nil || !strings.HasSuffix(*small.NextResults, "?cursor="+job.ID+"_2&limit=3") || small.ResultCounts.Total != n {
+			t.Errorf("job with ?limit=3: results %s, next %v, counts %+v", small.Results, small.NextResults, small.ResultCounts)
+		}
+		get := func(path, key string, env storage.Environment) *httptest.ResponseRecorder {
+			return ta.serve(env, newRequest("GET", eudrPrefix+path, "", "X-API-Key", key))
+		}
+		for _, limit := range []string{"0", "1001", "ten"} {
+			e := wantError(t, get("/jobs/"+job.ID+"?limit="+limit, key, storage.Sandbox), http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+			if e.Details[0].Field != "query.limit" {
+				t.Errorf("job with ?limit=%s: %+v", limit, e.Details)
+			}
+		}
+		e := wantError(t, get("/jobs/"+job.ID+"/results?limit=0&cursor=job_01ARZ3NDEKTSV4RRFFQ69G5FAV_5", key, storage.Sandbox),
+			http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+		if got := detailSet(e.Details); len(got) != 2 || !got["INVALID_VALUE query.limit"] || !got["INVALID_VALUE query.cursor"] {
+			t.Errorf("results with a bad limit and another job's cursor: %+v", e.Details)
+		}
+		wantError(t, get("/jobs/job_nope/results", key, storage.Sandbox), http.StatusNotFound, apierr.CodeNotFound, "")
+		wantError(t, get("/jobs/"+job.ID+"/results", liveKey, storage.Production), http.StatusNotFound, apierr.CodeNotFound, "")
 	})
 
 	t.Run("FatalErrorFailsAndFiresJobFailed", func(t *testing.T) {

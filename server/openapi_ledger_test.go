@@ -416,6 +416,36 @@ func (c *oaConformance) ledgerAndShipments(recv *apitest.Receiver, base string, 
 		}
 	}
 
+	// A page of the job's results: the proofs of its own entries, the
+	// counts of all, the next page's path; that page, and a list page's
+	// Link; a bad limit and cursor, both listed; an unknown job.
+	results := job + "/results"
+	an = get("", eudrPrefix+"/jobs/"+polJob+"?limit=2", job, ro, 200)
+	nextResults := eudrPrefix + "/jobs/" + polJob + "/results?cursor=" + polJob + "_1&limit=2"
+	if counts, _ := an.body["resultCounts"].(map[string]any); len(oaList(an.body["results"])) != 2 || len(oaList(an.body["ledgerProofs"])) != 2 ||
+		an.body["nextResults"] != nextResults || num(counts["total"]) != 3 {
+		t.Errorf("the plots' job, 2 a page: %s; want 2 results and proofs of 3, next %s", an.rec.Body, nextResults)
+	}
+	an = get("", nextResults, results, ro, 200)
+	var item map[string]any
+	if len(an.list) > 0 {
+		item, _ = an.list[0].(map[string]any)
+	}
+	if len(an.list) != 1 || num(item["featureIndex"]) != 2 || an.rec.Header().Get("Link") != "" {
+		t.Errorf("the plots' job's second page: %s (Link %q); want feature 2 alone", an.rec.Body, an.rec.Header().Get("Link"))
+	}
+	an = get("", eudrPrefix+"/jobs/"+polJob+"/results?limit=1", results, ro, 200)
+	if len(an.list) != 1 || an.rec.Header().Get("X-Next-Cursor") != polJob+"_0" ||
+		an.rec.Header().Get("Link") != "<"+eudrPrefix+"/jobs/"+polJob+"/results?cursor="+polJob+"_0&limit=1>; rel=\"next\"" {
+		t.Errorf("the plots' job's results, 1 a page: %s (Link %q)", an.rec.Body, an.rec.Header().Get("Link"))
+	}
+	an = get("", eudrPrefix+"/jobs/"+polJob+"/results?limit=0&cursor=nope", results, ro, 400)
+	if got := problems(an); len(got) != 2 || !got["INVALID_VALUE at query.limit"] || !got["INVALID_VALUE at query.cursor"] {
+		t.Errorf("bad limit and cursor: %v", got)
+	}
+	get("", eudrPrefix+"/jobs/"+polJob+"?limit=1001", job, ro, 400)
+	get("", eudrPrefix+"/jobs/job_nope/results", results, ro, 404)
+
 	// Proofs in an older tree, consistency between two trees, refusals.
 	an = get("", inclusion+"?index=1&treeSize=2", inclusion, ro, 200)
 	root2 := fmt.Sprint(an.body["rootHash"])

@@ -17,17 +17,22 @@ const (
 // parsePage reads ?limit= (1-1000, default 100) and ?cursor= (the last ID of
 // the previous page) of a list request.
 func parsePage(r *http.Request) (storage.Page, error) {
-	q := r.URL.Query()
-	p := storage.Page{Limit: defaultPageLimit, After: q.Get("cursor")}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxPageLimit {
-			return p, apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "query.limit",
-				Issue: fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit)})
-		}
-		p.Limit = n
+	n, err := parseLimit(r, defaultPageLimit)
+	return storage.Page{Limit: n, After: r.URL.Query().Get("cursor")}, err
+}
+
+// parseLimit reads ?limit= (1-1000, default def).
+func parseLimit(r *http.Request, def int) (int, error) {
+	s := r.URL.Query().Get("limit")
+	if s == "" {
+		return def, nil
 	}
-	return p, nil
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxPageLimit {
+		return def, apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "query.limit",
+			Issue: fmt.Sprintf("must be an integer from 1 to %d", maxPageLimit)})
+	}
+	return n, nil
 }
 
 // setNextPage adds the Link and X-Next-Cursor headers that point at the

@@ -74,6 +74,7 @@ func (a *App) routes() []route {
 		{"PUT", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsPut},
 
 		{"GET", eudrPrefix + "/jobs/:jobId", authKey, idemNone, a.handleJobsGet},
+		{"GET", eudrPrefix + "/jobs/:jobId/results", authKey, idemNone, a.handleJobResults},
 
 		{"GET", eudrPrefix + "/ledger/checkpoint", authKey, idemNone, a.handleLedgerCheckpoint},
 		{"GET", eudrPrefix + "/ledger/public-key", authKey, idemNone, a.handleLedgerPublicKey},

@@ -29,9 +29,9 @@
 //	suppliers             erpVendorId -> Supplier
 //	suppliers_by_id       supplierId (time-ordered) -> erpVendorId
 //	idempotency           Idempotency-Key -> IdempotencyRecord
-//	jobs                  job id -> Job
+//	jobs                  job id -> Job, with the counts of its results by status
 //	job_inputs            job id -> the job's input (a polygon request body) until it ends
-//	job_results           job id | 0x00 | BE(item) -> the item's result
+//	job_results           job id | 0x00 | BE(item) -> the item's result, read a page at a time
 //	polygons              polygon id -> Polygon
 //	polygon_features      polygon id -> the feature as sent, whitespace removed
 //	polygon_evidence      polygon id -> the evidence document of its screening

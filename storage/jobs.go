@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -33,6 +34,10 @@ type Job struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	StartedAt     *time.Time  `json:"startedAt,omitempty"`
 	CompletedAt   *time.Time  `json:"completedAt,omitempty"`
+	// ResultCounts counts the results recorded so far, by status, kept
+	// in the transaction that records them; nil for a job recorded by a
+	// version that kept no counts (work counts its results when read).
+	ResultCounts *JobResultCounts `json:"resultCounts,omitempty"`
 	// Retry is set while the job waits to try again after a failure that
 	// may go away by itself (the EU system down or too slow); nil
 	// otherwise. It is written in the transaction that puts the job back
@@ -61,6 +66,26 @@ type JobProgress struct {
 	Processed int `json:"processed"`
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
+}
+
+// JobResultCounts counts a job's recorded results: all of them, and by
+// the status each was recorded with (a polygon's eudrStatus, a batch's
+// status).
+type JobResultCounts struct {
+	Total    int            `json:"total"`
+	ByStatus map[string]int `json:"byStatus"`
+}
+
+// NewJobResultCounts returns counts of no results.
+func NewJobResultCounts() *JobResultCounts { return &JobResultCounts{ByStatus: map[string]int{}} }
+
+// Add counts one more result of status.
+func (c *JobResultCounts) Add(status string) {
+	if c.ByStatus == nil {
+		c.ByStatus = map[string]int{}
+	}
+	c.Total++
+	c.ByStatus[status]++
 }
 
 // JobError is why a job FAILED.
@@ -137,27 +162,70 @@ func jobResultKey(jobID string, item int) []byte {
 	return k
 }
 
+// JobResult is one recorded result of a job: the item it is the result of
+// and its JSON.
+type JobResult struct {
+	Item  int
+	Value json.RawMessage
+}
+
 // PutJobResult records the result of one item of a job (a feature of a
-// polygon request), replacing any recorded for that item before.
-func (tx *Tx) PutJobResult(t Tenant, jobID string, item int, result json.RawMessage) error {
+// polygon request), replacing any recorded for that item before, and
+// reports whether it replaced one.
+func (tx *Tx) PutJobResult(t Tenant, jobID string, item int, result json.RawMessage) (bool, error) {
 	b, err := tx.tenantBucket(t, bucketJobResults)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return b.Put(jobResultKey(jobID, item), result)
+	k := jobResultKey(jobID, item)
+	replaced := b.Get(k) != nil
+	return replaced, b.Put(k, result)
 }
 
 // FindJobResults returns a job's recorded results in item order, copied.
 func (tx *Tx) FindJobResults(t Tenant, jobID string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	err := tx.eachJobResult(t, jobID, 0, func(_ int, v []byte) bool {
+		out = append(out, bytes.Clone(v))
+		return true
+	})
+	return out, err
+}
+
+// FindJobResultPage returns at most limit of a job's recorded results, in
+// item order from item from on, copied, and whether more follow. It reads
+// only the page (and one key past it), however many results the job has.
+// limit must be at least 1.
+func (tx *Tx) FindJobResultPage(t Tenant, jobID string, from, limit int) ([]JobResult, bool, error) {
+	if limit < 1 || from < 0 {
+		return nil, false, fmt.Errorf("page of job %s's results from %d, limit %d", jobID, from, limit)
+	}
+	var out []JobResult
+	more := false
+	err := tx.eachJobResult(t, jobID, from, func(item int, v []byte) bool {
+		if len(out) == limit {
+			more = true
+			return false
+		}
+		out = append(out, JobResult{Item: item, Value: bytes.Clone(v)})
+		return true
+	})
+	return out, more, err
+}
+
+// eachJobResult calls fn with each of a job's results from item from on,
+// in item order, until fn returns false. v is valid only during the call.
+func (tx *Tx) eachJobResult(t Tenant, jobID string, from int, fn func(item int, v []byte) bool) error {
 	b, err := tx.tenantBucket(t, bucketJobResults)
 	if err != nil || b == nil {
-		return nil, err
+		return err
 	}
 	prefix := append([]byte(jobID), 0)
-	var out []json.RawMessage
 	c := b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		out = append(out, bytes.Clone(v))
+	for k, v := c.Seek(jobResultKey(jobID, from)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if !fn(int(binary.BigEndian.Uint32(k[len(prefix):])), v) {
+			return nil
+		}
 	}
-	return out, nil
+	return nil
 }

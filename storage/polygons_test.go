@@ -170,12 +170,16 @@ func TestTx_JobResultsAndInput(t *testing.T) {
 	mustUpdate(t, db, func(tx *storage.Tx) error {
 		// Out of order, past one byte of index, one rewritten, and another
 		// job's whose ID extends this one's.
-		for _, i := range []int{256, 1, 0, 255, 1} {
-			if err := tx.PutJobResult(polT, olderJob, i, json.RawMessage(fmt.Sprint(i))); err != nil {
+		for k, i := range []int{256, 1, 0, 255, 1} {
+			replaced, err := tx.PutJobResult(polT, olderJob, i, json.RawMessage(fmt.Sprint(i)))
+			if err != nil {
 				return err
 			}
+			if want := k == 4; replaced != want {
+				t.Errorf("PutJobResult of item %d (put %d): replaced %v, want %v", i, k, replaced, want)
+			}
 		}
-		if err := tx.PutJobResult(polT, olderJob+"X", 0, json.RawMessage(`"other"`)); err != nil {
+		if _, err := tx.PutJobResult(polT, olderJob+"X", 0, json.RawMessage(`"other"`)); err != nil {
 			return err
 		}
 		return tx.PutJobInput(polT, olderJob, []byte(`{"type":"FeatureCollection"}`))
@@ -188,6 +192,28 @@ func TestTx_JobResultsAndInput(t *testing.T) {
 		}
 		if err != nil || !slices.Equal(got, []string{"0", "1", "255", "256"}) {
 			t.Errorf("FindJobResults = %v, %v", got, err)
+		}
+		// Pages start at an item, recorded or not, and stop at the job's
+		// last result.
+		for _, tc := range []struct {
+			from, limit int
+			want        []int
+			more        bool
+		}{
+			{0, 2, []int{0, 1}, true}, {1, 2, []int{1, 255}, true}, {2, 2, []int{255, 256}, false},
+			{0, 4, []int{0, 1, 255, 256}, false}, {256, 1, []int{256}, false}, {257, 10, nil, false},
+		} {
+			page, more, err := tx.FindJobResultPage(polT, olderJob, tc.from, tc.limit)
+			var items []int
+			for _, r := range page {
+				if string(r.Value) != fmt.Sprint(r.Item) {
+					t.Errorf("FindJobResultPage(%d, %d): item %d holds %s", tc.from, tc.limit, r.Item, r.Value)
+				}
+				items = append(items, r.Item)
+			}
+			if err != nil || !slices.Equal(items, tc.want) || more != tc.more {
+				t.Errorf("FindJobResultPage(%d, %d) = %v, more %v, %v; want %v, more %v", tc.from, tc.limit, items, more, err, tc.want, tc.more)
+			}
 		}
 		if in, err := tx.FindJobInput(polT, olderJob); err != nil || string(in) != `{"type":"FeatureCollection"}` {
 			t.Errorf("FindJobInput = %s, %v", in, err)

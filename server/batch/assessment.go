@@ -163,7 +163,7 @@ func (s *Service) record(tx *storage.Tx, t storage.Tenant, job *storage.Job, b *
 	if err := tx.PutBatchAssessment(t, b.ID, doc); err != nil {
 		return err
 	}
-	if err := tx.PutJobResult(t, job.ID, 0, result); err != nil {
+	if err := work.AddResult(tx, t, job, 0, b.Status, result); err != nil {
 		return err
 	}
 	job.Progress.Processed, job.Progress.Succeeded = 1, 1

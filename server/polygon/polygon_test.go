@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -140,9 +141,11 @@ func TestService_Screen(t *testing.T) {
 	}
 	b.RunJobs(t)
 	job = b.WaitJob(t, tenant, job.ID)
+	// Each result names its ledger entry; the job counts them by status.
+	wantCounts := storage.JobResultCounts{Total: 5, ByStatus: map[string]int{geo.StatusHighRisk: 2, geo.StatusFailed: 2, geo.StatusCompliant: 1}}
 	if job.Status != storage.JobCompleted || job.Progress != (storage.JobProgress{Total: 5, Processed: 5, Succeeded: 3, Failed: 2}) ||
-		len(job.LedgerIndexes) != 5 {
-		t.Fatalf("job %+v, want COMPLETED 3+2 with 5 ledger entries", job)
+		len(job.LedgerIndexes) != 0 || job.ResultCounts == nil || !reflect.DeepEqual(*job.ResultCounts, wantCounts) {
+		t.Fatalf("job %+v (counts %+v), want COMPLETED 3+2 counted %+v, its entries in its results", job, job.ResultCounts, wantCounts)
 	}
 	// polygon.verified and polygon.failed, published in the job's last
 	// transaction (their data is the server's tests').
@@ -165,7 +168,8 @@ func TestService_Screen(t *testing.T) {
 		if r.FailureReason != nil {
 			reason = *r.FailureReason
 		}
-		if r.FeatureIndex != i || r.PolygonID != storage.PolygonID(job.ID, i) || r.EUDRStatus != want[i].status || reason != want[i].reason {
+		if r.FeatureIndex != i || r.PolygonID != storage.PolygonID(job.ID, i) || r.EUDRStatus != want[i].status || reason != want[i].reason ||
+			r.LedgerIndex != int64(i) {
 			t.Errorf("result %d: %+v (reason %q), want %+v", i, r, reason, want[i])
 		}
 		p, err := s.Find(ctx, tenant, r.PolygonID)

@@ -27,13 +27,17 @@ import (
 const ChunkSize = 200
 
 // Result is one entry of a polygon job's results (docs/jobs.md), as
-// the job records it and GET /jobs/{jobId} shows it.
+// the job records it and GET /jobs/{jobId} shows it, with the ledger entry
+// that anchored the screening: the job lists the proofs of a page of its
+// results from them. (Earlier versions listed a polygon job's entries in
+// the job record instead; work.Find gives their results their entry.)
 type Result struct {
 	FeatureIndex  int     `json:"featureIndex"`
 	ExternalID    *string `json:"externalId"`
 	PolygonID     string  `json:"polygonId"`
 	EUDRStatus    string  `json:"eudrStatus"`
 	FailureReason *string `json:"failureReason"`
+	LedgerIndex   int64   `json:"ledgerIndex"`
 }
 
 // screened is one feature's outcome, ready to be recorded.
@@ -128,16 +132,15 @@ func (s *Service) record(tx *storage.Tx, t storage.Tenant, job *storage.Job, out
 			return err
 		}
 		p.LedgerIndex = &e.Index
-		job.LedgerIndexes = append(job.LedgerIndexes, e.Index)
 		if err := tx.PutPolygon(t, p, &sc.detail); err != nil {
 			return err
 		}
 		result, err := storage.MarshalJSON(Result{FeatureIndex: p.FeatureIndex, ExternalID: storage.Optional(p.ExternalID),
-			PolygonID: p.ID, EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason)})
+			PolygonID: p.ID, EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason), LedgerIndex: e.Index})
 		if err != nil {
 			return err
 		}
-		if err := tx.PutJobResult(t, job.ID, p.FeatureIndex, result); err != nil {
+		if err := work.AddResult(tx, t, job, p.FeatureIndex, p.Status, result); err != nil {
 			return err
 		}
 		job.Progress.Processed++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,11 +18,9 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// TestService_ScreenedTwice runs a finished job again from the middle, as
-// a worker taking over after a crash between chunks would: the features
-// are written to the same polygons, not added, and the job completes
-// again with every result.
-func TestService_ScreenedTwice(t *testing.T) {
+// screeningBench is a polygon service on a Bench, and a tenant's job of
+// 2 chunks and 50 features, all COMPLIANT, screened to its end.
+func screeningBench(t *testing.T) (*apitest.Bench, *Service, storage.Tenant, *storage.Job, []byte) {
 	b := apitest.NewBench(t, time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
 	ix := geo.NewIndex(geo.SandboxLayers()...)
 	s := New(Options{DB: b.DB, Jobs: b.Jobs, Events: b.Events, Ledger: b.Ledger, Logger: zerolog.Nop(),
@@ -43,15 +42,58 @@ func TestService_ScreenedTwice(t *testing.T) {
 		return err
 	})
 	b.RunJobs(t)
-	b.WaitJob(t, tenant, job.ID)
+	return b, s, tenant, b.WaitJob(t, tenant, job.ID), body
+}
 
+// checkRerun checks a job run again to its end: every feature's result
+// and polygon once, counted once, each result naming a ledger entry.
+func checkRerun(t *testing.T, b *apitest.Bench, s *Service, tenant storage.Tenant, job *storage.Job) {
+	t.Helper()
+	n := job.Progress.Total
+	done := b.Job(t, tenant, job.ID)
+	want := storage.JobResultCounts{Total: n, ByStatus: map[string]int{geo.StatusCompliant: n}}
+	if done.Status != storage.JobCompleted || done.Progress.Processed != n || done.Progress.Succeeded != n ||
+		done.ResultCounts == nil || !reflect.DeepEqual(*done.ResultCounts, want) {
+		t.Errorf("after the rerun: %s, progress %+v, counts %+v; want %+v", done.Status, done.Progress, done.ResultCounts, want)
+	}
+	p, err := b.Jobs.Find(context.Background(), tenant, job.ID, 1000)
+	if err != nil || len(p.Results) != n || len(p.Proofs) != n || !reflect.DeepEqual(p.Counts, want) {
+		t.Fatalf("after the rerun: %d results, %d proofs, counts %+v, %v; want %d of each", len(p.Results), len(p.Proofs), p.Counts, err, n)
+	}
+	for i, raw := range p.Results {
+		var r Result
+		if err := json.Unmarshal(raw, &r); err != nil || r.FeatureIndex != i || p.Proofs[i].Index != r.LedgerIndex {
+			t.Fatalf("result %d: %s (proof of entry %d) %v", i, raw, p.Proofs[i].Index, err)
+		}
+	}
+	b.Update(t, func(tx *storage.Tx) error {
+		if _, err := tx.FindJobInput(tenant, job.ID); err == nil {
+			t.Error("job input kept after completion")
+		}
+		return nil
+	})
+	items, more, err := s.List(context.Background(), tenant, storage.PolygonFilter{JobID: job.ID}, storage.Page{Limit: 1000})
+	if err != nil || more || len(items) != n {
+		t.Fatalf("polygons of the job: %d (more %v) %v, want %d", len(items), more, err, n)
+	}
+	for i, p := range items {
+		if want := n - 1 - i; p.FeatureIndex != want || p.ID != storage.PolygonID(job.ID, want) {
+			t.Errorf("item %d: feature %d %s", i, p.FeatureIndex, p.ID)
+			break
+		}
+	}
+}
+
+// TestService_ScreenedTwice runs a finished job again from the middle, as
+// a worker taking over after a crash between chunks would: the features
+// are written to the same polygons and results, not added, and the job
+// completes again with every result, each counted once.
+func TestService_ScreenedTwice(t *testing.T) {
+	b, s, tenant, job, body := screeningBench(t)
 	// Back to where a crash after the first chunk would have left it.
 	b.Update(t, func(tx *storage.Tx) error {
-		if job, err = tx.FindJob(tenant, job.ID); err != nil {
-			return err
-		}
 		job.Status, job.CompletedAt = storage.JobRunning, nil
-		job.Progress = storage.JobProgress{Total: len(feats), Processed: ChunkSize, Succeeded: ChunkSize}
+		job.Progress = storage.JobProgress{Total: job.Progress.Total, Processed: ChunkSize, Succeeded: ChunkSize}
 		if err := tx.PutJob(tenant, job); err != nil {
 			return err
 		}
@@ -60,32 +102,59 @@ func TestService_ScreenedTwice(t *testing.T) {
 	if err := s.runJob(context.Background(), tenant, job, body); err != nil {
 		t.Fatal(err)
 	}
-	done := b.Job(t, tenant, job.ID)
-	var results [][]byte
+	checkRerun(t, b, s, tenant, job)
+}
+
+// TestService_ResumesEarlierLayout resumes a job that an earlier version
+// stopped after its first chunk: its results without their ledger entry,
+// the entries listed in the job, no counts. This version counts what was
+// recorded before it counts its own, and every result reads with its
+// entry.
+func TestService_ResumesEarlierLayout(t *testing.T) {
+	b, s, tenant, job, body := screeningBench(t)
 	b.Update(t, func(tx *storage.Tx) error {
-		raw, err := tx.FindJobResults(tenant, job.ID)
-		for _, r := range raw {
-			results = append(results, json.RawMessage(r))
+		rs, more, err := tx.FindJobResultPage(tenant, job.ID, 0, 1000)
+		if err != nil || more {
+			return fmt.Errorf("results: more %v, %v", more, err)
 		}
-		if _, err := tx.FindJobInput(tenant, job.ID); err == nil {
-			t.Error("job input kept after completion")
+		job.LedgerIndexes, job.ResultCounts = nil, nil
+		results := tx.Bucket([]byte("tenants")).Bucket([]byte(tenant.Org)).Bucket([]byte(tenant.Env)).Bucket([]byte("job_results"))
+		for _, r := range rs {
+			key := append(append([]byte(job.ID), 0), byte(r.Item>>24), byte(r.Item>>16), byte(r.Item>>8), byte(r.Item))
+			if r.Item >= ChunkSize {
+				if err := results.Delete(key); err != nil {
+					return err
+				}
+				continue
+			}
+			var res Result
+			if err := json.Unmarshal(r.Value, &res); err != nil {
+				return err
+			}
+			job.LedgerIndexes = append(job.LedgerIndexes, res.LedgerIndex)
+			old, err := json.Marshal(map[string]any{"featureIndex": res.FeatureIndex, "externalId": res.ExternalID,
+				"polygonId": res.PolygonID, "eudrStatus": res.EUDRStatus, "failureReason": res.FailureReason})
+			if err != nil {
+				return err
+			}
+			if err := results.Put(key, old); err != nil {
+				return err
+			}
 		}
-		return err
+		job.Status, job.CompletedAt = storage.JobRunning, nil
+		job.Progress = storage.JobProgress{Total: job.Progress.Total, Processed: ChunkSize, Succeeded: ChunkSize}
+		if err := tx.PutJob(tenant, job); err != nil {
+			return err
+		}
+		return tx.PutJobInput(tenant, job.ID, body)
 	})
-	if done.Status != storage.JobCompleted || done.Progress.Processed != len(feats) || done.Progress.Succeeded != len(feats) ||
-		len(results) != len(feats) {
-		t.Errorf("after the rerun: %s, progress %+v, %d results", done.Status, done.Progress, len(results))
+	if rs, err := b.Jobs.Results(context.Background(), tenant, job.ID, storage.Page{Limit: 1000}); err != nil || len(rs.Results) != ChunkSize {
+		t.Fatalf("the job as an earlier version left it: %v, %v", rs, err)
 	}
-	items, more, err := s.List(context.Background(), tenant, storage.PolygonFilter{JobID: job.ID}, storage.Page{Limit: 1000})
-	if err != nil || more || len(items) != len(feats) {
-		t.Fatalf("polygons of the job: %d (more %v) %v, want %d", len(items), more, err, len(feats))
+	if err := s.runJob(context.Background(), tenant, job, body); err != nil {
+		t.Fatal(err)
 	}
-	for i, p := range items {
-		if want := len(feats) - 1 - i; p.FeatureIndex != want || p.ID != storage.PolygonID(job.ID, want) {
-			t.Errorf("item %d: feature %d %s", i, p.FeatureIndex, p.ID)
-			break
-		}
-	}
+	checkRerun(t, b, s, tenant, job)
 }
 
 // The benchmark's plots and reference layer: 10,000 realistic plots and a

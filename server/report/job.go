@@ -56,7 +56,7 @@ func (s *Service) runArchive(ctx context.Context, t storage.Tenant, job *storage
 		if err != nil {
 			return err
 		}
-		if err := tx.PutJobResult(t, job.ID, 0, result); err != nil {
+		if err := work.AddResult(tx, t, job, 0, storage.ReportReady, result); err != nil {
 			return err
 		}
 		job.Progress.Processed, job.Progress.Succeeded = 1, 1

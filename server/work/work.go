@@ -2,7 +2,8 @@
 // job and its queue entry together in the caller's transaction, marks a job
 // RUNNING when a worker takes it, hands the handler its input, and records
 // how it ended (completed, failed, or waiting to try again) in the
-// handler's own transaction.
+// handler's own transaction. It records each item's result with the job's
+// counts by status, and reads a job with one page of its results.
 //
 // # Job input
 //
@@ -113,7 +114,7 @@ func (q *Queue) Enqueue(tx *storage.Tx, t storage.Tenant, kind string, total int
 		return nil, err
 	}
 	job := &storage.Job{ID: storage.NewID("job", tx.Now()), Type: kind, Status: storage.JobQueued,
-		Progress: storage.JobProgress{Total: total}, CreatedAt: tx.Now()}
+		Progress: storage.JobProgress{Total: total}, ResultCounts: storage.NewJobResultCounts(), CreatedAt: tx.Now()}
 	if err := tx.PutJob(t, job); err != nil {
 		return nil, err
 	}
