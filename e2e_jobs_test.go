@@ -42,6 +42,12 @@ const (
 // Rate limits out of the way of tests that poll.
 var noRateLimit = []string{"EUDR_RATE_LIMIT_PER_SECOND=100000", "EUDR_RATE_LIMIT_BURST=100000"}
 
+// jobResultCounts is a job's resultCounts.
+type jobResultCounts struct {
+	Total    int            `json:"total"`
+	ByStatus map[string]int `json:"byStatus"`
+}
+
 // jobView is the answer of GET /jobs/{jobId}.
 type jobView struct {
 	JobID    string `json:"jobId"`
@@ -55,6 +61,8 @@ type jobView struct {
 		Percent   int `json:"percent"`
 	} `json:"progress"`
 	Results      []json.RawMessage `json:"results"`
+	ResultCounts jobResultCounts   `json:"resultCounts"`
+	NextResults  *string           `json:"nextResults"`
 	LedgerProofs []json.RawMessage `json:"ledgerProofs"`
 	Error        *struct {
 		Code    string `json:"code"`
@@ -131,6 +139,9 @@ func checkJob(r *apitest.Response, id string) (jobView, string) {
 	}
 	if j.Results == nil || j.LedgerProofs == nil || len(j.LedgerProofs) != 0 {
 		probs = append(probs, "results and ledgerProofs must be arrays ([] for ledgerProofs)")
+	}
+	if j.ResultCounts.Total != 0 || j.ResultCounts.ByStatus == nil || len(j.ResultCounts.ByStatus) != 0 || j.NextResults != nil {
+		probs = append(probs, fmt.Sprintf("resultCounts %+v, nextResults %v; want none counted ({} by status) and no next page", j.ResultCounts, j.NextResults))
 	}
 	if p.Processed < 0 || p.Processed > p.Total || p.Succeeded+p.Failed != p.Processed {
 		probs = append(probs, fmt.Sprintf("progress %+v does not add up", p))

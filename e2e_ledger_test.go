@@ -69,6 +69,8 @@ type ledJob struct {
 		Percent   int `json:"percent"`
 	} `json:"progress"`
 	Results      json.RawMessage `json:"results"`
+	ResultCounts jobResultCounts `json:"resultCounts"`
+	NextResults  *string         `json:"nextResults"`
 	LedgerProofs []ledProof      `json:"ledgerProofs"`
 	Error        *struct {
 		Code    string `json:"code"`
@@ -228,14 +230,14 @@ func ledScreen(t testing.TB, base, key string, want []string, features ...string
 	jobID := polMustPost(t, base, key, polCollection(features...), len(features))
 	j := polWaitJob(t, base, key, jobID, ledWait)
 	ids := make([]string, len(features))
-	for i, r := range j.Results {
+	for i, r := range polAllResults(t, base, key, j) {
 		ids[i] = r.PolygonID
 		if r.EUDRStatus != want[i] {
 			t.Fatalf("polygon %d (%s) is %s (%s), want %s", i, r.PolygonID, r.EUDRStatus, polStr(r.FailureReason), want[i])
 		}
 	}
-	if len(j.LedgerProofs) != len(features) {
-		t.Errorf("polygon job %s: %d ledgerProofs, want one per feature (%d)", jobID, len(j.LedgerProofs), len(features))
+	if want := min(len(features), polPage); len(j.LedgerProofs) != want {
+		t.Errorf("polygon job %s: %d ledgerProofs, want one per feature on its page (%d)", jobID, len(j.LedgerProofs), want)
 	}
 	return j, ids
 }

@@ -99,8 +99,9 @@ func TestPolygon_CrashKill9(t *testing.T) {
 	if j.Status != "COMPLETED" {
 		t.Fatalf("job after the restart: %s, error %+v; want COMPLETED", j.Status, j.Error)
 	}
-	if pr := j.Progress; pr.Total != total || pr.Processed != total || pr.Succeeded != total || pr.Failed != 0 || len(j.Results) != total {
-		t.Errorf("job after the restart: progress %+v, %d results; want all %d features COMPLIANT", pr, len(j.Results), total)
+	if pr := j.Progress; pr.Total != total || pr.Processed != total || pr.Succeeded != total || pr.Failed != 0 ||
+		j.ResultCounts.ByStatus["COMPLIANT"] != total || len(polAllResults(t, p.SandboxURL, key, j)) != total {
+		t.Errorf("job after the restart: progress %+v, results %+v; want all %d features COMPLIANT", pr, j.ResultCounts, total)
 	}
 	list := polWalk(t, p.SandboxURL, key, "jobId="+jobID, 1000)
 	if len(list) != total {

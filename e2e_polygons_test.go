@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -31,6 +32,9 @@ const (
 	polPath        = eudrAPI + "/polygons"
 	polJobType     = "polygon_ingestion"
 	polContentType = "application/geo+json"
+	// polPage is how many results GET /jobs/{jobId} shows by default: the
+	// first page of the job's results.
+	polPage = 1000
 )
 
 var (
@@ -200,6 +204,7 @@ type polResult struct {
 	PolygonID     string  `json:"polygonId"`
 	EUDRStatus    string  `json:"eudrStatus"`
 	FailureReason *string `json:"failureReason"`
+	LedgerIndex   int64   `json:"ledgerIndex"`
 }
 
 // polJob is GET /jobs/{id} of a polygon_ingestion job.
@@ -215,6 +220,8 @@ type polJob struct {
 		Percent   int `json:"percent"`
 	} `json:"progress"`
 	Results      []polResult       `json:"results"`
+	ResultCounts jobResultCounts   `json:"resultCounts"`
+	NextResults  *string           `json:"nextResults"`
 	LedgerProofs []json.RawMessage `json:"ledgerProofs"`
 	Error        *struct {
 		Code    string `json:"code"`
@@ -292,21 +299,28 @@ func polCheckJob(r *apitest.Response, id string) (polJob, string) {
 	if p.Processed < 0 || p.Processed > p.Total || p.Succeeded+p.Failed != p.Processed {
 		probs = append(probs, fmt.Sprintf("progress %+v does not add up", p))
 	}
-	if len(j.Results) != p.Processed {
-		probs = append(probs, fmt.Sprintf("%d results with %d processed", len(j.Results), p.Processed))
+	// The answer shows the first page of the results, the counts of all
+	// of them, and the proofs of the page's entries in the same order.
+	if len(j.Results) != min(p.Processed, polPage) || (j.NextResults != nil) != (p.Processed > polPage) {
+		probs = append(probs, fmt.Sprintf("%d results and next page %v with %d processed", len(j.Results), j.NextResults, p.Processed))
 	}
-	failed := 0
+	c := j.ResultCounts
+	if sum := c.ByStatus["COMPLIANT"] + c.ByStatus["HIGH_RISK"] + c.ByStatus["FAILED"]; c.Total != p.Processed || sum != c.Total ||
+		len(c.ByStatus) > 3 || c.ByStatus["FAILED"] != p.Failed {
+		probs = append(probs, fmt.Sprintf("resultCounts %+v with progress %+v", c, p))
+	}
+	if len(j.LedgerProofs) != len(j.Results) {
+		probs = append(probs, fmt.Sprintf("%d ledgerProofs for %d results", len(j.LedgerProofs), len(j.Results)))
+	}
 	for i, res := range j.Results {
-		if res.FeatureIndex != i || res.PolygonID != polIDOf(id, i) {
-			probs = append(probs, fmt.Sprintf("results[%d] is feature %d, polygon %s", i, res.FeatureIndex, res.PolygonID))
+		var proof struct{ Index int64 }
+		if i < len(j.LedgerProofs) {
+			json.Unmarshal(j.LedgerProofs[i], &proof)
+		}
+		if res.FeatureIndex != i || res.PolygonID != polIDOf(id, i) || (i < len(j.LedgerProofs) && proof.Index != res.LedgerIndex) {
+			probs = append(probs, fmt.Sprintf("results[%d] is feature %d, polygon %s, entry %d (proof of %d)", i, res.FeatureIndex, res.PolygonID, res.LedgerIndex, proof.Index))
 			break
 		}
-		if res.EUDRStatus == "FAILED" {
-			failed++
-		}
-	}
-	if failed != p.Failed {
-		probs = append(probs, fmt.Sprintf("%d FAILED results, progress.failed %d", failed, p.Failed))
 	}
 	ra := r.Header.Get("Retry-After")
 	switch j.Status {
@@ -351,6 +365,45 @@ func polWaitJob(t testing.TB, base, key, id string, timeout time.Duration) polJo
 		t.Fatalf("polygon job %s: %s, error %+v; want COMPLETED", id, j.Status, j.Error)
 	}
 	return j
+}
+
+// polAllResults returns every result of a finished polygon job j (as GET
+// /jobs/{jobId} answered it): its first page, then the pages of GET
+// /jobs/{jobId}/results from nextResults on, following each page's Link.
+// It checks that they come in feature order, each once, and add up to the
+// job's resultCounts.
+func polAllResults(t testing.TB, base, key string, j polJob) []polResult {
+	t.Helper()
+	all := append([]polResult(nil), j.Results...)
+	for next := j.NextResults; next != nil; {
+		r := apitest.Do(t, "GET", base+*next, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+		var page []polResult
+		dec := json.NewDecoder(bytes.NewReader(r.Body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&page); err != nil || len(page) == 0 {
+			t.Fatalf("%s: %d results, %v: %.300s", r.Request, len(page), err, r.Body)
+		}
+		all = append(all, page...)
+		next = nil
+		if link := r.Header.Get("Link"); link != "" {
+			path, ok := strings.CutSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
+			if cur := r.Header.Get("X-Next-Cursor"); !ok || cur != fmt.Sprintf("%s_%d", j.JobID, len(all)-1) || !strings.Contains(path, "cursor="+cur) {
+				t.Fatalf("%s: Link %q, X-Next-Cursor %q after feature %d", r.Request, link, cur, len(all)-1)
+			}
+			next = &path
+		}
+	}
+	counts := map[string]int{}
+	for i, res := range all {
+		if res.FeatureIndex != i || res.PolygonID != polIDOf(j.JobID, i) {
+			t.Fatalf("job %s: result %d of the pages is feature %d, polygon %s", j.JobID, i, res.FeatureIndex, res.PolygonID)
+		}
+		counts[res.EUDRStatus]++
+	}
+	if len(all) != j.ResultCounts.Total || !maps.Equal(counts, j.ResultCounts.ByStatus) {
+		t.Fatalf("job %s: the pages hold %d results counted %v; resultCounts %+v", j.JobID, len(all), counts, j.ResultCounts)
+	}
+	return all
 }
 
 // polIDOf is the polygon ID of feature index of job jobID.

@@ -182,10 +182,11 @@ func waitLoadJob(t *testing.T, srv *serverProc, key string, j *loadJob, features
 			Progress struct {
 				Total, Processed, Succeeded, Failed int
 			} `json:"progress"`
-			Results []struct {
-				EUDRStatus    string  `json:"eudrStatus"`
-				FailureReason *string `json:"failureReason"`
-			} `json:"results"`
+			Results      []loadResult `json:"results"`
+			ResultCounts struct {
+				Total int `json:"total"`
+			} `json:"resultCounts"`
+			NextResults *string    `json:"nextResults"`
 			CreatedAt   time.Time  `json:"createdAt"`
 			StartedAt   *time.Time `json:"startedAt"`
 			CompletedAt *time.Time `json:"completedAt"`
@@ -204,15 +205,16 @@ func waitLoadJob(t *testing.T, srv *serverProc, key string, j *loadJob, features
 		}
 		j.toCompleted = time.Since(j.posted)
 		p := job.Progress
-		if p.Total != features || p.Processed != features || p.Succeeded+p.Failed != features || len(job.Results) != features ||
-			job.StartedAt == nil || job.CompletedAt == nil {
+		results := loadAllResults(t, srv, key, job.Results, job.NextResults)
+		if p.Total != features || p.Processed != features || p.Succeeded+p.Failed != features || len(results) != features ||
+			job.ResultCounts.Total != features || job.StartedAt == nil || job.CompletedAt == nil {
 			t.Fatalf("%s: job %s COMPLETED with progress %+v, %d results, startedAt %v, completedAt %v; want all %d features screened",
-				j.name, j.id, p, len(job.Results), job.StartedAt, job.CompletedAt, features)
+				j.name, j.id, p, len(results), job.StartedAt, job.CompletedAt, features)
 		}
 		j.created, j.started, j.completed = job.CreatedAt, *job.StartedAt, *job.CompletedAt
 		j.features = p.Processed
 		j.outcomes = map[string]int{}
-		for _, res := range job.Results {
+		for _, res := range results {
 			k := res.EUDRStatus
 			if res.FailureReason != nil && k == "FAILED" {
 				k += " " + *res.FailureReason
@@ -221,6 +223,30 @@ func waitLoadJob(t *testing.T, srv *serverProc, key string, j *loadJob, features
 		}
 		return
 	}
+}
+
+// loadResult is an entry of a polygon job's results.
+type loadResult struct {
+	EUDRStatus    string  `json:"eudrStatus"`
+	FailureReason *string `json:"failureReason"`
+}
+
+// loadAllResults returns a job's results: first, those GET /jobs/{jobId}
+// showed, then the pages of its results from next on, following Link.
+func loadAllResults(t *testing.T, srv *serverProc, key string, first []loadResult, next *string) []loadResult {
+	all := first
+	for next != nil {
+		r := apitest.Do(t, "GET", srv.ProductionURL+*next, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+		var page []loadResult
+		r.Decode(t, &page)
+		all = append(all, page...)
+		next = nil
+		if link := r.Header.Get("Link"); link != "" {
+			path := strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
+			next = &path
+		}
+	}
+	return all
 }
 
 // procStatus reads the memory lines of /proc/<pid>/status, in MB:
