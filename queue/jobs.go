@@ -385,7 +385,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	)
 	ticker := time.NewTicker(r.opts.PollInterval)
 	defer ticker.Stop()
-	r.log.Info().Int("workers", r.opts.Workers).Dur("lease", r.opts.Lease).Msg("job runner started")
+	r.log.Info().Int("workers", r.opts.Workers).Stringer("lease", r.opts.Lease).Msg("job runner started")
 
 	for ctx.Err() == nil {
 		if retry == nil && running < r.opts.Workers {
@@ -434,7 +434,7 @@ func (r *Runner) drain(running int, done <-chan struct{}, cut func()) {
 	if running == 0 {
 		return
 	}
-	r.log.Info().Int("in_flight", running).Dur("drain_timeout", r.opts.DrainTimeout).Msg("job runner draining")
+	r.log.Info().Int("in_flight", running).Stringer("drain_timeout", r.opts.DrainTimeout).Msg("job runner draining")
 	deadline := time.NewTimer(r.opts.DrainTimeout)
 	defer deadline.Stop()
 	timeout := deadline.C
@@ -510,7 +510,7 @@ func (r *Runner) work(ctx context.Context, j Job) {
 			l.Error().Err(err).Msg("record job done; it runs again when its lease expires")
 			return
 		}
-		l.Debug().Dur("took", time.Since(start)).Msg("job done")
+		l.Debug().Float64("took_ms", float64(time.Since(start).Microseconds())/1000).Msg("job done")
 	case ctx.Err() != nil:
 		// Cut off at the drain deadline: Run has released the lease.
 		l.Info().Err(herr).Msg("job cut off by shutdown; it runs again on the next start")

@@ -31,6 +31,9 @@ type Bench struct {
 	// that published it has committed (a commit that publishes two counts
 	// two).
 	Published atomic.Int32
+	// Logs has what the job queue logged: the runner's lines and the
+	// "job finished" line of every job's end.
+	Logs *Logs
 
 	start sync.Once
 	stop  func()
@@ -41,7 +44,7 @@ type Bench struct {
 func NewBench(tb testing.TB, start time.Time) *Bench {
 	tb.Helper()
 	dir := tb.TempDir()
-	b := &Bench{Clock: NewClock(start)}
+	b := &Bench{Clock: NewClock(start), Logs: &Logs{}}
 	db, err := storage.Open(dir, storage.Options{Now: b.Clock.Now})
 	if err != nil {
 		tb.Fatal(err)
@@ -61,7 +64,7 @@ func NewBench(tb testing.TB, start time.Time) *Bench {
 	}
 	b.Events = event.NewPublisher(func() { b.Published.Add(1) })
 	b.Jobs = work.New(work.Options{DB: db, Events: b.Events, Workers: 2, Lease: time.Minute,
-		DrainTimeout: time.Minute, Now: b.Clock.Now, Logger: zerolog.Nop()})
+		DrainTimeout: time.Minute, Now: b.Clock.Now, Logger: zerolog.New(b.Logs)})
 	b.stop = func() {}
 	tb.Cleanup(func() {
 		b.stop()
@@ -111,6 +114,13 @@ func (b *Bench) WaitJob(tb testing.TB, t storage.Tenant, id string) *storage.Job
 		b.Jobs.Wake()
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// WaitFinished waits for the "job finished" line of the job and returns
+// it: WaitJob sees a job end a moment before its line is written.
+func (b *Bench) WaitFinished(tb testing.TB, id string) map[string]any {
+	tb.Helper()
+	return b.Logs.Wait(tb, "job finished", map[string]any{"job_id": id})
 }
 
 // WaitPublished waits until at least n events have been published, and

@@ -15,6 +15,8 @@
 //     every request, answers as a test programs it, and writes its CA
 //     certificate to a PEM file for EUDR_WEBHOOKS_CA_FILE;
 //   - Clock, a fake clock for tests that drive time themselves;
+//   - Logs, which collects a zerolog logger's JSON lines and finds or
+//     waits for a line by its message and fields;
 //   - UnzipArchive and JSONLines, which read an archive report and check
 //     the promises of its manifest;
 //   - Bench, the temp store, job queue, publisher and ledger that a

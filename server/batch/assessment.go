@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/rs/zerolog"
+
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
@@ -68,6 +70,7 @@ func (s *Service) runAssessment(ctx context.Context, t storage.Tenant, job *stor
 	if err := json.Unmarshal(input, &in); err != nil || in.BatchID == "" {
 		return fmt.Errorf("batch job input %s: %v", input, err)
 	}
+	work.Note(ctx, func(c zerolog.Context) zerolog.Context { return c.Str("batch_id", in.BatchID) })
 	var b *storage.Batch
 	var plots []risk.Plot
 	var history risk.History
@@ -106,8 +109,21 @@ func (s *Service) runAssessment(ctx context.Context, t storage.Tenant, job *stor
 				return err
 			}
 		}
+		tx.OnCommit(func() { work.Note(ctx, assessedFields(cur)) })
 		return work.Complete(tx, t, job)
 	})
+}
+
+// assessedFields are the outcome of a batch's assessment on the line its
+// job's end is logged with.
+func assessedFields(b *storage.Batch) func(zerolog.Context) zerolog.Context {
+	return func(c zerolog.Context) zerolog.Context {
+		c = c.Str("batch_status", b.Status)
+		if b.RiskScore != nil {
+			c = c.Int("risk_score", *b.RiskScore).Str("risk_level", b.RiskLevel)
+		}
+		return c
+	}
 }
 
 // batchPlots reads the batch's polygons as risk.Assess takes them.

@@ -345,6 +345,15 @@ func TestService_RegisterAndAssess(t *testing.T) {
 	if n := b.WaitPublished(t, 1); n != 1 {
 		t.Errorf("%d publishing commits, want batch.risk_assessed once", n)
 	}
+	// One line tells the operator how the batch came out, and how long it took.
+	line := b.WaitFinished(t, bt.JobID)
+	for k, v := range map[string]any{"type": work.BatchRiskAssessment, "status": storage.JobCompleted, "org": tenant.Org,
+		"environment": string(tenant.Env), "batch_id": bt.ID, "batch_status": storage.BatchVerified, "risk_score": 25.0,
+		"risk_level": risk.LevelNegligible, "duration_ms": 60000.0} {
+		if line[k] != v {
+			t.Errorf("job finished line: %s is %v, want %v; line %v", k, line[k], v, line)
+		}
+	}
 
 	got, ids, err := s.Find(ctx, tenant, bt.ID)
 	assessedAt := start.Add(time.Minute)

@@ -61,7 +61,7 @@ func newRig(tb testing.TB, wrap func(euis.Client) euis.Client) *rig {
 	if wrap != nil {
 		sandboxClient = wrap(r.sim)
 	}
-	r.s = dds.New(dds.Options{DB: b.DB, Jobs: b.Jobs, Events: b.Events, Ledger: b.Ledger, Logger: zerolog.Nop(),
+	r.s = dds.New(dds.Options{DB: b.DB, Jobs: b.Jobs, Events: b.Events, Ledger: b.Ledger, Logger: zerolog.New(b.Logs),
 		Clients:       map[storage.Environment]euis.Client{storage.Sandbox: sandboxClient, storage.Production: r.eu},
 		PollSchedules: schedules, Sealer: sealer, Endpoints: endpoints})
 	return r

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
@@ -30,7 +32,7 @@ func (s *Service) poll(ctx context.Context, t storage.Tenant, job *storage.Job, 
 			return err
 		}
 		if cur.Status == storage.DDSRevoked {
-			return finish(tx, t, job, true)
+			return finish(ctx, tx, t, job, cur)
 		}
 		d = cur
 		var st *euis.Status
@@ -56,21 +58,21 @@ func (s *Service) poll(ctx context.Context, t storage.Tenant, job *storage.Job, 
 				VerificationNumber: d.VerificationNumber}); err != nil {
 				return err
 			}
-			return finish(tx, t, job, true)
+			return finish(ctx, tx, t, job, d)
 		case euis.StatusRejected:
-			return s.reject(tx, t, job, d, st.Reasons, "rejected by the EU system")
+			return s.reject(ctx, tx, t, job, d, st.Reasons, "rejected by the EU system")
 		case euis.StatusWithdrawn:
 			if err := s.recordByJob(tx, t, job, d, storage.DDSRevoked, "withdrawn in the EU system"); err != nil {
 				return err
 			}
-			return finish(tx, t, job, true)
+			return finish(ctx, tx, t, job, d)
 		}
 		return s.schedulePoll(tx, t, job, d)
 	})
 }
 
 // reject records a rejection and fires dds.rejected, completing the job.
-func (s *Service) reject(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, reasons []string, note string) error {
+func (s *Service) reject(ctx context.Context, tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS, reasons []string, note string) error {
 	d.Reasons = reasons
 	if len(d.Reasons) == 0 {
 		d.Reasons = []string{"REJECTED"}
@@ -81,7 +83,7 @@ func (s *Service) reject(tx *storage.Tx, t storage.Tenant, job *storage.Job, d *
 	if _, _, err := s.o.Events.Publish(tx, t, event.DDSRejected, event.DDSRejectedData{DDSID: d.ID, Reasons: d.Reasons}); err != nil {
 		return err
 	}
-	return finish(tx, t, job, false)
+	return finish(ctx, tx, t, job, d)
 }
 
 // recordByJob is Record for a change the EU system made, seen by the
@@ -94,13 +96,27 @@ func (s *Service) recordByJob(tx *storage.Tx, t storage.Tenant, job *storage.Job
 	return nil
 }
 
-// finish completes the submission job: its one item succeeded when the
-// statement was validated (or withdrawn), failed when rejected.
-func finish(tx *storage.Tx, t storage.Tenant, job *storage.Job, ok bool) error {
+// finish completes the submission job of d, which the EU system has
+// decided on: its one item succeeded when the statement was validated (or
+// withdrawn), failed when rejected. The line the job's end is logged with
+// tells which.
+func finish(ctx context.Context, tx *storage.Tx, t storage.Tenant, job *storage.Job, d *storage.DDS) error {
 	job.Progress = storage.JobProgress{Total: 1, Processed: 1, Succeeded: 1}
-	if !ok {
+	if d.Status == storage.DDSRejected {
 		job.Progress.Succeeded, job.Progress.Failed = 0, 1
 	}
+	tx.OnCommit(func() {
+		work.Note(ctx, func(c zerolog.Context) zerolog.Context {
+			c = c.Str("dds_status", d.Status)
+			if d.ReferenceNumber != "" {
+				c = c.Str("reference_number", d.ReferenceNumber)
+			}
+			if d.Status == storage.DDSRejected {
+				c = c.Strs("reasons", d.Reasons)
+			}
+			return c
+		})
+	})
 	return work.Complete(tx, t, job)
 }
 

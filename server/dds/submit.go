@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
@@ -62,6 +64,7 @@ func (s *Service) Submit(tx *storage.Tx, t storage.Tenant, id string) (*storage.
 // limited) is retried the same way, recorded on the job as its last
 // attempt (retry). The EU system is never called inside a transaction.
 func (s *Service) runSubmission(ctx context.Context, t storage.Tenant, job *storage.Job, id []byte) error {
+	work.Note(ctx, func(c zerolog.Context) zerolog.Context { return c.Str("dds_id", string(id)) })
 	var d *storage.DDS
 	var creds euis.Credentials
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
@@ -78,7 +81,7 @@ func (s *Service) runSubmission(ctx context.Context, t storage.Tenant, job *stor
 	client := s.o.Clients[t.Env]
 	switch {
 	case d.Status == storage.DDSRevoked || d.Status == storage.DDSValidated || d.Status == storage.DDSRejected:
-		return s.o.DB.Update(ctx, func(tx *storage.Tx) error { return finish(tx, t, job, d.Status != storage.DDSRejected) })
+		return s.o.DB.Update(ctx, func(tx *storage.Tx) error { return finish(ctx, tx, t, job, d) })
 	case d.EUUUID == "":
 		return s.file(ctx, t, job, d, client, creds)
 	default:
@@ -116,7 +119,7 @@ func (s *Service) file(ctx context.Context, t storage.Tenant, job *storage.Job, 
 	}
 	if len(unusable) > 0 {
 		return s.o.DB.Update(ctx, func(tx *storage.Tx) error {
-			return s.reject(tx, t, job, d, unusable, "not filed: a referenced statement cannot be used")
+			return s.reject(ctx, tx, t, job, d, unusable, "not filed: a referenced statement cannot be used")
 		})
 	}
 	uuid := ""
@@ -145,7 +148,7 @@ func (s *Service) file(ctx context.Context, t storage.Tenant, job *storage.Job, 
 	switch {
 	case errors.As(err, &fault) && fault.Rejected():
 		return s.o.DB.Update(ctx, func(tx *storage.Tx) error {
-			return s.reject(tx, t, job, d, fault.Reasons, "refused on submission: "+fault.Message)
+			return s.reject(ctx, tx, t, job, d, fault.Reasons, "refused on submission: "+fault.Message)
 		})
 	case euis.IsTransient(err):
 		return s.o.DB.Update(ctx, func(tx *storage.Tx) error { return s.retry(tx, t, job, d, err) })

@@ -2,6 +2,8 @@ package dds_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +56,9 @@ func TestService_Submit(t *testing.T) {
 	if n := r.b.WaitPublished(t, 2); n != 2 {
 		t.Errorf("%d events published, want 2 (dds.submitted, dds.validated)", n)
 	}
+	wantFinished(t, r.b.WaitFinished(t, job.ID), map[string]any{"type": work.DDSSubmission, "status": storage.JobCompleted,
+		"org": sandbox.Org, "environment": string(sandbox.Env), "dds_id": d.ID, "dds_status": storage.DDSValidated,
+		"reference_number": v.DDS.ReferenceNumber, "items_succeeded": 1.0})
 	_, err = r.submit(sandbox, v.DDS.ReferenceNumber)
 	wantError(t, "submitting a VALIDATED statement", err, 409, apierr.DetailDDSNotDraft)
 }
@@ -80,6 +85,12 @@ func TestService_SubmitRejected(t *testing.T) {
 	}
 	if n := r.b.WaitPublished(t, 2); n != 2 {
 		t.Errorf("%d events published, want 2 (dds.submitted, dds.rejected)", n)
+	}
+	line := r.b.WaitFinished(t, job.ID)
+	wantFinished(t, line, map[string]any{"status": storage.JobCompleted, "dds_id": d.ID, "dds_status": storage.DDSRejected,
+		"items_failed": 1.0})
+	if reasons, _ := line["reasons"].([]any); len(reasons) != 1 || reasons[0] != euis.ReasonOperatorUUIDMismatch {
+		t.Errorf("job finished line: reasons %v, want [%s]", line["reasons"], euis.ReasonOperatorUUIDMismatch)
 	}
 	// A rejected statement is not in force: there is nothing to revoke.
 	_, err = r.revoke(sandbox, d.ID)
@@ -153,6 +164,9 @@ func TestService_SubmitRetries(t *testing.T) {
 	if j := r.b.WaitJob(t, production, job.ID); j.Status != storage.JobCompleted || r.find(t, production, d.ID).DDS.Status != storage.DDSValidated {
 		t.Errorf("at the first poll: job %s, want it COMPLETED and the statement VALIDATED", j.Status)
 	}
+	if logs := fmt.Sprint(r.b.Logs.Lines(t)); strings.Contains(logs, key) {
+		t.Error("the EU system auth key is in the log")
+	}
 	r.eu.mu.Lock()
 	defer r.eu.mu.Unlock()
 	if len(r.eu.creds) != 3 { // submitDds twice, getDds once
@@ -163,6 +177,42 @@ func TestService_SubmitRetries(t *testing.T) {
 			t.Errorf("called with %v, want the stored credentials at %s", cr, endpoints.Acceptance)
 		}
 	}
+}
+
+// wantFinished fails t unless the "job finished" line has every field of
+// want (numbers as JSON decodes them).
+func wantFinished(t *testing.T, line map[string]any, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		if line[k] != v {
+			t.Errorf("job finished line: %s is %v, want %v; line %v", k, line[k], v, line)
+		}
+	}
+}
+
+// TestService_SubmitFails: an EU system answer that trying again cannot
+// mend fails the submission job; the line of its end names the statement.
+func TestService_SubmitFails(t *testing.T) {
+	r := newRig(t, func(c euis.Client) euis.Client { return brokenSubmit{c} })
+	r.declarable(t, sandbox, "bat_1")
+	d := r.mustDraft(t, sandbox, request("bat_1"))
+	job, err := r.submit(sandbox, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.b.RunJobs(t)
+	if j := r.b.WaitJob(t, sandbox, job.ID); j.Status != storage.JobFailed {
+		t.Fatalf("job %s, want FAILED", j.Status)
+	}
+	wantFinished(t, r.b.WaitFinished(t, job.ID), map[string]any{"level": "warn", "type": work.DDSSubmission,
+		"status": storage.JobFailed, "error_code": apierr.JobFailed, "dds_id": d.ID})
+}
+
+// brokenSubmit is an EU system whose submissions fail for good.
+type brokenSubmit struct{ euis.Client }
+
+func (brokenSubmit) Submit(context.Context, euis.Credentials, euis.Statement) (string, error) {
+	return "", errors.New("the answer is not a submitDds response")
 }
 
 // TestService_SubmitLostAnswer: a job that sent a statement but crashed

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rs/zerolog"
+
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/work"
@@ -29,6 +31,7 @@ func (s *Service) runArchive(ctx context.Context, t storage.Tenant, job *storage
 	if err := json.Unmarshal(input, &in); err != nil || in.ReportID == "" {
 		return fmt.Errorf("archive job %s: bad input %s", job.ID, input)
 	}
+	work.Note(ctx, func(c zerolog.Context) zerolog.Context { return c.Str("report_id", in.ReportID) })
 	var rep *storage.Report
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
 		var err error

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
@@ -100,6 +102,18 @@ func (s *Service) Find(ctx context.Context, t storage.Tenant, shipmentID string)
 	return l, apierr.Named(err, "shipment", shipmentID)
 }
 
+// linkedFields are the outcome of a link's anchoring on the line its job's
+// end is logged with.
+func linkedFields(l *storage.ShipmentLink) func(zerolog.Context) zerolog.Context {
+	return func(c zerolog.Context) zerolog.Context {
+		c = c.Str("link_status", l.Status)
+		if l.LedgerIndex != nil {
+			c = c.Int64("ledger_index", *l.LedgerIndex).Int64("tree_size", l.TreeSize)
+		}
+		return c
+	}
+}
+
 // runLink anchors a link in the tenant's ledger and signs a checkpoint
 // over it, then marks it LINKED and fires shipment.linked, all in one
 // transaction: the event exists exactly when the signed checkpoint does.
@@ -112,6 +126,10 @@ func (s *Service) runLink(ctx context.Context, t storage.Tenant, job *storage.Jo
 		if err != nil {
 			return fmt.Errorf("link of job %s: %w", job.ID, err)
 		}
+		work.Note(ctx, func(c zerolog.Context) zerolog.Context {
+			return c.Str("link_id", l.ID).Str("shipment_id", l.ShipmentID).Str("batch_id", l.BatchID)
+		})
+		tx.OnCommit(func() { work.Note(ctx, linkedFields(l)) }) // l as the transaction leaves it
 		if waited := tx.Now().Sub(job.CreatedAt); waited > s.o.ConsensusTimeout {
 			l.Status = storage.LinkFailed
 			if err := tx.PutShipmentLink(t, l); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/shipment"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -62,6 +63,14 @@ func TestService_Link(t *testing.T) {
 		t.Errorf("after the job: job %+v, link %+v, %d publishing commits; want it LINKED under a checkpoint and shipment.linked fired",
 			job, got, published)
 	}
+	line := b.WaitFinished(t, l.JobID)
+	for k, v := range map[string]any{"type": work.ShipmentLink, "status": storage.JobCompleted, "org": tenant.Org,
+		"environment": string(tenant.Env), "link_id": l.ID, "shipment_id": "SHP-1", "batch_id": "bat_ok",
+		"link_status": storage.LinkLinked, "ledger_index": float64(*got.LedgerIndex), "tree_size": 1.0} {
+		if line[k] != v {
+			t.Errorf("job finished line: %s is %v, want %v; line %v", k, line[k], v, line)
+		}
+	}
 
 	for _, tc := range []struct {
 		name, batch, shipment string
@@ -105,6 +114,16 @@ func TestService_LinkTimesOut(t *testing.T) {
 	if got, err := s.Find(context.Background(), tenant, "SHP-1"); err != nil || got.Status != storage.LinkFailed ||
 		got.LedgerIndex != nil || got.TransactionHash != "" {
 		t.Errorf("link: %+v %v, want FAILED without an anchor", got, err)
+	}
+	line := b.WaitFinished(t, l.JobID)
+	for k, v := range map[string]any{"level": "warn", "status": storage.JobFailed, "error_code": apierr.JobLedgerConsensusTimeout,
+		"link_id": l.ID, "shipment_id": "SHP-1", "link_status": storage.LinkFailed, "duration_ms": 2000.0} {
+		if line[k] != v {
+			t.Errorf("job finished line: %s is %v, want %v; line %v", k, line[k], v, line)
+		}
+	}
+	if _, ok := line["ledger_index"]; ok {
+		t.Errorf("job finished line of a link never anchored has a ledger index: %v", line)
 	}
 	// Nothing was anchored: the log is still empty.
 	b.Update(t, func(tx *storage.Tx) error {

@@ -61,12 +61,15 @@ type Queue struct {
 	events *event.Publisher
 	runner *queue.Runner
 	now    func() time.Time
+	log    zerolog.Logger // the "job finished" lines (finish.go)
 }
 
 // Func does a job's work on its input. It records its results and ends
-// the job (Complete, Fail, Retry or Reschedule) in its final transaction.
-// An error it returns fails the job for good (JOB_FAILED), unless ctx was
-// cancelled: then the job runs again after the next start.
+// the job (Complete, Fail, Retry or Reschedule) in its final transaction,
+// through the job it was given. An error it returns fails the job for good
+// (JOB_FAILED), unless ctx was cancelled: then the job runs again after
+// the next start. Note adds what the job worked on to the line its end is
+// logged with.
 type Func func(ctx context.Context, t storage.Tenant, job *storage.Job, input []byte) error
 
 // New returns a Queue over the store's job buckets, which must exist
@@ -75,7 +78,7 @@ func New(o Options) *Queue {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	q := &Queue{db: o.DB, events: o.Events, now: o.Now}
+	q := &Queue{db: o.DB, events: o.Events, now: o.Now, log: o.Logger}
 	q.runner = queue.NewRunner(queue.RunnerOptions{
 		DB:           o.DB.Bolt(),
 		Workers:      o.Workers,
@@ -162,7 +165,7 @@ func (q *Queue) Handle(kind string, fn Func) {
 		if err != nil {
 			return err
 		}
-		return fn(ctx, t, job, input)
+		return q.run(ctx, t, job, input, fn)
 	})
 }
 
@@ -242,7 +245,12 @@ func (q *Queue) onFailed(btx *bolt.Tx, j queue.Job, cause error) error {
 	if err != nil {
 		return err
 	}
-	return q.markFailed(tx, t, job, storage.JobError{Code: apierr.JobFailed, Message: cause.Error()})
+	if err := q.markFailed(tx, t, job, storage.JobError{Code: apierr.JobFailed, Message: cause.Error()}); err != nil {
+		return err
+	}
+	l := q.finishLogger(cause, t, job)
+	btx.OnCommit(func() { logFinished(l, job) })
+	return nil
 }
 
 func (q *Queue) markFailed(tx *storage.Tx, t storage.Tenant, job *storage.Job, jerr storage.JobError) error {
