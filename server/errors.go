@@ -12,6 +12,7 @@ import (
 // errors; 5xx causes are logged here, once, and never sent.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := apierr.From(err)
+	infoFrom(r.Context()).code = e.Code // for the access log
 	if e.Status >= 500 {
 		zerolog.Ctx(r.Context()).Error().Err(e.Err).Str("code", e.Code).Msg("request failed")
 	}

@@ -28,6 +28,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 		zerolog.Ctx(r.Context()).Error().Err(err).Msg("encode response")
 		status = http.StatusInternalServerError
 		body = []byte(`{"code":"INTERNAL","message":"internal error","details":[]}` + "\n")
+		infoFrom(r.Context()).code = apierr.CodeInternal
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -24,6 +24,7 @@ type requestInfo struct {
 	traceID string
 	route   string // the route template, "" when no route matched
 	who     principal
+	code    string // the error envelope's code, when the answer is one
 }
 
 type ctxKey int
@@ -81,9 +82,15 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// maxLoggedPath bounds the path an access log line repeats of a request
+// that matched no route: the client chose it, and it can be long.
+const maxLoggedPath = 200
+
 // traceAndLog sets X-Trace-Id on every response and writes one log line per
 // request: method, route, status, latency, trace id and key id (never a key
-// value).
+// value); for an error answer, its envelope's code; for a request that
+// matched no route, its path (bounded, without the query string, which
+// may carry a key).
 func (a *App) traceAndLog(env storage.Environment, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -103,8 +110,15 @@ func (a *App) traceAndLog(env storage.Environment, next http.Handler) http.Handl
 		if sw.status >= 500 {
 			ev = l.Warn()
 		}
-		ev.Str("method", r.Method).Str("route", ri.route).Int("status", sw.status).
-			Float64("latency_ms", float64(time.Since(start).Microseconds())/1000).
+		ev.Str("method", r.Method).Str("route", ri.route)
+		if ri.route == "" {
+			ev.Str("path", apierr.Cut(r.URL.EscapedPath(), maxLoggedPath))
+		}
+		ev.Int("status", sw.status)
+		if ri.code != "" {
+			ev.Str("code", ri.code)
+		}
+		ev.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000).
 			Int("bytes", sw.bytes).Str("key_id", ri.who.id()).Str("client_ip", a.clientIP(r).String()).
 			Msg("request")
 	})

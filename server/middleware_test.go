@@ -300,6 +300,11 @@ func TestApp_AccessLog(t *testing.T) {
 	ta.do("GET", "/nope", "", "X-Trace-Id", "log-3")
 	serveTo(ta.traceAndLog(storage.Sandbox, ta.recoverPanics(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("x") }))),
 		newRequest("GET", "/", "", "X-Trace-Id", "log-4"))
+	ta.do("GET", eudrPrefix+"/suppliers/V1?api_key="+value, "", "X-Trace-Id", "log-5")
+	long := "/" + strings.Repeat("a", 300)
+	ta.do("DELETE", eudrPrefix+"/suppliers", "", "X-API-Key", value, "X-Trace-Id", "log-6")
+	ta.do("GET", long+"?api_key="+value, "", "X-Trace-Id", "log-7")
+	ta.do("GET", "/no%20such/path", "", "X-Trace-Id", "log-8")
 
 	byTrace := map[string][]map[string]any{}
 	for _, l := range logs.lines(t) {
@@ -316,18 +321,30 @@ func TestApp_AccessLog(t *testing.T) {
 		return nil
 	}
 	for _, c := range []struct {
-		trace, route, keyID, level, env string
-		status                          float64
+		trace, method, route, keyID, level, env string
+		status                                  float64
+		code                                    string // the envelope's code; "" for none
+		path                                    string // logged when no route matched
 	}{
-		{"log-1", eudrPrefix + "/suppliers/:erpVendorId", k.ID, "info", "sandbox", 404},
-		{"log-2", enterprisePrefix + "/api-keys", "user:admin", "info", "sandbox", 200},
-		{"log-3", "", "", "info", "sandbox", 404},
-		{"log-4", "", "", "warn", "sandbox", 500},
+		{"log-1", "GET", eudrPrefix + "/suppliers/:erpVendorId", k.ID, "info", "sandbox", 404, "NOT_FOUND", ""},
+		{"log-2", "GET", enterprisePrefix + "/api-keys", "user:admin", "info", "sandbox", 200, "", ""},
+		{"log-3", "GET", "", "", "info", "sandbox", 404, "NOT_FOUND", "/nope"},
+		{"log-4", "GET", "", "", "warn", "sandbox", 500, "INTERNAL", "/"},
+		{"log-5", "GET", eudrPrefix + "/suppliers/:erpVendorId", "", "info", "sandbox", 401, "UNAUTHORIZED", ""},
+		{"log-6", "DELETE", "", k.ID, "info", "sandbox", 405, "METHOD_NOT_ALLOWED", eudrPrefix + "/suppliers"},
+		{"log-7", "GET", "", "", "info", "sandbox", 404, "NOT_FOUND", long[:maxLoggedPath-1] + "…"},
+		{"log-8", "GET", "", "", "info", "sandbox", 404, "NOT_FOUND", "/no%20such/path"},
 	} {
 		l := request(c.trace)
 		if l["route"] != c.route || l["key_id"] != c.keyID || l["status"] != c.status || l["level"] != c.level ||
-			l["environment"] != c.env || l["method"] != "GET" || l["client_ip"] != "192.0.2.1" {
+			l["environment"] != c.env || l["method"] != c.method || l["client_ip"] != "192.0.2.1" {
 			t.Errorf("access log of %s: got %v, want route %q key_id %q status %v level %s", c.trace, l, c.route, c.keyID, c.status, c.level)
+		}
+		if code, _ := l["code"].(string); code != c.code {
+			t.Errorf("access log of %s: code %q, want %q; line %v", c.trace, code, c.code, l)
+		}
+		if path, _ := l["path"].(string); path != c.path {
+			t.Errorf("access log of %s: path %q, want %q; line %v", c.trace, path, c.path, l)
 		}
 	}
 	panicked := false
