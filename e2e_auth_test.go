@@ -57,30 +57,31 @@ func TestAuth_Unauthorized(t *testing.T) {
 		name    string
 		url     string
 		headers map[string]string
+		detail  string // a missing or malformed key has one, naming the header expected
 	}{
-		{"NoKey", health, nil},
-		{"EmptyXAPIKey", health, apitest.Hdr("X-API-Key", " ")},
-		{"Malformed", health, apitest.WithKey("not-a-key")},
-		{"WrongPrefix", health, apitest.WithKey("sk_prod_" + key.Key[8:])},
-		{"Truncated", health, apitest.WithKey(key.Key[:len(key.Key)-1])},
-		{"OneCharTooMany", health, apitest.WithKey(key.Key + "A")},
-		{"NotBase62", health, apitest.WithKey(key.Key[:len(key.Key)-1] + "!")},
-		{"QueryString", health + "?api_key=" + key.Key, nil},
-		{"QueryStringXAPIKey", health + "?X-API-Key=" + key.Key, nil},
-		{"BareAuthorization", health, apitest.Hdr("Authorization", key.Key)},
-		{"BasicAuthorization", health, apitest.Hdr("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(key.Key+":")))},
-		{"BearerWithoutToken", health, apitest.Hdr("Authorization", "Bearer")},
-		{"OtherHeader", health, apitest.Hdr("Api-Key", key.Key)},
-		{"Revoked", health, apitest.WithKey(revoked.Key)},
-		{"RevokedAsBearer", health, apitest.Bearer(revoked.Key)},
-		{"UnknownWellFormed", health, apitest.WithKey(unknown)},
-		{"UnknownWellFormedBearer", health, apitest.Bearer(unknown)},
-		{"LoginTokenOnAPI", health, apitest.Bearer(jwt)},
-		{"RevokedOnSuppliers", p.SandboxURL + eudrAPI + "/suppliers", apitest.WithKey(revoked.Key)},
+		{"NoKey", health, nil, "MISSING_API_KEY"},
+		{"EmptyXAPIKey", health, apitest.Hdr("X-API-Key", " "), "MISSING_API_KEY"},
+		{"Malformed", health, apitest.WithKey("not-a-key"), "MALFORMED_API_KEY"},
+		{"WrongPrefix", health, apitest.WithKey("sk_prod_" + key.Key[8:]), "MALFORMED_API_KEY"},
+		{"Truncated", health, apitest.WithKey(key.Key[:len(key.Key)-1]), "MALFORMED_API_KEY"},
+		{"OneCharTooMany", health, apitest.WithKey(key.Key + "A"), "MALFORMED_API_KEY"},
+		{"NotBase62", health, apitest.WithKey(key.Key[:len(key.Key)-1] + "!"), "MALFORMED_API_KEY"},
+		{"QueryString", health + "?api_key=" + key.Key, nil, "MISSING_API_KEY"},
+		{"QueryStringXAPIKey", health + "?X-API-Key=" + key.Key, nil, "MISSING_API_KEY"},
+		{"BareAuthorization", health, apitest.Hdr("Authorization", key.Key), "MALFORMED_API_KEY"},
+		{"BasicAuthorization", health, apitest.Hdr("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(key.Key+":"))), "MALFORMED_API_KEY"},
+		{"BearerWithoutToken", health, apitest.Hdr("Authorization", "Bearer"), "MALFORMED_API_KEY"},
+		{"OtherHeader", health, apitest.Hdr("Api-Key", key.Key), "MISSING_API_KEY"},
+		{"Revoked", health, apitest.WithKey(revoked.Key), ""},
+		{"RevokedAsBearer", health, apitest.Bearer(revoked.Key), ""},
+		{"UnknownWellFormed", health, apitest.WithKey(unknown), ""},
+		{"UnknownWellFormedBearer", health, apitest.Bearer(unknown), ""},
+		{"LoginTokenOnAPI", health, apitest.Bearer(jwt), "MISSING_API_KEY"},
+		{"RevokedOnSuppliers", p.SandboxURL + eudrAPI + "/suppliers", apitest.WithKey(revoked.Key), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			apitest.WantUnauthorized(t, apitest.Do(t, "GET", c.url, c.headers, nil))
+			apitest.WantUnauthorized(t, apitest.Do(t, "GET", c.url, c.headers, nil), details(c.detail)...)
 		})
 	}
 	t.Run("RevokedKeyCannotWrite", func(t *testing.T) {
@@ -89,26 +90,29 @@ func TestAuth_Unauthorized(t *testing.T) {
 
 	keys := p.SandboxURL + enterpriseAPI + "/api-keys"
 	now := time.Now().Unix()
+	// A token that is not valid (or no longer) is refused as such; anything
+	// but a token is asked for one (MISSING_LOGIN_TOKEN).
 	jwtCases := []struct {
 		name    string
 		headers map[string]string
+		detail  string
 	}{
-		{"NoCredential", nil},
-		{"GarbageJWT", apitest.Bearer("not-a-jwt")},
-		{"GarbageThreeParts", apitest.Bearer("aaa.bbb.ccc")},
-		{"ForgedSignature", apitest.Bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600}))},
-		{"ExpiredForged", apitest.Bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now - 7200, "exp": now - 3600}))},
-		{"AlgNone", apitest.Bearer(forgeJWT("none", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600}))},
-		{"TamperedRealToken", apitest.Bearer(tamper(jwt))},
-		{"JWTInXAPIKey", apitest.WithKey(jwt)},
-		{"UnknownKey", apitest.WithKey(unknown)},
-		{"RevokedKey", apitest.WithKey(revoked.Key)},
+		{"NoCredential", nil, "MISSING_LOGIN_TOKEN"},
+		{"GarbageJWT", apitest.Bearer("not-a-jwt"), ""},
+		{"GarbageThreeParts", apitest.Bearer("aaa.bbb.ccc"), ""},
+		{"ForgedSignature", apitest.Bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600})), ""},
+		{"ExpiredForged", apitest.Bearer(forgeJWT("HS256", map[string]any{"iss": "eudr", "sub": "admin", "iat": now - 7200, "exp": now - 3600})), ""},
+		{"AlgNone", apitest.Bearer(forgeJWT("none", map[string]any{"iss": "eudr", "sub": "admin", "iat": now, "exp": now + 3600})), ""},
+		{"TamperedRealToken", apitest.Bearer(tamper(jwt)), ""},
+		{"JWTInXAPIKey", apitest.WithKey(jwt), "MISSING_LOGIN_TOKEN"},
+		{"UnknownKey", apitest.WithKey(unknown), "MISSING_LOGIN_TOKEN"},
+		{"RevokedKey", apitest.WithKey(revoked.Key), "MISSING_LOGIN_TOKEN"},
 	}
 	for _, c := range jwtCases {
 		t.Run("APIKeys/"+c.name, func(t *testing.T) {
-			apitest.WantUnauthorized(t, apitest.Do(t, "GET", keys, c.headers, nil))
+			apitest.WantUnauthorized(t, apitest.Do(t, "GET", keys, c.headers, nil), details(c.detail)...)
 			apitest.WantUnauthorized(t, apitest.Do(t, "POST", keys, apitest.Merge(c.headers, apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
-				map[string]any{"environment": "sandbox"}))
+				map[string]any{"environment": "sandbox"}), details(c.detail)...)
 		})
 	}
 	t.Run("APIKeys/ValidJWT", func(t *testing.T) {
@@ -269,7 +273,7 @@ func TestAuth_Forbidden(t *testing.T) {
 		apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(sk.Key), apitest.Bearer("garbage")), nil).WantStatus(t, http.StatusOK)
 		apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(sk.Key), apitest.Bearer(pk.Key)), nil).WantStatus(t, http.StatusOK)
 		apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("Authorization", "Basic Zm9vOmJhcg==")), nil).WantStatus(t, http.StatusOK)
-		apitest.WantUnauthorized(t, apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey("garbage"), apitest.Bearer(sk.Key)), nil))
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey("garbage"), apitest.Bearer(sk.Key)), nil), "MALFORMED_API_KEY")
 		apitest.WantForbidden(t, apitest.Do(t, "GET", h, apitest.Merge(apitest.WithKey(pk.Key), apitest.Bearer(sk.Key)), nil), "WRONG_ENVIRONMENT")
 		// A write key in Authorization does not lend its scope to a read-only X-API-Key.
 		apitest.WantForbidden(t, apitest.Do(t, "POST", p.SandboxURL+eudrAPI+"/suppliers", apitest.Merge(apitest.WithKey(ro.Key), apitest.Bearer(sk.Key), apitest.Hdr("Idempotency-Key", apitest.NewIdemKey())),
@@ -285,4 +289,12 @@ func TestAuth_Forbidden(t *testing.T) {
 			supplierBody("bearer-1", "Bearer Ltd")).WantStatus(t, http.StatusOK)
 		apitest.Do(t, "GET", p.SandboxURL+eudrAPI+"/suppliers/bearer-1", apitest.WithKey(sk.Key), nil).WantStatus(t, http.StatusOK)
 	})
+}
+
+// details is the detail codes a 401 should carry: none for "".
+func details(code string) []string {
+	if code == "" {
+		return nil
+	}
+	return []string{code}
 }

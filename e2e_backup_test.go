@@ -82,7 +82,7 @@ func TestBackup_HotAndCold(t *testing.T) {
 	})
 	t.Run("ThroughTheAPI", func(t *testing.T) {
 		apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", apitest.WithKey(sk.Key), nil), "JWT_REQUIRED")
-		apitest.WantUnauthorized(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", nil, nil))
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", nil, nil), "MISSING_LOGIN_TOKEN")
 		r := apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", apitest.Bearer(p.Login(t)), nil).WantStatus(t, http.StatusOK)
 		if ct := r.Header.Get("Content-Type"); ct != "application/octet-stream" {
 			t.Errorf("backup Content-Type %q, want application/octet-stream", ct)

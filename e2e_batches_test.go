@@ -384,7 +384,7 @@ func TestBatch_RiskAssessment(t *testing.T) {
 			t.Errorf("second page: %+v", last)
 		}
 		apitest.WantError(t, apitest.Do(t, "GET", base+batPath+"?status=done", apitest.WithKey(key), nil), http.StatusBadRequest, "VALIDATION_FAILED", "INVALID_VALUE")
-		apitest.WantUnauthorized(t, apitest.Do(t, "GET", base+batPath, nil, nil))
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", base+batPath, nil, nil), "MISSING_API_KEY")
 	})
 }
 

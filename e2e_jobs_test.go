@@ -413,7 +413,7 @@ func TestJob_Validation(t *testing.T) {
 		}
 	}
 	apitest.WantError(t, apitest.Do(t, "POST", url, apitest.Merge(idem(key), apitest.Hdr("Content-Type", "text/plain")), `{}`), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "INVALID_VALUE")
-	apitest.WantUnauthorized(t, apitest.Do(t, "POST", url, apitest.Hdr("Idempotency-Key", apitest.NewIdemKey()), `{}`))
+	apitest.WantUnauthorized(t, apitest.Do(t, "POST", url, apitest.Hdr("Idempotency-Key", apitest.NewIdemKey()), `{}`), "MISSING_API_KEY")
 	apitest.WantForbidden(t, apitest.Do(t, "POST", url, idem(ro), `{}`), "SCOPE_REQUIRED")
 	apitest.WantForbidden(t, apitest.Do(t, "POST", url, idem(live), `{}`), "WRONG_ENVIRONMENT")
 

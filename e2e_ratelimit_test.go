@@ -98,7 +98,7 @@ func TestRateLimit_PerKey(t *testing.T) {
 		t.Errorf("400: X-RateLimit-Limit %d, -Remaining %d, want 5 and 2", limit, remaining)
 	}
 	r = apitest.Do(t, "GET", health, nil, nil)
-	apitest.WantUnauthorized(t, r)
+	apitest.WantUnauthorized(t, r, "MISSING_API_KEY")
 	if limit, _, _ := rateHeaders(t, r); limit != 40 {
 		t.Errorf("401: X-RateLimit-Limit %d, want the per-IP burst 40", limit)
 	}
@@ -118,7 +118,7 @@ func TestRateLimit_PerIP(t *testing.T) {
 	r1 := apitest.Do(t, "GET", health, nil, nil)
 	r2 := apitest.Do(t, "GET", health, apitest.WithKey("sk_test_"+apitest.RandBase62(32)), nil)
 	r3 := apitest.Do(t, "GET", health, apitest.WithKey("garbage"), nil)
-	apitest.WantUnauthorized(t, r1)
+	apitest.WantUnauthorized(t, r1, "MISSING_API_KEY")
 	apitest.WantUnauthorized(t, r2)
 	if limit, remaining, _ := rateHeaders(t, r1); limit != 2 || remaining != 1 {
 		t.Errorf("1st 401: X-RateLimit-Limit %d, -Remaining %d, want 2 and 1", limit, remaining)

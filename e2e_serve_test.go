@@ -44,7 +44,7 @@ func TestServe_StartupAndProbes(t *testing.T) {
 			t.Errorf("%s: openapi = %v, want 3.1.0", r.Request, got)
 		}
 		// /health needs a key, unlike the probes.
-		apitest.WantUnauthorized(t, apitest.Do(t, "GET", base+eudrAPI+"/health", nil, nil))
+		apitest.WantUnauthorized(t, apitest.Do(t, "GET", base+eudrAPI+"/health", nil, nil), "MISSING_API_KEY")
 	}
 
 	for _, env := range []string{sandbox, production} {
@@ -259,8 +259,8 @@ func TestLog_RequestLinesAndShutdown(t *testing.T) {
 	health := p.SandboxURL + eudrAPI + "/health"
 
 	apitest.Do(t, "GET", health, apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("X-Trace-Id", "log-trace-ok")), nil).WantStatus(t, http.StatusOK)
-	apitest.WantUnauthorized(t, apitest.Do(t, "GET", health+"?api_key="+sk.Key, apitest.Hdr("X-Trace-Id", "log-trace-401"), nil))
-	apitest.WantUnauthorized(t, apitest.Do(t, "GET", health, apitest.Hdr("Authorization", sk.Key), nil))
+	apitest.WantUnauthorized(t, apitest.Do(t, "GET", health+"?api_key="+sk.Key, apitest.Hdr("X-Trace-Id", "log-trace-401"), nil), "MISSING_API_KEY")
+	apitest.WantUnauthorized(t, apitest.Do(t, "GET", health, apitest.Hdr("Authorization", sk.Key), nil), "MALFORMED_API_KEY")
 	apitest.WantError(t, apitest.Do(t, "GET", p.SandboxURL+"/no/such/path", apitest.Merge(apitest.WithKey(sk.Key), apitest.Hdr("X-Trace-Id", "log-trace-404")), nil), http.StatusNotFound, "NOT_FOUND")
 	apitest.WantError(t, apitest.Do(t, "PUT", p.SandboxURL+eudrAPI+"/suppliers", apitest.WithKey(sk.Key), nil), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 	apitest.WantError(t, postSupplier(t, p.SandboxURL, sk.Key, "", supplierBody("log-1", "Log Ltd")), http.StatusBadRequest, "VALIDATION_FAILED", "IDEMPOTENCY_KEY_MISSING")

@@ -20,7 +20,25 @@ type principal struct {
 	tenant storage.Tenant
 	err    *apierr.Error // why the credential sent was refused; nil if none was sent
 	field  string        // where the credential came from: headers.X-API-Key or headers.Authorization
+	sent   credential    // what kind of credential the request carried
 }
+
+// credential is the kind of credential a request carried, valid or not:
+// the route's policy words a 401 after it.
+type credential int
+
+const (
+	sentNothing   credential = iota
+	sentKey                  // X-API-Key, or Authorization: Bearer sk_...
+	sentToken                // Authorization: Bearer and anything else: a login token
+	sentBadHeader            // Authorization without the Bearer scheme or a value
+)
+
+// How to send what a route needs, as the issue of a 401's detail.
+const (
+	sendKey   = "send the key in the X-API-Key header (or Authorization: Bearer sk_...)"
+	sendToken = "send a login token in Authorization: Bearer (POST /api/v1/enterprise/auth/login gives one)"
+)
 
 // id is what the access log and the rate limiter know the caller by.
 func (p principal) id() string {
@@ -61,7 +79,8 @@ func (a *App) principalOf(r *http.Request, env storage.Environment) principal {
 	scheme, token, ok := strings.Cut(authz, " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return principal{err: apierr.Unauthorized(), field: "headers.Authorization"}
+		return principal{err: apierr.UnauthorizedBecause(apierr.DetailMalformedAPIKey, "headers.Authorization",
+			"the Authorization header must be Bearer and a value: "+sendKey), field: "headers.Authorization", sent: sentBadHeader}
 	}
 	if strings.HasPrefix(token, "sk_") {
 		return a.keyPrincipal(r.Context(), token, env, "headers.Authorization")
@@ -70,17 +89,23 @@ func (a *App) principalOf(r *http.Request, env storage.Environment) principal {
 }
 
 // keyPrincipal is the caller a key value names (account.VerifyKey); a
-// refusal names the header the value came in.
+// refusal names the header the value came in. A value that is not of a
+// key's form says so; an unknown or revoked one does not (a 401 tells
+// nothing of which keys exist).
 func (a *App) keyPrincipal(ctx context.Context, value string, env storage.Environment, field string) principal {
+	if !account.WellFormedKey(value) {
+		return principal{err: apierr.UnauthorizedBecause(apierr.DetailMalformedAPIKey, field,
+			"not an API key (sk_live_ or sk_test_ and 32 letters and digits): "+sendKey), field: field, sent: sentKey}
+	}
 	key, err := a.accounts.VerifyKey(ctx, value, env)
 	if err != nil {
 		e := apierr.From(err)
 		if len(e.Details) > 0 {
 			e.Details[0].Field = field
 		}
-		return principal{err: e, field: field}
+		return principal{err: e, field: field, sent: sentKey}
 	}
-	return principal{key: key, tenant: storage.Tenant{Org: key.Org, Env: env}, field: field}
+	return principal{key: key, tenant: storage.Tenant{Org: key.Org, Env: env}, field: field, sent: sentKey}
 }
 
 // userPrincipal is the user a login token was issued to
@@ -89,9 +114,9 @@ func (a *App) userPrincipal(ctx context.Context, token string, env storage.Envir
 	const field = "headers.Authorization"
 	user, err := a.accounts.VerifyToken(ctx, token)
 	if err != nil {
-		return principal{err: apierr.From(err), field: field}
+		return principal{err: apierr.From(err), field: field, sent: sentToken}
 	}
-	return principal{user: user, tenant: storage.Tenant{Org: user.Org, Env: env}, field: field}
+	return principal{user: user, tenant: storage.Tenant{Org: user.Org, Env: env}, field: field, sent: sentToken}
 }
 
 // authPolicy is what a route requires of its caller.
@@ -104,15 +129,13 @@ const (
 )
 
 // authorize applies a route's policy to the request's principal and returns
-// the 401 or 403 to send, or nil.
+// the 401 or 403 to send, or nil. A 401 for a missing or malformed
+// credential has one detail naming the header the route expects.
 func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 	switch policy {
 	case authKey:
 		if p.key == nil {
-			if p.err != nil {
-				return p.err
-			}
-			return apierr.Unauthorized() // nothing, or a login token where a key is needed
+			return keyRequired(p)
 		}
 		if !account.HasScope(p.key.Scopes, requiredScope(method)) {
 			e := apierr.Forbidden(apierr.DetailScopeRequired, "this request needs the "+requiredScope(method)+" scope")
@@ -131,13 +154,28 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 			e := apierr.Forbidden(apierr.DetailJWTRequired, "key management needs a login token (POST /api/v1/enterprise/auth/login), not an API key")
 			e.Details[0].Field = p.field
 			return e
-		case p.err != nil:
-			return p.err
-		default:
-			return apierr.Unauthorized()
+		case p.sent == sentToken:
+			return p.err // a login token that is not (or no longer) valid
+		default: // nothing, or something that is no login token
+			return apierr.UnauthorizedBecause(apierr.DetailMissingLoginToken, "headers.Authorization", "key management needs a login token: "+sendToken)
 		}
 	}
 	return nil
+}
+
+// keyRequired is the refusal of a request without a valid API key where
+// one is needed.
+func keyRequired(p principal) *apierr.Error {
+	switch {
+	case p.err != nil && p.sent != sentToken:
+		return p.err // a 403, a malformed key or header, an unknown or revoked key
+	case p.user != nil:
+		return apierr.UnauthorizedBecause(apierr.DetailMissingAPIKey, p.field, "a login token is not an API key: "+sendKey)
+	case p.sent == sentToken:
+		return apierr.UnauthorizedBecause(apierr.DetailMalformedAPIKey, p.field, "neither an API key (sk_...) nor a valid login token: "+sendKey)
+	default:
+		return apierr.UnauthorizedBecause(apierr.DetailMissingAPIKey, "headers.X-API-Key", "no API key: "+sendKey)
+	}
 }
 
 func requiredScope(method string) string {

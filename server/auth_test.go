@@ -75,11 +75,14 @@ func TestAuthorize(t *testing.T) {
 	ps := authPrincipals(t)
 	type want struct {
 		status int    // 0: allowed
-		detail string // detail code of a 403
+		detail string // detail code of a 403, or of a 401 that has one
 	}
 	ok := want{}
-	u := want{401, ""}
+	u := want{401, ""} // a credential refused as unknown, revoked or expired: no detail
+	missingKey, malformedKey := want{401, apierr.DetailMissingAPIKey}, want{401, apierr.DetailMalformedAPIKey}
+	missingToken := want{401, apierr.DetailMissingLoginToken}
 	f := func(d string) want { return want{403, d} }
+	all := func(w want) map[string]want { return map[string]want{"GET": w, "POST": w, "DELETE": w} }
 	methods := []string{"GET", "POST", "DELETE"}
 	for _, tc := range []struct {
 		principal string
@@ -93,37 +96,39 @@ func TestAuthorize(t *testing.T) {
 		{"InvalidJWT", authNone, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
 
 		// authKey: the EUDR API.
-		{"None", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"None", authKey, all(missingKey)},
 		{"KeyRead", authKey, map[string]want{"GET": ok, "POST": f(apierr.DetailScopeRequired), "DELETE": f(apierr.DetailScopeRequired)}},
 		{"KeyReadWrite", authKey, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
 		{"Rotated", authKey, map[string]want{"GET": f(apierr.DetailKeyRotated), "POST": f(apierr.DetailKeyRotated), "DELETE": f(apierr.DetailKeyRotated)}},
 		{"Revoked", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"Malformed", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"Malformed", authKey, all(malformedKey)},
 		{"Unknown", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
 		{"WrongEnv", authKey, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
 		// WRONG_ENVIRONMENT comes before SCOPE_REQUIRED and KEY_ROTATED.
 		{"WrongEnvRead", authKey, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
 		{"WrongEnvRotated", authKey, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
 		// A login token is not an API key.
-		{"JWT", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"InvalidJWT", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"NoScheme", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"BasicScheme", authKey, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"JWT", authKey, all(missingKey)},
+		{"InvalidJWT", authKey, all(malformedKey)},
+		{"NoScheme", authKey, all(malformedKey)},
+		{"BasicScheme", authKey, all(malformedKey)},
 
 		// authAdmin: key management.
-		{"None", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"None", authAdmin, all(missingToken)},
 		{"KeyRead", authAdmin, map[string]want{"GET": f(apierr.DetailJWTRequired), "POST": f(apierr.DetailJWTRequired), "DELETE": f(apierr.DetailJWTRequired)}},
 		{"KeyReadWrite", authAdmin, map[string]want{"GET": f(apierr.DetailJWTRequired), "POST": f(apierr.DetailJWTRequired), "DELETE": f(apierr.DetailJWTRequired)}},
 		// KEY_ROTATED and WRONG_ENVIRONMENT come before JWT_REQUIRED.
 		{"Rotated", authAdmin, map[string]want{"GET": f(apierr.DetailKeyRotated), "POST": f(apierr.DetailKeyRotated), "DELETE": f(apierr.DetailKeyRotated)}},
 		{"WrongEnv", authAdmin, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
 		{"WrongEnvRotated", authAdmin, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
-		{"Revoked", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"Malformed", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		// Anything but a login token: the answer asks for one.
+		{"Revoked", authAdmin, all(missingToken)},
+		{"Malformed", authAdmin, all(missingToken)},
 		{"JWT", authAdmin, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
 		{"JWTNonAdmin", authAdmin, map[string]want{"GET": f(apierr.DetailAdminRequired), "POST": f(apierr.DetailAdminRequired), "DELETE": f(apierr.DetailAdminRequired)}},
 		{"InvalidJWT", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
-		{"NoScheme", authAdmin, map[string]want{"GET": u, "POST": u, "DELETE": u}},
+		{"NoScheme", authAdmin, all(missingToken)},
+		{"BasicScheme", authAdmin, all(missingToken)},
 	} {
 		policyName := map[authPolicy]string{authNone: "authNone", authKey: "authKey", authAdmin: "authAdmin"}[tc.policy]
 		t.Run(policyName+"/"+tc.principal, func(t *testing.T) {
@@ -149,8 +154,11 @@ func TestAuthorize(t *testing.T) {
 				}
 				switch w.status {
 				case 401:
-					if e.Code != apierr.CodeUnauthorized || e.Message != apierr.MsgUnauthorized || len(e.Details) != 0 {
-						t.Errorf("%s: got %s %q %+v, want UNAUTHORIZED %q without details", m, e.Code, e.Message, e.Details, apierr.MsgUnauthorized)
+					if e.Code != apierr.CodeUnauthorized || e.Message != apierr.MsgUnauthorized {
+						t.Errorf("%s: got %s %q, want UNAUTHORIZED %q", m, e.Code, e.Message, apierr.MsgUnauthorized)
+					}
+					if w.detail == "" && len(e.Details) != 0 || w.detail != "" && (len(e.Details) != 1 || e.Details[0].Code != w.detail) {
+						t.Errorf("%s: details got %+v, want %q (none when empty)", m, e.Details, w.detail)
 					}
 				case 403:
 					if e.Code != apierr.CodeForbidden || e.Message != apierr.MsgForbidden {
@@ -249,13 +257,15 @@ func TestApp_Auth(t *testing.T) {
 		{"Bearer", storage.Sandbox, "GET", health, []string{"Authorization", "Bearer " + rw}, 200, ""},
 		{"LowercaseBearer", storage.Sandbox, "GET", health, []string{"Authorization", "bearer " + rw}, 200, ""},
 		{"XAPIKeyWins", storage.Sandbox, "GET", health, []string{"X-API-Key", rw, "Authorization", "Bearer nonsense"}, 200, ""},
-		{"XAPIKeyWinsWhenBad", storage.Sandbox, "GET", health, []string{"X-API-Key", "sk_test_nonsense", "Authorization", "Bearer " + rw}, 401, ""},
+		{"XAPIKeyWinsWhenBad", storage.Sandbox, "GET", health, []string{"X-API-Key", "sk_test_nonsense", "Authorization", "Bearer " + rw}, 401, apierr.DetailMalformedAPIKey},
 		{"LiveKeyOnProduction", storage.Production, "GET", health, []string{"X-API-Key", live}, 200, ""},
-		{"Missing", storage.Sandbox, "GET", health, nil, 401, ""},
-		{"QueryString", storage.Sandbox, "GET", health + "?api_key=" + rw, nil, 401, ""},
-		{"BareAuthorization", storage.Sandbox, "GET", health, []string{"Authorization", rw}, 401, ""},
-		{"Truncated", storage.Sandbox, "GET", health, []string{"X-API-Key", rw[:len(rw)-1]}, 401, ""},
-		{"JWTOnEUDRRoute", storage.Sandbox, "GET", health, []string{"Authorization", "Bearer " + token}, 401, ""},
+		{"Missing", storage.Sandbox, "GET", health, nil, 401, apierr.DetailMissingAPIKey},
+		{"QueryString", storage.Sandbox, "GET", health + "?api_key=" + rw, nil, 401, apierr.DetailMissingAPIKey},
+		{"BareAuthorization", storage.Sandbox, "GET", health, []string{"Authorization", rw}, 401, apierr.DetailMalformedAPIKey},
+		{"Truncated", storage.Sandbox, "GET", health, []string{"X-API-Key", rw[:len(rw)-1]}, 401, apierr.DetailMalformedAPIKey},
+		{"JWTOnEUDRRoute", storage.Sandbox, "GET", health, []string{"Authorization", "Bearer " + token}, 401, apierr.DetailMissingAPIKey},
+		{"UnknownKey", storage.Sandbox, "GET", health, []string{"X-API-Key", "sk_test_" + strings.Repeat("Z", 32)}, 401, ""},
+		{"NothingOnKeyManagement", storage.Sandbox, "GET", enterprisePrefix + "/api-keys", nil, 401, apierr.DetailMissingLoginToken},
 		{"TestKeyOnProduction", storage.Production, "GET", health, []string{"X-API-Key", rw}, 403, apierr.DetailWrongEnvironment},
 		{"LiveKeyOnSandbox", storage.Sandbox, "GET", health, []string{"X-API-Key", live}, 403, apierr.DetailWrongEnvironment},
 		{"ReadKeyWrites", storage.Sandbox, "POST", suppliers, []string{"X-API-Key", read, "Idempotency-Key", "k1"}, 403, apierr.DetailScopeRequired},
@@ -279,12 +289,17 @@ func TestApp_Auth(t *testing.T) {
 					t.Fatalf("got %d %s, want 200", w.Code, w.Body)
 				}
 			case 401:
-				e := wantError(t, w, 401, apierr.CodeUnauthorized, "")
+				e := wantError(t, w, 401, apierr.CodeUnauthorized, tc.wantDetail)
 				if e.Message != "Missing or invalid API key" {
 					t.Errorf("message: got %q, want %q", e.Message, "Missing or invalid API key")
 				}
-				if len(e.Details) != 0 {
-					t.Errorf("details: got %+v, want []", e.Details)
+				// A missing or malformed credential's detail names the header expected.
+				expected := map[string]string{apierr.DetailMissingAPIKey: "X-API-Key header (or Authorization: Bearer sk_...)",
+					apierr.DetailMalformedAPIKey: "X-API-Key header (or Authorization: Bearer sk_...)", apierr.DetailMissingLoginToken: "login token in Authorization: Bearer"}
+				if tc.wantDetail == "" && len(e.Details) != 0 || tc.wantDetail != "" && len(e.Details) != 1 {
+					t.Errorf("details: got %+v, want %q (none when empty)", e.Details, tc.wantDetail)
+				} else if tc.wantDetail != "" && !strings.Contains(e.Details[0].Issue, expected[tc.wantDetail]) {
+					t.Errorf("detail %+v: the issue does not say %q", e.Details[0], expected[tc.wantDetail])
 				}
 			case 403:
 				e := wantError(t, w, 403, apierr.CodeForbidden, tc.wantDetail)

@@ -130,6 +130,15 @@ func Unauthorized() *Error {
 	return &Error{Status: StatusUnauthorized, Code: CodeUnauthorized, Message: MsgUnauthorized}
 }
 
+// UnauthorizedBecause is the 401 with the fixed message every 401 carries
+// and one detail saying what the request lacked and how to send it: the
+// fixed message speaks of API keys whatever was missing.
+func UnauthorizedBecause(detail, field, issue string) *Error {
+	e := Unauthorized()
+	e.Details = []Detail{{Code: detail, Field: field, Issue: issue}}
+	return e
+}
+
 // InvalidCredentials is the 401 of a failed login: the fixed message every
 // 401 carries, with a detail saying what went wrong, since the message alone
 // speaks of API keys and a client (or a script's jq) cannot tell from it

@@ -171,15 +171,24 @@ const (
 	MsgForbidden    = "API key does not have the required scope"
 )
 
-// WantUnauthorized checks a plain 401: UNAUTHORIZED, the fixed message, no details.
-func WantUnauthorized(t testing.TB, r *Response) {
+// WantUnauthorized checks a 401: UNAUTHORIZED, the fixed message, and
+// exactly the detail codes given: none for a credential refused as
+// unknown, revoked or expired; MISSING_API_KEY, MALFORMED_API_KEY or
+// MISSING_LOGIN_TOKEN for a missing or malformed one, whose issue names
+// the header expected.
+func WantUnauthorized(t testing.TB, r *Response, detailCodes ...string) {
 	t.Helper()
-	e := WantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+	e := WantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED", detailCodes...)
 	if e.Message != MsgUnauthorized {
 		t.Errorf("%s: got message %q, want %q", r.Request, e.Message, MsgUnauthorized)
 	}
-	if !bytes.Contains(r.Body, []byte(`"details":[]`)) {
+	if len(detailCodes) == 0 && !bytes.Contains(r.Body, []byte(`"details":[]`)) {
 		t.Errorf("%s: 401 details must be [], body: %s", r.Request, r.Body)
+	}
+	for _, d := range e.Details {
+		if !strings.Contains(d.Issue, "X-API-Key header") && !strings.Contains(d.Issue, "Authorization: Bearer") {
+			t.Errorf("%s: 401 detail %+v does not name the header expected", r.Request, d)
+		}
 	}
 }
 

@@ -190,6 +190,14 @@ func TestWantUnauthorizedAndForbidden(t *testing.T) {
 	if errs := failures(t, func(tb testing.TB) { apitest.WantUnauthorized(tb, wrong) }); len(errs) != 1 || !strings.Contains(errs[0], apitest.MsgUnauthorized) {
 		t.Errorf("401 with another message: reported %q", errs)
 	}
+	vague := &apitest.Response{Request: "GET /y", Status: 401, Body: []byte(`{"code":"UNAUTHORIZED","message":"` + apitest.MsgUnauthorized +
+		`","details":[{"code":"MISSING_API_KEY","field":"headers.X-API-Key","issue":"no key"}]}`)}
+	if errs := failures(t, func(tb testing.TB) { apitest.WantUnauthorized(tb, vague, "MISSING_API_KEY") }); len(errs) != 1 || !strings.Contains(errs[0], "header expected") {
+		t.Errorf("401 whose detail names no header: reported %q", errs)
+	}
+	if errs := failures(t, func(tb testing.TB) { apitest.WantUnauthorized(tb, vague) }); len(errs) == 0 {
+		t.Error("401 with a detail where none is wanted: reported nothing")
+	}
 }
 
 func TestLoginAndCreateKey(t *testing.T) {
