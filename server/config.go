@@ -275,7 +275,10 @@ func DefaultKeys() []string {
 
 // LoadConfig reads the embedded defaults, then file (if not empty), then the
 // EUDR_* variables of environ (os.Environ() form). Unknown keys in the file
-// and invalid values fail with every problem listed.
+// and invalid values fail with every problem listed, one a line, each
+// naming its key and variable: values that cannot be read as their type
+// and values that can but are out of bounds alike. EUDR_ variables that
+// are no setting are ignored here; UnknownEnv lists them.
 func LoadConfig(file string, environ []string) (*Config, error) {
 	v := viper.New()
 	for k, val := range defaults {
@@ -296,7 +299,7 @@ func LoadConfig(file string, environ []string) (*Config, error) {
 		}
 		key := envKey(name)
 		if key == "" {
-			continue // EUDR_ variables that are not settings (e.g. test hooks)
+			continue // not a setting: UnknownEnv warns of it
 		}
 		if _, isList := defaults[key].([]string); isList {
 			v.Set(key, splitList(val))
@@ -305,18 +308,20 @@ func LoadConfig(file string, environ []string) (*Config, error) {
 		}
 	}
 	var cfg Config
-	hook := mapstructure.ComposeDecodeHookFunc(
-		durationHook,
-		mapstructure.StringToSliceHookFunc(","),
-	)
-	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(hook)); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+	if err := v.UnmarshalExact(&cfg, decodeHook); err != nil {
+		return nil, errors.Join(append(decodeProblems(err), checkRest(v, err)...)...)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
 }
+
+// decodeHook reads durations with their units and lists from strings.
+var decodeHook = viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+	durationHook,
+	mapstructure.StringToSliceHookFunc(","),
+))
 
 // durationHook decodes a duration: a string with its unit ("30s", "1m30s",
 // "24h") or a time.Duration (the defaults). A bare number is refused, from
@@ -340,34 +345,11 @@ func durationHook(_, to reflect.Type, data any) (any, error) {
 	}
 }
 
-// envKey maps EUDR_RATE_LIMIT_PER_SECOND to rate_limit.per_second by finding
-// the known key whose env name matches; "" if none does.
-func envKey(name string) string {
-	for k := range defaults {
-		if EnvName(k) == name {
-			return k
-		}
-	}
-	return ""
-}
-
-// EnvName is the environment variable that overrides config key k.
-func EnvName(k string) string {
-	return "EUDR_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // Validate returns every problem of the settings at once.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return errors.Join(c.problems()...) }
+
+// problems are the problems of the settings, one error each.
+func (c *Config) problems() []error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s (%s): %s", key, EnvName(key), fmt.Sprintf(format, args...)))
@@ -515,7 +497,7 @@ func (c *Config) Validate() error {
 			bad("trusted_proxies", "%q is not a CIDR prefix", p)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // keyFile is the signing key file's path.
