@@ -38,10 +38,18 @@ func TestCLI_CreateKey(t *testing.T) {
 		if res.Code != 0 || !sandboxKeyPattern.MatchString(sandboxKey) || strings.Count(res.Stdout, "\n") != 1 {
 			t.Fatalf("create-key --env sandbox: exit %d, stdout %q, stderr %q; want 0 and one sk_test_ line", res.Code, res.Stdout, res.Stderr)
 		}
-		res = runCLI(t, p.DataDir, nil, "admin", "create-key", "--org", "default", "--env", "production", "--scopes", "read")
+		if strings.Contains(res.Stderr, "no setting") {
+			t.Errorf("create-key with settings only: warned %q", res.Stderr)
+		}
+		// A misspelt variable is ignored, with a warning on stderr naming
+		// the setting it most likely meant.
+		res = runCLI(t, p.DataDir, []string{"EUDR_SHUTDOWN_TIMOUT=5s"}, "admin", "create-key", "--org", "default", "--env", "production", "--scopes", "read")
 		liveReadKey = strings.TrimSpace(res.Stdout)
 		if res.Code != 0 || !productionKeyPattern.MatchString(liveReadKey) {
 			t.Fatalf("create-key --env production: exit %d, stdout %q, stderr %q", res.Code, res.Stdout, res.Stderr)
+		}
+		if !strings.Contains(res.Stderr, "EUDR_SHUTDOWN_TIMOUT") || !strings.Contains(res.Stderr, "EUDR_SHUTDOWN_TIMEOUT") {
+			t.Errorf("create-key with EUDR_SHUTDOWN_TIMOUT set: stderr %q, want a warning naming it and EUDR_SHUTDOWN_TIMEOUT", res.Stderr)
 		}
 	})
 	t.Run("BadUsage", func(t *testing.T) {
@@ -131,14 +139,17 @@ func TestCLI_Help(t *testing.T) {
 	for _, c := range []struct {
 		args  []string
 		flags []string
+		texts []string // what else the help must say
 	}{
-		{[]string{"serve", "--help"}, []string{"-config"}},
-		{[]string{"admin", "create-key", "--help"}, []string{"-env", "-org", "-scopes", "-name"}},
-		{[]string{"admin", "reset-password", "-h"}, []string{"-user"}},
-		{[]string{"admin", "backup", "--help"}, []string{"-config"}},
-		{[]string{"layers", "import", "--help"}, []string{"-kind", "-raster", "-coverage"}},
-		{[]string{"ledger", "verify", "--help"}, []string{"-key", "-checkpoint"}},
-		{[]string{"webhooks", "listen", "--help"}, []string{"-url", "-api-key", "-events", "-listen", "-forward-to", "-json"}},
+		{[]string{"serve", "--help"}, []string{"-config"}, nil},
+		{[]string{"admin", "create-key", "--help"}, []string{"-env", "-org", "-scopes", "-name"}, nil},
+		{[]string{"admin", "reset-password", "-h"}, []string{"-user"}, nil},
+		{[]string{"admin", "backup", "--help"}, []string{"-config"}, nil},
+		// The formats FILE and --coverage FILE take.
+		{[]string{"layers", "import", "--help"}, []string{"-kind", "-raster", "-coverage"},
+			[]string{"GeoJSON FeatureCollection", "Polygon and MultiPolygon", "[longitude, latitude] in WGS84", "required for deforestation", "not with --raster"}},
+		{[]string{"ledger", "verify", "--help"}, []string{"-key", "-checkpoint"}, nil},
+		{[]string{"webhooks", "listen", "--help"}, []string{"-url", "-api-key", "-events", "-listen", "-forward-to", "-json"}, nil},
 	} {
 		res := runCLI(t, dir, nil, c.args...)
 		if res.Code != 0 || !strings.Contains(res.Stdout, "Usage:\n  eudr "+strings.Join(c.args[:len(c.args)-1], " ")) || res.Stderr != "" {
@@ -147,6 +158,11 @@ func TestCLI_Help(t *testing.T) {
 		for _, f := range c.flags {
 			if !strings.Contains(res.Stdout, "  "+f+" ") && !strings.Contains(res.Stdout, "  "+f+"\n") {
 				t.Errorf("%v: flag %s not listed in %q", c.args, f, res.Stdout)
+			}
+		}
+		for _, text := range c.texts {
+			if !strings.Contains(strings.Join(strings.Fields(res.Stdout), " "), text) {
+				t.Errorf("%v: %q not said in %q", c.args, text, res.Stdout)
 			}
 		}
 	}

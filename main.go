@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/term"
 
 	"github.com/eudr/eudr/server"
@@ -40,6 +41,8 @@ Usage:
   eudr layers import [--config FILE] [--env production|sandbox] --name N
                      --kind deforestation|protected_area|forest_cover_2020
                      --version V --source S [--coverage FILE] FILE
+                     (FILE and the --coverage FILE: GeoJSON FeatureCollections of Polygon
+                     and MultiPolygon features, [longitude, latitude] in WGS84)
   eudr layers import [--config FILE] [--env production|sandbox] --name N
                      --kind forest-2020|loss-year|alerts --version V --source S --raster DIR
   eudr ledger verify [--config FILE] [--key VERIFIER_KEY] [--checkpoint FILE]...
@@ -67,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = serve(ctx, args[1:], stdout)
+		err = serve(ctx, args[1:], stdout, stderr)
 	case "admin":
 		if len(args) < 2 {
 			fmt.Fprint(stderr, usage)
@@ -75,9 +78,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		switch args[1] {
 		case "create-key":
-			err = createKey(ctx, args[2:], stdout)
+			err = createKey(ctx, args[2:], stdout, stderr)
 		case "backup":
-			err = backup(ctx, args[2:], stdout)
+			err = backup(ctx, args[2:], stdout, stderr)
 		case "reset-password":
 			err = resetPassword(ctx, args[2:], stdout, stderr)
 		default:
@@ -94,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stderr, usage)
 			return 2
 		}
-		err = verifyLedger(args[2:], stdout)
+		err = verifyLedger(args[2:], stdout, stderr)
 	case "webhooks":
 		if len(args) < 2 || args[1] != "listen" {
 			fmt.Fprint(stderr, usage)
@@ -191,7 +194,7 @@ func (h helpRequested) print(w io.Writer) {
 	h.fs.PrintDefaults()
 }
 
-func serve(ctx context.Context, args []string, stdout io.Writer) error {
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, configFile := newFlags("serve")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -201,13 +204,18 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	cfg, err := server.LoadConfig(*configFile, os.Environ())
 	if err != nil {
+		server.LogUnknownEnv(consoleLog(stderr), os.Environ()) // a misspelt variable may be why
 		return err
 	}
 	log, err := server.NewLogger(cfg.Log, stdout)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	server.LogUnknownEnv(log, os.Environ())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(signals)
+	ctx, stop := stopOnSignals(ctx, signals, log, cfg.ShutdownTimeout, os.Exit)
 	defer stop()
 	app, err := server.New(cfg, server.Options{Version: version, Logger: log})
 	if err != nil {
@@ -216,7 +224,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	return app.Run(ctx)
 }
 
-func createKey(ctx context.Context, args []string, stdout io.Writer) error {
+func createKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, configFile := newFlags("create-key")
 	org := fs.String("org", "default", "organisation")
 	env := fs.String("env", "", "environment: sandbox or production")
@@ -229,7 +237,7 @@ func createKey(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageError(err.Error())
 	}
-	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	cfg, err := loadConfig(*configFile, stderr)
 	if err != nil {
 		return err
 	}
@@ -249,15 +257,27 @@ func createKey(ctx context.Context, args []string, stdout io.Writer) error {
 // openStopped opens a stopped appliance's data dir for an admin command;
 // alternative says what to do instead while it runs.
 func openStopped(cfg *server.Config, alternative string) (*server.Admin, error) {
-	log, err := server.NewLogger(server.LogConfig{Level: "warn", Format: "console"}, os.Stderr)
-	if err != nil {
-		return nil, err
-	}
-	admin, err := server.OpenAdmin(cfg, server.Options{Version: version, Logger: log})
+	admin, err := server.OpenAdmin(cfg, server.Options{Version: version, Logger: consoleLog(os.Stderr)})
 	if errors.Is(err, storage.ErrInUse) {
 		return nil, fmt.Errorf("%w: stop the appliance first, %s", err, alternative)
 	}
 	return admin, err
+}
+
+// consoleLog is the log of an admin command: warnings and errors, for a
+// person to read, on w (stderr).
+func consoleLog(w io.Writer) zerolog.Logger {
+	log, _ := server.NewLogger(server.LogConfig{Level: "warn", Format: "console"}, w) // a valid level
+	return log
+}
+
+// loadConfig loads the settings of an admin command from file and the
+// environment, and warns on stderr of EUDR_ variables that are no setting
+// (loaded or not: a misspelt variable may be why they are not).
+func loadConfig(file string, stderr io.Writer) (*server.Config, error) {
+	cfg, err := server.LoadConfig(file, os.Environ())
+	server.LogUnknownEnv(consoleLog(stderr), os.Environ())
+	return cfg, err
 }
 
 func resetPassword(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -269,7 +289,7 @@ func resetPassword(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if fs.NArg() > 0 {
 		return usageError("reset-password takes no arguments")
 	}
-	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	cfg, err := loadConfig(*configFile, stderr)
 	if err != nil {
 		return err
 	}
@@ -291,7 +311,7 @@ func resetPassword(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
-func backup(ctx context.Context, args []string, stdout io.Writer) error {
+func backup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, configFile := newFlags("backup")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -299,7 +319,7 @@ func backup(ctx context.Context, args []string, stdout io.Writer) error {
 	if fs.NArg() != 1 {
 		return usageError("backup takes one argument: the file to write")
 	}
-	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	cfg, err := loadConfig(*configFile, stderr)
 	if err != nil {
 		return err
 	}
@@ -326,7 +346,8 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	kind := fs.String("kind", "", "deforestation, protected_area or forest_cover_2020 (GeoJSON FILE); forest-2020, loss-year or alerts (--raster DIR)")
 	ver := fs.String("version", "", "layer version")
 	source := fs.String("source", "", "where the layer comes from")
-	coverageFile := fs.String("coverage", "", "GeoJSON FeatureCollection of the areas the layer has data for")
+	coverageFile := fs.String("coverage", "", "the areas the layer has data for: a GeoJSON FeatureCollection of Polygon and MultiPolygon features "+
+		"([longitude, latitude] in WGS84), as FILE is; required for deforestation, else the bounding box of FILE's features; not with --raster")
 	rasterDir := fs.String("raster", "", "folder of the GeoTIFF tiles of a raster layer (read in place, headers only)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -340,7 +361,7 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case *rasterDir == "" && fs.NArg() != 1:
 		return usageError("layers import takes one GeoJSON file, or --raster DIR")
 	}
-	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	cfg, err := loadConfig(*configFile, stderr)
 	if err != nil {
 		return err
 	}
@@ -393,7 +414,7 @@ func importLayer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // --key checks against a verifier key obtained earlier instead of the one
 // the store records; each --checkpoint FILE, a signed checkpoint kept
 // outside the appliance, must still match its log.
-func verifyLedger(args []string, stdout io.Writer) error {
+func verifyLedger(args []string, stdout, stderr io.Writer) error {
 	fs, configFile := newFlags("ledger verify")
 	key := fs.String("key", "", "verifier key to check signatures with (default: the one the store records)")
 	var checkpoints []string
@@ -407,7 +428,7 @@ func verifyLedger(args []string, stdout io.Writer) error {
 	if fs.NArg() != 0 {
 		return usageError("ledger verify takes no arguments")
 	}
-	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	cfg, err := loadConfig(*configFile, stderr)
 	if err != nil {
 		return err
 	}
