@@ -42,16 +42,17 @@ func splitList(s string) []string {
 	return out
 }
 
-// notSettings are the EUDR_ variables that are no setting but are read on
-// purpose, by the project's own scripts and tests; the appliance ignores
-// them without a warning. This is the one list of them.
+// notSettings are the EUDR_ variables that are no setting but are set on
+// purpose for client-side scripts and tests, often in the shell that runs
+// the appliance too; it ignores them without a warning. This is the one
+// list of them (docs/configuration.md names them).
 var notSettings = map[string]string{
-	"EUDR_URL":              "examples: the sandbox listener's URL",
-	"EUDR_API_KEY":          "examples: the API key they call with",
-	"EUDR_WAIT":             "examples: how long to wait for a job",
-	"EUDR_SCREENSHOT_DIR":   "documentation tooling: where screenshots go",
-	"EUDR_LOAD_SECONDS":     "load tests: how long to run",
-	"EUDR_LOAD_BARE_SERVER": "load tests: the server process they start",
+	"EUDR_URL":              "examples/walkthrough.sh: the sandbox listener's URL",
+	"EUDR_WAIT":             "examples/walkthrough.sh: how long to wait for a job",
+	"EUDR_API_KEY":          "client scripts: the API key they call with",
+	"EUDR_SCREENSHOT_DIR":   "client scripts: where screenshots go",
+	"EUDR_LOAD_SECONDS":     "load_test.go: how long a load test runs",
+	"EUDR_LOAD_BARE_SERVER": "load_test.go: the server process a load test starts",
 }
 
 // UnknownVar is an EUDR_ variable that is no setting, and the setting's

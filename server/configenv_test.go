@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,16 @@ func TestUnknownEnv(t *testing.T) {
 	}
 	if got := UnknownEnv([]string{"EUDR_DATA_DIR=/srv", "HOME=/root"}); len(got) != 0 {
 		t.Errorf("UnknownEnv of settings only: got %+v, want none", got)
+	}
+	// The variables passed over in silence are documented.
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range notSettings {
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("%s is not named in docs/configuration.md", name)
+		}
 	}
 }
 
