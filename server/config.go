@@ -7,17 +7,16 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/go-viper/mapstructure/v2"
-	"github.com/spf13/viper"
+	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/risk"
+	"github.com/eudr/eudr/server/setting"
 )
 
 // Config is every setting of the appliance. config.example.yaml documents each
@@ -276,74 +275,22 @@ func DefaultKeys() []string {
 // LoadConfig reads the embedded defaults, then file (if not empty), then the
 // EUDR_* variables of environ (os.Environ() form). Unknown keys in the file
 // and invalid values fail with every problem listed, one a line, each
-// naming its key and variable: values that cannot be read as their type
-// and values that can but are out of bounds alike. EUDR_ variables that
-// are no setting are ignored here; UnknownEnv lists them.
+// naming its key and variable (setting.Load). EUDR_ variables that are no
+// setting are ignored here; UnknownEnv lists them.
 func LoadConfig(file string, environ []string) (*Config, error) {
-	v := viper.New()
-	for k, val := range defaults {
-		v.SetDefault(k, val)
-	}
-	if file != "" {
-		v.SetConfigFile(file)
-		if err := v.ReadInConfig(); err != nil {
-			return nil, fmt.Errorf("read config %s: %w", file, err)
-		}
-	}
-	// Viper's AutomaticEnv reads the process environment; the environment is
-	// passed in instead (tests, and no hidden globals), so bind it by hand.
-	for _, kv := range environ {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, "EUDR_") {
-			continue
-		}
-		key := envKey(name)
-		if key == "" {
-			continue // not a setting: UnknownEnv warns of it
-		}
-		if _, isList := defaults[key].([]string); isList {
-			v.Set(key, splitList(val))
-		} else {
-			v.Set(key, val)
-		}
-	}
-	var cfg Config
-	if err := v.UnmarshalExact(&cfg, decodeHook); err != nil {
-		return nil, errors.Join(append(decodeProblems(err), checkRest(v, err)...)...)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return &cfg, nil
+	return setting.Load(defaults, file, environ, (*Config).problems)
 }
 
-// decodeHook reads durations with their units and lists from strings.
-var decodeHook = viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-	durationHook,
-	mapstructure.StringToSliceHookFunc(","),
-))
+// EnvName is the environment variable that overrides config key k.
+func EnvName(k string) string { return setting.EnvName(k) }
 
-// durationHook decodes a duration: a string with its unit ("30s", "1m30s",
-// "24h") or a time.Duration (the defaults). A bare number is refused, from
-// the file as from the environment: to time.Duration 30 is 30 nanoseconds,
-// never what was meant.
-func durationHook(_, to reflect.Type, data any) (any, error) {
-	if to != reflect.TypeOf(time.Duration(0)) {
-		return data, nil
-	}
-	switch v := data.(type) {
-	case time.Duration:
-		return v, nil
-	case string:
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a duration: write it with its unit, such as 30s, 5m or 1h", v)
-		}
-		return d, nil
-	default:
-		return nil, fmt.Errorf("%v is not a duration: write it with its unit, such as %vs", data, data)
-	}
-}
+// UnknownEnv lists, sorted, the EUDR_ variables of environ that are no
+// setting, each with the one it most likely misspells.
+func UnknownEnv(environ []string) []setting.UnknownVar { return setting.Unknown(defaults, environ) }
+
+// LogUnknownEnv warns, in one line, of the EUDR_ variables of environ
+// that are no setting.
+func LogUnknownEnv(l zerolog.Logger, environ []string) { setting.LogUnknown(l, defaults, environ) }
 
 // Validate returns every problem of the settings at once.
 func (c *Config) Validate() error { return errors.Join(c.problems()...) }
