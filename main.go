@@ -25,6 +25,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/listen"
+	"github.com/eudr/eudr/server/setting"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -458,8 +459,8 @@ func listenWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("webhooks listen", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := listen.Options{Version: version, Stdout: stdout, Stderr: stderr}
-	fs.StringVar(&o.BaseURL, "url", "", "base URL of the sandbox listener (default $EUDR_URL, else "+listen.DefaultURL+")")
-	fs.StringVar(&o.APIKey, "api-key", "", "a sandbox API key, sk_test_..., with write scope (default $EUDR_API_KEY)")
+	fs.StringVar(&o.BaseURL, "url", "", "base URL of the sandbox listener (default $"+setting.EnvURL+", else "+listen.DefaultURL+")")
+	fs.StringVar(&o.APIKey, "api-key", "", "a sandbox API key, sk_test_..., with write scope (default $"+setting.EnvAPIKey+")")
 	events := fs.String("events", "", "comma-separated event types to subscribe to (default: all)")
 	fs.StringVar(&o.Listen, "listen", listen.DefaultListen, "address of the local HTTPS receiver (port 0: any free one)")
 	fs.StringVar(&o.ForwardTo, "forward-to", "", "http(s) URL each verified delivery is POSTed to as well, with its headers")
@@ -471,10 +472,10 @@ func listenWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer
 		return usageError("webhooks listen takes no arguments")
 	}
 	if o.BaseURL == "" {
-		o.BaseURL = os.Getenv("EUDR_URL")
+		o.BaseURL = os.Getenv(setting.EnvURL)
 	}
 	if o.APIKey == "" {
-		o.APIKey = os.Getenv("EUDR_API_KEY")
+		o.APIKey = os.Getenv(setting.EnvAPIKey)
 	}
 	for _, et := range strings.Split(*events, ",") {
 		if et = strings.TrimSpace(et); et != "" {

@@ -8,14 +8,22 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// The EUDR_ variables that are no setting which the binary reads itself:
+// the sandbox and key `eudr webhooks listen` calls, unless its flags say.
+const (
+	EnvURL    = "EUDR_URL"     // the sandbox listener's URL (--url)
+	EnvAPIKey = "EUDR_API_KEY" // a sandbox API key (--api-key)
+)
+
 // notSettings are the EUDR_ variables that are no setting but are set on
-// purpose for client-side scripts and tests, often in the shell that runs
-// the appliance too; they are passed over without a warning. This is the
-// one list of them (docs/configuration.md names them).
+// purpose, for the client commands of the binary, for scripts and for
+// tests, often in the shell that runs the appliance too; they are passed
+// over without a warning. This is the one list of them
+// (docs/configuration.md names them).
 var notSettings = map[string]string{
-	"EUDR_URL":              "examples/walkthrough.sh: the sandbox listener's URL",
+	EnvURL:                  "eudr webhooks listen, examples/walkthrough.sh: the sandbox listener's URL",
+	EnvAPIKey:               "eudr webhooks listen: the sandbox API key it calls with",
 	"EUDR_WAIT":             "examples/walkthrough.sh: how long to wait for a job",
-	"EUDR_API_KEY":          "client scripts: the API key they call with",
 	"EUDR_SCREENSHOT_DIR":   "client scripts: where screenshots go",
 	"EUDR_LOAD_SECONDS":     "load_test.go: how long a load test runs",
 	"EUDR_LOAD_BARE_SERVER": "load_test.go: the server process a load test starts",
