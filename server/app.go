@@ -31,6 +31,7 @@ import (
 	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/metrics"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/shipment"
@@ -75,8 +76,9 @@ type App struct {
 	batches   *batch.Service
 	reports   *report.Service
 
-	ledger *anchor.Ledger // checkpoint signing key, loaded at start
-	devCA  *devca.CA      // issues sandbox listener certificates; the sandbox's deliveries trust it
+	ledger  *anchor.Ledger // checkpoint signing key, loaded at start
+	devCA   *devca.CA      // issues sandbox listener certificates; the sandbox's deliveries trust it
+	metrics *metrics.Metrics
 
 	handlers map[storage.Environment]http.Handler
 }
@@ -88,10 +90,12 @@ func New(cfg *Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db, err := storage.Open(cfg.DataDir, storage.Options{Now: opts.Now})
+	m := metrics.New(metrics.Options{Version: opts.Version, Now: opts.Now})
+	db, err := storage.Open(cfg.DataDir, storage.Options{Now: opts.Now, ObserveCommit: m.ObserveCommit})
 	if err != nil {
 		return nil, err
 	}
+	m.WatchStore(db)
 	a := &App{
 		cfg:     cfg,
 		db:      db,
@@ -104,6 +108,7 @@ func New(cfg *Config, opts Options) (*App, error) {
 		ipRate:  newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
 		usage:   newKeyUsage(),
 		proxies: parsePrefixes(cfg.TrustedProxies),
+		metrics: m,
 	}
 	if err := a.buildServices(context.Background()); err != nil {
 		db.Close()
@@ -149,6 +154,13 @@ func (a *App) Run(ctx context.Context) error {
 		}
 		lns = append(lns, listener{env, ln, lc.TLS})
 	}
+	mln, err := a.listenMetrics()
+	if err != nil {
+		for _, l := range lns {
+			l.ln.Close()
+		}
+		return err
+	}
 	sock, err := a.listenAdmin()
 	if err != nil {
 		a.log.Warn().Err(err).Msg("admin socket unavailable; hot backups only through the API")
@@ -156,6 +168,9 @@ func (a *App) Run(ctx context.Context) error {
 
 	servers := make([]*http.Server, 0, len(lns)+1)
 	g, gctx := errgroup.WithContext(ctx)
+	if mln != nil { // ready before the API listeners, which tests wait for
+		servers = append(servers, a.serveMetrics(g, mln))
+	}
 	for _, l := range lns {
 		srv := a.httpServer(a.handlers[l.env])
 		servers = append(servers, srv)

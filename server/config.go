@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +43,14 @@ type Config struct {
 	EUSystem        EUSystemConfig `mapstructure:"eu_system"`
 	Reports         ReportsConfig  `mapstructure:"reports"`
 	Layers          LayersConfig   `mapstructure:"layers"`
+	Metrics         MetricsConfig  `mapstructure:"metrics"`
+}
+
+// MetricsConfig sets the Prometheus metrics listener, which has no auth
+// and is never one of the API listeners.
+type MetricsConfig struct {
+	Listen string `mapstructure:"listen"` // host:port of GET /metrics; "" turns it off
+	PProf  bool   `mapstructure:"pprof"`  // also serve /debug/pprof/ there
 }
 
 // LayersConfig sets where raster reference layers may be imported from
@@ -247,6 +257,8 @@ var defaults = map[string]any{
 	"reports.dir":                     "",
 	"reports.retention":               "720h",
 	"trusted_proxies":                 []string{},
+	"metrics.listen":                  "127.0.0.1:9090",
+	"metrics.pprof":                   false,
 
 	"eu_system.allow_private_endpoints":      false,
 	"webhooks.retry_schedule":                []string{"30s", "2m", "10m", "1h"},
@@ -407,6 +419,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Production.Listen != "" && c.Production.Listen == c.Sandbox.Listen && !strings.HasSuffix(c.Production.Listen, ":0") {
 		bad("sandbox.listen", "must differ from production.listen")
+	}
+	if l := c.Metrics.Listen; l != "" {
+		_, port, err := net.SplitHostPort(l)
+		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil {
+			bad("metrics.listen", "%q is not host:port with a numeric port (empty turns the listener off)", l)
+		} else if (l == c.Production.Listen || l == c.Sandbox.Listen) && !strings.HasSuffix(l, ":0") {
+			bad("metrics.listen", "must differ from the API listeners: metrics have no auth")
+		}
 	}
 	if c.Auth.TokenTTL < time.Minute {
 		bad("auth.token_ttl", "must be at least 1m")

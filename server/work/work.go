@@ -41,6 +41,9 @@ const (
 	SandboxTest         = "sandbox_test"
 )
 
+// Kinds lists every job kind.
+var Kinds = []string{PolygonIngestion, BatchRiskAssessment, ShipmentLink, DDSSubmission, ArchiveReport, SandboxTest}
+
 // Options configure the job queue.
 type Options struct {
 	DB     *storage.DB
