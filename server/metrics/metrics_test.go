@@ -282,3 +282,14 @@ func TestEUClient(t *testing.T) {
 	}
 	g.want(t, "eudr_eu_system_request_duration_seconds", "environment=production,operation=getDds", 2)
 }
+
+// BenchmarkObserveRequest is what the metrics add to every API request.
+func BenchmarkObserveRequest(b *testing.B) {
+	m := metrics.New(metrics.Options{})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.ObserveRequest(storage.Sandbox, "/api/v1/enterprise/eudr/health", "GET", 200, time.Millisecond)
+		}
+	})
+}
