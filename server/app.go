@@ -137,6 +137,11 @@ func (a *App) Close() error {
 // work, close the store. It returns nil on a clean stop.
 func (a *App) Run(ctx context.Context) error {
 	defer a.Close()
+	// Metrics first: ready before the API listeners, whose lines tests wait for.
+	metricsLn, err := a.metrics.Listen(a.cfg.Metrics.Listen, a.cfg.Metrics.PProf, a.log)
+	if err != nil {
+		return err
+	}
 	type listener struct {
 		env storage.Environment
 		ln  net.Listener
@@ -147,19 +152,13 @@ func (a *App) Run(ctx context.Context) error {
 		lc := a.listenConfig(env)
 		ln, err := net.Listen("tcp", lc.Listen)
 		if err != nil {
+			metricsLn.Close()
 			for _, l := range lns {
 				l.ln.Close()
 			}
 			return fmt.Errorf("listen %s on %s: %w", env, lc.Listen, err)
 		}
 		lns = append(lns, listener{env, ln, lc.TLS})
-	}
-	mln, err := a.listenMetrics()
-	if err != nil {
-		for _, l := range lns {
-			l.ln.Close()
-		}
-		return err
 	}
 	sock, err := a.listenAdmin()
 	if err != nil {
@@ -168,8 +167,9 @@ func (a *App) Run(ctx context.Context) error {
 
 	servers := make([]*http.Server, 0, len(lns)+1)
 	g, gctx := errgroup.WithContext(ctx)
-	if mln != nil { // ready before the API listeners, which tests wait for
-		servers = append(servers, a.serveMetrics(g, mln))
+	if metricsLn != nil {
+		servers = append(servers, metricsLn.Server)
+		g.Go(metricsLn.Serve)
 	}
 	for _, l := range lns {
 		srv := a.httpServer(a.handlers[l.env])

@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/metrics"
 	"github.com/eudr/eudr/server/risk"
 )
 
@@ -46,8 +45,7 @@ type Config struct {
 	Metrics         MetricsConfig  `mapstructure:"metrics"`
 }
 
-// MetricsConfig sets the Prometheus metrics listener, which has no auth
-// and is never one of the API listeners.
+// MetricsConfig sets the Prometheus metrics listener (metrics.Listen).
 type MetricsConfig struct {
 	Listen string `mapstructure:"listen"` // host:port of GET /metrics; "" turns it off
 	PProf  bool   `mapstructure:"pprof"`  // also serve /debug/pprof/ there
@@ -420,13 +418,8 @@ func (c *Config) Validate() error {
 	if c.Production.Listen != "" && c.Production.Listen == c.Sandbox.Listen && !strings.HasSuffix(c.Production.Listen, ":0") {
 		bad("sandbox.listen", "must differ from production.listen")
 	}
-	if l := c.Metrics.Listen; l != "" {
-		_, port, err := net.SplitHostPort(l)
-		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil {
-			bad("metrics.listen", "%q is not host:port with a numeric port (empty turns the listener off)", l)
-		} else if (l == c.Production.Listen || l == c.Sandbox.Listen) && !strings.HasSuffix(l, ":0") {
-			bad("metrics.listen", "must differ from the API listeners: metrics have no auth")
-		}
+	if err := metrics.CheckListen(c.Metrics.Listen, c.Production.Listen, c.Sandbox.Listen); err != nil {
+		bad("metrics.listen", "%v", err)
 	}
 	if c.Auth.TokenTTL < time.Minute {
 		bad("auth.token_ttl", "must be at least 1m")

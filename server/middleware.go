@@ -98,15 +98,14 @@ func (a *App) traceAndLog(env storage.Environment, next http.Handler) http.Handl
 		ctx = l.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		took := time.Since(start)
-		a.metrics.ObserveRequest(env, ri.route, r.Method, sw.status, took)
+		a.metrics.ObserveRequest(env, ri.route, r.Method, sw.status, time.Since(start))
 
 		ev := l.Info()
 		if sw.status >= 500 {
 			ev = l.Warn()
 		}
 		ev.Str("method", r.Method).Str("route", ri.route).Int("status", sw.status).
-			Float64("latency_ms", float64(took.Microseconds())/1000).
+			Float64("latency_ms", float64(time.Since(start).Microseconds())/1000).
 			Int("bytes", sw.bytes).Str("key_id", ri.who.id()).Str("client_ip", a.clientIP(r).String()).
 			Msg("request")
 	})

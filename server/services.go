@@ -150,8 +150,7 @@ func (a *App) newDDSService() (*dds.Service, error) {
 		Clients: map[storage.Environment]euis.Client{
 			storage.Production: a.metrics.EUClient(storage.Production, euis.NewSOAPClient(euis.NewHTTPClient(
 				euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout}), euis.SOAPOptions{Now: a.now})),
-			storage.Sandbox: a.metrics.EUClient(storage.Sandbox,
-				euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})),
+			storage.Sandbox: a.metrics.EUClient(storage.Sandbox, euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})),
 		},
 		PollSchedules: map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule},
 		Sealer:        sealer,
