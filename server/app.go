@@ -60,7 +60,7 @@ type App struct {
 
 	keyRate *rateLimiter // per API key (or logged-in user)
 	ipRate  *rateLimiter // per client IP, for requests without a valid credential
-	usage   *keyUsage
+	usage   *account.Usage
 	proxies []netip.Prefix
 
 	jobs       *work.Queue
@@ -106,7 +106,7 @@ func New(cfg *Config, opts Options) (*App, error) {
 		runID:   randomHex(8),
 		keyRate: newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
 		ipRate:  newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
-		usage:   newKeyUsage(),
+		usage:   account.NewUsage(),
 		proxies: parsePrefixes(cfg.TrustedProxies),
 		metrics: m,
 	}
@@ -126,7 +126,7 @@ func (a *App) Handler(env storage.Environment) http.Handler { return a.handlers[
 
 // Close flushes key usage and closes the store. Run calls it on return.
 func (a *App) Close() error {
-	err := a.usage.flush(context.Background(), a.db)
+	err := a.usage.Flush(context.Background(), a.db)
 	a.layers.CloseTiles()
 	return errors.Join(err, a.db.Close())
 }
@@ -291,7 +291,7 @@ func (a *App) runMaintenance(ctx context.Context) {
 			a.keyRate.sweep(now)
 			a.ipRate.sweep(now)
 		case <-flush.C:
-			if err := a.usage.flush(ctx, a.db); err != nil && ctx.Err() == nil {
+			if err := a.usage.Flush(ctx, a.db); err != nil && ctx.Err() == nil {
 				a.log.Warn().Err(err).Msg("record key usage")
 			}
 		}
