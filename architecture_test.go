@@ -29,9 +29,10 @@ var foundations = []string{"server/apierr", "server/event", "server/work", "serv
 
 // speakHTTP are the packages below server that may import net/http
 // besides server itself, none of them a workflow: the test harness, the EU
-// system's client, and the client of the sandbox's API that
-// `eudr webhooks listen` is (it receives deliveries too).
-var speakHTTP = []string{"server/apitest", "server/euis", "server/listen"}
+// system's client, the client of the sandbox's API that
+// `eudr webhooks listen` is (it receives deliveries too), and the metrics,
+// which serve their own listener.
+var speakHTTP = []string{"server/apitest", "server/euis", "server/listen", "server/metrics"}
 
 // goPackages maps each package directory of the repository (relative,
 // slash-separated; "." for the root) to the imports of its non-test files.

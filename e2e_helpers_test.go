@@ -95,13 +95,15 @@ func baseEnv() []string {
 }
 
 // serverEnv is the environment of `eudr serve` (and the admin commands) on
-// dataDir: loopback listeners on free ports, the known admin password, JSON
-// logs, then extra (NAME=value; a later entry wins).
+// dataDir: loopback listeners on free ports (the metrics listener too),
+// the known admin password, JSON logs, then extra (NAME=value; a later
+// entry wins).
 func serverEnv(dataDir string, extra []string) []string {
 	env := append(baseEnv(),
 		"EUDR_DATA_DIR="+dataDir,
 		"EUDR_PRODUCTION_LISTEN=127.0.0.1:0",
 		"EUDR_SANDBOX_LISTEN=127.0.0.1:0",
+		"EUDR_METRICS_LISTEN=127.0.0.1:0",
 		"EUDR_ADMIN_PASSWORD="+testAdminPassword,
 		"EUDR_LOG_FORMAT=json",
 	)

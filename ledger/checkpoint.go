@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/sumdb/note"
@@ -19,6 +20,10 @@ import (
 // checkpoints are signed with: in the ledger's top bucket, next to the
 // logs (which are buckets, so a plain key cannot clash).
 var verifierRecord = []byte("verifier-key")
+
+// signedRecord, beside it, holds when the store's newest checkpoint (of
+// any log) was signed: BE(unix nanos).
+var signedRecord = []byte("last-signed-at")
 
 // Key is a checkpoint signing key in note format: the signer key (secret)
 // and the verifier key that clients use.
@@ -117,9 +122,10 @@ func checkpointBody(origin string, size int64, root tlog.Hash) string {
 }
 
 // Sign makes, stores and returns a checkpoint of the log as it stands in
-// tx, signed by signer, unless the latest checkpoint already covers every
-// entry: then it returns that one. A log without entries has none.
-func Sign(tx *bolt.Tx, log, origin string, signer note.Signer) (Checkpoint, error) {
+// tx, signed by signer at time at (which LastSigned reports), unless the
+// latest checkpoint already covers every entry: then it returns that one.
+// A log without entries has none.
+func Sign(tx *bolt.Tx, log, origin string, signer note.Signer, at time.Time) (Checkpoint, error) {
 	b, err := openLog(tx, log)
 	if err != nil {
 		return Checkpoint{}, err
@@ -142,7 +148,24 @@ func Sign(tx *bolt.Tx, log, origin string, signer note.Signer) (Checkpoint, erro
 	if err := b.checkpoints.Put(key(size), msg); err != nil {
 		return Checkpoint{}, err
 	}
+	if err := tx.Bucket(bucketLedger).Put(signedRecord, key(at.UnixNano())); err != nil {
+		return Checkpoint{}, err
+	}
 	return Checkpoint{Origin: origin, Size: size, Root: root, Note: msg}, nil
+}
+
+// LastSigned reports when the newest checkpoint of any log was signed;
+// ok is false when none was signed since the store began recording it.
+func LastSigned(tx *bolt.Tx) (at time.Time, ok bool) {
+	root := tx.Bucket(bucketLedger)
+	if root == nil {
+		return time.Time{}, false
+	}
+	v := root.Get(signedRecord)
+	if len(v) != 8 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, index(v)), true
 }
 
 // LatestCheckpoint returns the log's newest checkpoint, or ErrNotFound.

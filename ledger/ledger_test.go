@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/sumdb/note"
@@ -325,13 +326,21 @@ func newKey(t testing.TB, db *bolt.DB, name string) ledger.Key {
 
 func sign(t testing.TB, db *bolt.DB, k ledger.Key) ledger.Checkpoint {
 	t.Helper()
+	return signAt(t, db, k, signTime)
+}
+
+// signTime is when sign signs.
+var signTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func signAt(t testing.TB, db *bolt.DB, k ledger.Key, at time.Time) ledger.Checkpoint {
+	t.Helper()
 	s, err := note.NewSigner(k.Signer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cp ledger.Checkpoint
 	mustUpdate(t, db, func(tx *bolt.Tx) error {
-		cp, err = ledger.Sign(tx, testLog, "eudr.test/"+testLog, s)
+		cp, err = ledger.Sign(tx, testLog, "eudr.test/"+testLog, s, at)
 		return err
 	})
 	return cp
@@ -524,4 +533,43 @@ func TestVerify_CatchesTampering(t *testing.T) {
 			t.Errorf("got %v, want entry 0 at step canonical", ve)
 		}
 	})
+}
+
+func TestLastSigned(t *testing.T) {
+	db := openDB(t)
+	k := newKey(t, db, "eudr.test")
+	lastSigned := func() (time.Time, bool) {
+		var at time.Time
+		var ok bool
+		mustView(t, db, func(tx *bolt.Tx) error { at, ok = ledger.LastSigned(tx); return nil })
+		return at, ok
+	}
+	if at, ok := lastSigned(); ok {
+		t.Errorf("before any checkpoint: LastSigned = %v, true; want false", at)
+	}
+	t1 := signTime
+	appendN(t, db, testLog, 0, 2)
+	signAt(t, db, k, t1)
+	if at, ok := lastSigned(); !ok || !at.Equal(t1) {
+		t.Errorf("after the first checkpoint: LastSigned = %v, %v; want %v", at, ok, t1)
+	}
+	// Nothing new to sign: the checkpoint of an hour ago stands.
+	signAt(t, db, k, t1.Add(time.Hour))
+	if at, _ := lastSigned(); !at.Equal(t1) {
+		t.Errorf("after signing an unchanged log: LastSigned = %v, want %v", at, t1)
+	}
+	// A checkpoint of any log is the store's newest.
+	t2 := t1.Add(2 * time.Hour)
+	appendN(t, db, "other/log", 0, 1)
+	s, err := note.NewSigner(k.Signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, db, func(tx *bolt.Tx) error {
+		_, err := ledger.Sign(tx, "other/log", "eudr.test/other/log", s, t2)
+		return err
+	})
+	if at, _ := lastSigned(); !at.Equal(t2) {
+		t.Errorf("after a checkpoint of another log: LastSigned = %v, want %v", at, t2)
+	}
 }

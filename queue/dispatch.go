@@ -52,6 +52,11 @@ type DispatcherOptions struct {
 	Now          func() time.Time // default time.Now
 	Rand         func() float64   // in [0,1), default math/rand/v2
 	Logger       zerolog.Logger
+	// Observe, when set, is told of each attempt of a queued delivery once
+	// its outcome is recorded: the subscription's scope, the outcome
+	// (OutcomeDelivered, OutcomeRetry or OutcomeDeadLettered) and how
+	// long the request took.
+	Observe func(scope, outcome string, took time.Duration)
 }
 
 // Dispatcher sends due deliveries with a bounded pool of workers, records
@@ -67,6 +72,7 @@ type Dispatcher struct {
 	now           func() time.Time
 	rand          func() float64
 	log           zerolog.Logger
+	observe       func(scope, outcome string, took time.Duration)
 	defaultClient *http.Client
 	wake          chan struct{}
 
@@ -85,6 +91,7 @@ func NewDispatcher(o DispatcherOptions) *Dispatcher {
 		db: o.DB, policyFor: o.PolicyFor, workers: o.Workers, perTarget: o.PerTarget,
 		lease: o.Lease, poll: o.PollInterval, jitter: o.Jitter, now: o.Now, rand: o.Rand,
 		log:     o.Logger,
+		observe: o.Observe,
 		wake:    make(chan struct{}, 1),
 		perSub:  make(map[string]int),
 		sending: make(map[string]bool),
@@ -222,6 +229,15 @@ const (
 	outcomeDeadLetter
 )
 
+// Outcomes of a delivery attempt, as DispatcherOptions.Observe names them.
+const (
+	OutcomeDelivered    = "delivered"     // a 2xx answer: the delivery is done
+	OutcomeRetry        = "retry"         // failed, tried again later
+	OutcomeDeadLettered = "dead_lettered" // failed for the last time, or 410: moved to the DLQ
+)
+
+var outcomeNames = [...]string{outcomeDelivered: OutcomeDelivered, outcomeRetry: OutcomeRetry, outcomeDeadLetter: OutcomeDeadLettered}
+
 // outcome is a finished send waiting to be recorded.
 type outcome struct {
 	c        *deliveryClaim
@@ -284,6 +300,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup, claim boo
 	d.mu.Unlock()
 	for _, o := range recorded {
 		d.logOutcome(o)
+		if d.observe != nil {
+			d.observe(o.c.sub.Scope, outcomeNames[o.kind], time.Duration(o.a.LatencyMs*float64(time.Millisecond)))
+		}
 	}
 	for _, c := range claims {
 		wg.Go(func() { d.deliver(ctx, c) })

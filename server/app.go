@@ -31,6 +31,7 @@ import (
 	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/metrics"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/shipment"
@@ -59,7 +60,7 @@ type App struct {
 
 	keyRate *rateLimiter // per API key (or logged-in user)
 	ipRate  *rateLimiter // per client IP, for requests without a valid credential
-	usage   *keyUsage
+	usage   *account.Usage
 	proxies []netip.Prefix
 
 	jobs       *work.Queue
@@ -75,8 +76,9 @@ type App struct {
 	batches   *batch.Service
 	reports   *report.Service
 
-	ledger *anchor.Ledger // checkpoint signing key, loaded at start
-	devCA  *devca.CA      // issues sandbox listener certificates; the sandbox's deliveries trust it
+	ledger  *anchor.Ledger // checkpoint signing key, loaded at start
+	devCA   *devca.CA      // issues sandbox listener certificates; the sandbox's deliveries trust it
+	metrics *metrics.Metrics
 
 	handlers map[storage.Environment]http.Handler
 }
@@ -88,10 +90,12 @@ func New(cfg *Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db, err := storage.Open(cfg.DataDir, storage.Options{Now: opts.Now})
+	m := metrics.New(metrics.Options{Version: opts.Version, Now: opts.Now})
+	db, err := storage.Open(cfg.DataDir, storage.Options{Now: opts.Now, ObserveCommit: m.ObserveCommit})
 	if err != nil {
 		return nil, err
 	}
+	m.WatchStore(db)
 	a := &App{
 		cfg:     cfg,
 		db:      db,
@@ -102,8 +106,9 @@ func New(cfg *Config, opts Options) (*App, error) {
 		runID:   randomHex(8),
 		keyRate: newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
 		ipRate:  newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
-		usage:   newKeyUsage(),
+		usage:   account.NewUsage(),
 		proxies: parsePrefixes(cfg.TrustedProxies),
+		metrics: m,
 	}
 	if err := a.buildServices(context.Background()); err != nil {
 		db.Close()
@@ -121,7 +126,7 @@ func (a *App) Handler(env storage.Environment) http.Handler { return a.handlers[
 
 // Close flushes key usage and closes the store. Run calls it on return.
 func (a *App) Close() error {
-	err := a.usage.flush(context.Background(), a.db)
+	err := a.usage.Flush(context.Background(), a.db)
 	a.layers.CloseTiles()
 	return errors.Join(err, a.db.Close())
 }
@@ -132,6 +137,11 @@ func (a *App) Close() error {
 // work, close the store. It returns nil on a clean stop.
 func (a *App) Run(ctx context.Context) error {
 	defer a.Close()
+	// Metrics first: ready before the API listeners, whose lines tests wait for.
+	metricsLn, err := a.metrics.Listen(a.cfg.Metrics.Listen, a.cfg.Metrics.PProf, a.log)
+	if err != nil {
+		return err
+	}
 	type listener struct {
 		env storage.Environment
 		ln  net.Listener
@@ -142,6 +152,7 @@ func (a *App) Run(ctx context.Context) error {
 		lc := a.listenConfig(env)
 		ln, err := net.Listen("tcp", lc.Listen)
 		if err != nil {
+			metricsLn.Close()
 			for _, l := range lns {
 				l.ln.Close()
 			}
@@ -156,6 +167,10 @@ func (a *App) Run(ctx context.Context) error {
 
 	servers := make([]*http.Server, 0, len(lns)+1)
 	g, gctx := errgroup.WithContext(ctx)
+	if metricsLn != nil {
+		servers = append(servers, metricsLn.Server)
+		g.Go(metricsLn.Serve)
+	}
 	for _, l := range lns {
 		srv := a.httpServer(a.handlers[l.env])
 		servers = append(servers, srv)
@@ -276,7 +291,7 @@ func (a *App) runMaintenance(ctx context.Context) {
 			a.keyRate.sweep(now)
 			a.ipRate.sweep(now)
 		case <-flush.C:
-			if err := a.usage.flush(ctx, a.db); err != nil && ctx.Err() == nil {
+			if err := a.usage.Flush(ctx, a.db); err != nil && ctx.Err() == nil {
 				a.log.Warn().Err(err).Msg("record key usage")
 			}
 		}

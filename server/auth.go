@@ -59,7 +59,7 @@ func (a *App) identify(next http.Handler) http.Handler {
 		ri := infoFrom(r.Context())
 		ri.who = a.principalOf(r, ri.env)
 		if ri.who.key != nil {
-			a.usage.touch(ri.who.key.ID, a.now())
+			a.usage.Touch(ri.who.key.ID, a.now())
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/metrics"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/setting"
 )
@@ -40,6 +41,13 @@ type Config struct {
 	EUSystem        EUSystemConfig `mapstructure:"eu_system"`
 	Reports         ReportsConfig  `mapstructure:"reports"`
 	Layers          LayersConfig   `mapstructure:"layers"`
+	Metrics         MetricsConfig  `mapstructure:"metrics"`
+}
+
+// MetricsConfig sets the Prometheus metrics listener (metrics.Listen).
+type MetricsConfig struct {
+	Listen string `mapstructure:"listen"` // host:port of GET /metrics; "" turns it off
+	PProf  bool   `mapstructure:"pprof"`  // also serve /debug/pprof/ there
 }
 
 // LayersConfig sets where raster reference layers may be imported from
@@ -246,6 +254,8 @@ var defaults = map[string]any{
 	"reports.dir":                     "",
 	"reports.retention":               "720h",
 	"trusted_proxies":                 []string{},
+	"metrics.listen":                  "127.0.0.1:9090",
+	"metrics.pprof":                   false,
 
 	"eu_system.allow_private_endpoints":      false,
 	"webhooks.retry_schedule":                []string{"30s", "2m", "10m", "1h"},
@@ -336,6 +346,9 @@ func (c *Config) problems() []error {
 	}
 	if c.Production.Listen != "" && c.Production.Listen == c.Sandbox.Listen && !strings.HasSuffix(c.Production.Listen, ":0") {
 		bad("sandbox.listen", "must differ from production.listen")
+	}
+	if err := metrics.CheckListen(c.Metrics.Listen, c.Production.Listen, c.Sandbox.Listen); err != nil {
+		bad("metrics.listen", "%v", err)
 	}
 	if c.Auth.TokenTTL < time.Minute {
 		bad("auth.token_ttl", "must be at least 1m")

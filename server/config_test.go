@@ -250,6 +250,17 @@ func TestConfig_Validate(t *testing.T) {
 		{"TinyBodyLimit", func(c *Config) { c.Limits.MaxBodyBytes = 1023 }, "limits.max_body_bytes"},
 		{"BodyLimit1024", func(c *Config) { c.Limits.MaxBodyBytes = 1024 }, ""},
 		{"BadProxy", func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/8", "10.0.0.1"} }, "trusted_proxies"},
+		// The metrics listener: host:port with a number, or "" for none;
+		// never an API listener's address (it has no auth).
+		{"MetricsOff", func(c *Config) { c.Metrics.Listen = "" }, ""},
+		{"MetricsAnyInterface", func(c *Config) { c.Metrics.Listen = ":9100" }, ""},
+		{"MetricsNoPort", func(c *Config) { c.Metrics.Listen = "127.0.0.1" }, "metrics.listen"},
+		{"MetricsNamedPort", func(c *Config) { c.Metrics.Listen = "127.0.0.1:http" }, "metrics.listen"},
+		{"MetricsPortTooHigh", func(c *Config) { c.Metrics.Listen = "127.0.0.1:65536" }, "metrics.listen"},
+		{"MetricsOnAPIListener", func(c *Config) { c.Metrics.Listen = c.Sandbox.Listen }, "metrics.listen"},
+		{"MetricsPortZero", func(c *Config) {
+			c.Production.Listen, c.Sandbox.Listen, c.Metrics.Listen = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+		}, ""},
 		// A delivery's claim outlasts its send by 5 s, else a slow send
 		// would be claimed and sent again while it is still under way.
 		{"WebhookLeaseTimeoutPlus5s", func(c *Config) { c.Webhooks.Lease = c.Webhooks.Timeout + 5*time.Second }, ""},
@@ -308,19 +319,31 @@ func TestConfig_Validate(t *testing.T) {
 			"EUDR_LIMITS_MAX_BODY_BYTES=10",
 			"EUDR_TRUSTED_PROXIES=10.0.0.0/8,not-a-cidr",
 			"EUDR_SANDBOX_LISTEN=127.0.0.1:8080",
+			"EUDR_METRICS_LISTEN=metrics-host",
 		})
 		if err == nil {
-			t.Fatal("LoadConfig with nine bad values: got nil error")
+			t.Fatal("LoadConfig with ten bad values: got nil error")
 		}
 		for _, key := range []string{"data_dir", "log.level", "log.format", "rate_limit.per_second", "idempotency.ttl",
 			"auth.token_ttl", "limits.max_body_bytes", "trusted_proxies", `"not-a-cidr"`, "sandbox.listen",
-			"EUDR_RATE_LIMIT_PER_SECOND"} {
+			"EUDR_RATE_LIMIT_PER_SECOND", "EUDR_METRICS_LISTEN", `"metrics-host"`} {
 			if !strings.Contains(err.Error(), key) {
 				t.Errorf("error does not mention %s: got %q", key, err)
 			}
 		}
-		if n := strings.Count(err.Error(), "\n") + 1; n != 9 {
-			t.Errorf("problems listed: got %d, want 9: %q", n, err)
+		if n := strings.Count(err.Error(), "\n") + 1; n != 10 {
+			t.Errorf("problems listed: got %d, want 10: %q", n, err)
+		}
+	})
+
+	t.Run("MetricsFromEnv", func(t *testing.T) {
+		cfg := mustLoad(t, "", nil)
+		if cfg.Metrics.Listen != "127.0.0.1:9090" || cfg.Metrics.PProf {
+			t.Errorf("defaults: got %+v, want 127.0.0.1:9090 without pprof", cfg.Metrics)
+		}
+		cfg = mustLoad(t, "", []string{"EUDR_METRICS_LISTEN=", "EUDR_METRICS_PPROF=true"})
+		if cfg.Metrics.Listen != "" || !cfg.Metrics.PProf {
+			t.Errorf("EUDR_METRICS_LISTEN= EUDR_METRICS_PPROF=true: got %+v, want the listener off, pprof on", cfg.Metrics)
 		}
 	})
 

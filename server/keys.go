@@ -88,7 +88,7 @@ func (a *App) handleKeysList(w http.ResponseWriter, r *http.Request, _ httproute
 	}
 	out := make([]keyResponse, 0, len(keys))
 	for _, k := range keys {
-		if t, ok := a.usage.pending(k.ID); ok && (k.LastUsedAt == nil || t.After(*k.LastUsedAt)) {
+		if t, ok := a.usage.Pending(k.ID); ok && (k.LastUsedAt == nil || t.After(*k.LastUsedAt)) {
 			k.LastUsedAt = &t
 		}
 		out = append(out, keyResponse{KeyID: k.ID, Name: k.Name, Environment: string(k.Env), Scopes: k.Scopes,

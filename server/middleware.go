@@ -105,6 +105,7 @@ func (a *App) traceAndLog(env storage.Environment, next http.Handler) http.Handl
 		ctx = l.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(ctx))
+		a.metrics.ObserveRequest(env, ri.route, r.Method, sw.status, time.Since(start))
 
 		ev := l.Info()
 		if sw.status >= 500 {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"math"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/eudr/eudr/server/apierr"
-	"github.com/eudr/eudr/storage"
 )
 
 // rateLimiter keeps one token bucket per caller, in memory: a restart starts
@@ -179,49 +177,4 @@ func (a *App) trusted(ip netip.Addr) bool {
 		}
 	}
 	return false
-}
-
-// keyUsage tallies when each key was last used, in memory; flush writes the
-// tally in one transaction (every 30 s and at shutdown) instead of a write
-// per request.
-type keyUsage struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-}
-
-func newKeyUsage() *keyUsage { return &keyUsage{last: map[string]time.Time{}} }
-
-func (u *keyUsage) touch(id string, t time.Time) {
-	u.mu.Lock()
-	u.last[id] = t
-	u.mu.Unlock()
-}
-
-// pending returns the time not yet flushed for key id, if any.
-func (u *keyUsage) pending(id string) (time.Time, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	t, ok := u.last[id]
-	return t, ok
-}
-
-func (u *keyUsage) flush(ctx context.Context, db *storage.DB) error {
-	u.mu.Lock()
-	batch := u.last
-	u.last = map[string]time.Time{}
-	u.mu.Unlock()
-	if len(batch) == 0 {
-		return nil
-	}
-	err := db.Update(ctx, func(tx *storage.Tx) error { return tx.TouchAPIKeys(batch) })
-	if err != nil { // keep the tally for the next try
-		u.mu.Lock()
-		for id, t := range batch {
-			if cur, ok := u.last[id]; !ok || t.After(cur) {
-				u.last[id] = t
-			}
-		}
-		u.mu.Unlock()
-	}
-	return err
 }

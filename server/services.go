@@ -68,9 +68,10 @@ func (a *App) buildServices(ctx context.Context) error {
 		// A send lasts at most the timeout; a claim outlives it with room to
 		// record the outcome (Validate), and after a crash the delivery is
 		// sent again when the claim lapses.
-		Lease:  a.cfg.Webhooks.Lease,
-		Now:    a.now,
-		Logger: a.log.With().Str("component", "webhooks").Logger(),
+		Lease:   a.cfg.Webhooks.Lease,
+		Now:     a.now,
+		Logger:  a.log.With().Str("component", "webhooks").Logger(),
+		Observe: a.metrics.ObserveDelivery,
 	})
 	a.events = event.NewPublisher(a.dispatcher.Wake)
 	a.jobs = work.New(work.Options{
@@ -81,6 +82,7 @@ func (a *App) buildServices(ctx context.Context) error {
 		DrainTimeout: a.cfg.ShutdownTimeout,
 		Now:          a.now,
 		Logger:       a.log.With().Str("component", "jobs").Logger(),
+		ObserveRun:   a.metrics.ObserveJobRun,
 	})
 	a.jobs.Handle(work.SandboxTest, a.runSandboxJob)
 
@@ -88,7 +90,8 @@ func (a *App) buildServices(ctx context.Context) error {
 		storage.Production: a.cfg.Webhooks.AllowPrivateTargets, storage.Sandbox: a.cfg.Webhooks.SandboxAllowPrivateTargets},
 		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
 	a.polygons = polygon.New(polygon.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger, Logger: a.log,
-		Index: a.layers.Index, Rules: a.cfg.Risk.rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now})
+		Index: a.layers.Index, Rules: a.cfg.Risk.rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now,
+		ObserveScreening: a.metrics.ObserveScreening})
 	benchmark, err := a.cfg.Risk.benchmark()
 	if err != nil {
 		return fmt.Errorf("risk.country_benchmark_file: %w", err)
@@ -135,7 +138,7 @@ func newLayers(db *storage.DB, cfg *Config, log zerolog.Logger) *layer.Service {
 // newDDSService makes the statement workflow: it loads the key that seals
 // credentials, and makes the EU system clients of the two environments,
 // the SOAP client for production and the simulator (its records in the
-// store) for the sandbox.
+// store) for the sandbox, each counted and timed by the metrics.
 func (a *App) newDDSService() (*dds.Service, error) {
 	c := a.cfg.EUSystem
 	sealer, err := dds.LoadSealer(c.keyFile(a.cfg.DataDir))
@@ -145,9 +148,9 @@ func (a *App) newDDSService() (*dds.Service, error) {
 	return dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
 		Logger: a.log.With().Str("component", "dds").Logger(),
 		Clients: map[storage.Environment]euis.Client{
-			storage.Production: euis.NewSOAPClient(euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints,
-				Timeout: c.Timeout}), euis.SOAPOptions{Now: a.now}),
-			storage.Sandbox: euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now}),
+			storage.Production: a.metrics.EUClient(storage.Production, euis.NewSOAPClient(euis.NewHTTPClient(
+				euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout}), euis.SOAPOptions{Now: a.now})),
+			storage.Sandbox: a.metrics.EUClient(storage.Sandbox, euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})),
 		},
 		PollSchedules: map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule},
 		Sealer:        sealer,

@@ -54,13 +54,22 @@ type Options struct {
 	ReadOnly bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// ObserveCommit, when set, is told how long each write transaction
+	// made through Update or Batch took to commit (from the end of its
+	// work to its data on disk), once per commit.
+	ObserveCommit func(time.Duration)
 }
 
 // DB is the open store.
 type DB struct {
-	bolt *bolt.DB
-	path string
-	now  func() time.Time
+	bolt          *bolt.DB
+	path          string
+	now           func() time.Time
+	observeCommit func(time.Duration)
+	// timing is the commit timer of the write transaction under way, if
+	// any: write transactions run one at a time, so only the goroutine
+	// holding bbolt's writer lock touches it.
+	timing *commitTimer
 }
 
 // Open opens (creating if needed) the store in dataDir. It fails with an error
@@ -90,7 +99,7 @@ func Open(dataDir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	bdb.MaxBatchDelay = batchDelay
-	db := &DB{bolt: bdb, path: path, now: opts.Now}
+	db := &DB{bolt: bdb, path: path, now: opts.Now, observeCommit: opts.ObserveCommit}
 	if opts.ReadOnly {
 		err = db.checkSchema()
 	} else {
@@ -173,7 +182,7 @@ func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	return db.bolt.Update(func(btx *bolt.Tx) error {
-		return fn(&Tx{Tx: btx, now: db.now().UTC()})
+		return db.timed(btx, fn(&Tx{Tx: btx, now: db.now().UTC()}))
 	})
 }
 
@@ -190,8 +199,32 @@ func (db *DB) Batch(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	return db.bolt.Batch(func(btx *bolt.Tx) error {
-		return fn(&Tx{Tx: btx, now: db.now().UTC()})
+		return db.timed(btx, fn(&Tx{Tx: btx, now: db.now().UTC()}))
 	})
+}
+
+// commitTimer times the commit of one write transaction.
+type commitTimer struct {
+	tx      *bolt.Tx
+	workEnd time.Time // when the last function run in it returned
+}
+
+// timed notes that a function run in the write transaction btx has just
+// returned err, and passes err on. The commit that follows is timed from
+// the last such return to the commit handlers bbolt calls once the data
+// is on disk; a Batch runs several functions in one transaction, which
+// is timed once.
+func (db *DB) timed(btx *bolt.Tx, err error) error {
+	if db.observeCommit == nil {
+		return err
+	}
+	if db.timing == nil || db.timing.tx != btx {
+		ct := &commitTimer{tx: btx}
+		db.timing = ct
+		btx.OnCommit(func() { db.observeCommit(time.Since(ct.workEnd)) })
+	}
+	db.timing.workEnd = time.Now()
+	return err
 }
 
 // batchDelay is how long a lone Batch call waits for others to share its

@@ -114,7 +114,7 @@ func Append(tx *storage.Tx, t storage.Tenant, fields any) (ledger.Entry, error) 
 // signed checkpoint that covers it. It returns the checkpoint, or the
 // error of signing or storing it.
 func (l *Ledger) Sign(tx *storage.Tx, t storage.Tenant) (ledger.Checkpoint, error) {
-	cp, err := ledger.Sign(tx.Tx, Log(t), l.Origin(t), l.signer)
+	cp, err := ledger.Sign(tx.Tx, Log(t), l.Origin(t), l.signer, tx.Now())
 	if err != nil {
 		return ledger.Checkpoint{}, fmt.Errorf("sign ledger checkpoint: %w", err)
 	}

@@ -43,6 +43,10 @@ type Options struct {
 	MaxFeatures int
 	// Now is the clock plots are screened by; time.Now when nil.
 	Now func() time.Time
+	// ObserveScreening, when set, is told of each plot screened once its
+	// result is recorded: the environment, the plot's status (COMPLIANT,
+	// HIGH_RISK or FAILED) and how long judging it took.
+	ObserveScreening func(env storage.Environment, status string, took time.Duration)
 }
 
 // Service screens plots and serves them.

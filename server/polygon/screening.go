@@ -47,6 +47,7 @@ type screened struct {
 	// evidenceSHA256 is the hex SHA-256 of detail.Evidence, which the
 	// ledger entry records.
 	evidenceSHA256 string
+	took           time.Duration // judging the plot
 }
 
 // screening is what a polygon job judges its features with: the
@@ -94,9 +95,17 @@ func (s *Service) runJob(ctx context.Context, t storage.Tenant, job *storage.Job
 			return err
 		}
 		chunk = chunk[:0]
-		return s.o.DB.Update(ctx, func(tx *storage.Tx) error {
+		if err := s.o.DB.Update(ctx, func(tx *storage.Tx) error {
 			return s.record(tx, t, job, out, last)
-		})
+		}); err != nil {
+			return err
+		}
+		if s.o.ObserveScreening != nil {
+			for _, sc := range out {
+				s.o.ObserveScreening(t.Env, sc.polygon.Status, sc.took)
+			}
+		}
+		return nil
 	}
 	seen := 0
 	_, err := geo.ParseFeatureCollection(body, geo.ParseOptions{DeferAntimeridian: true, Each: func(f geo.Feature) error {
@@ -217,7 +226,9 @@ func (sc screening) screenAll(ctx context.Context, jobID string, feats []geo.Fea
 // screen judges one feature and makes its polygon record, evidence and job
 // result. A panic in the geometry code fails the plot, not the appliance.
 func (sc screening) screen(ctx context.Context, jobID string, f geo.Feature, now time.Time) screened {
+	start := time.Now()
 	o, err := sc.assess(ctx, f)
+	took := time.Since(start)
 	if err != nil {
 		// Invalid rules (the config is checked at start: judge nothing
 		// rather than judge wrongly), or ctx done, in which case screenAll's
@@ -248,7 +259,7 @@ func (sc screening) screen(ctx context.Context, jobID string, f geo.Feature, now
 	}
 	evSum := sha256.Sum256(evidence)
 	return screened{polygon: pol, detail: storage.PolygonDetail{Feature: feature.Bytes(), Evidence: evidence},
-		evidenceSHA256: hex.EncodeToString(evSum[:])}
+		evidenceSHA256: hex.EncodeToString(evSum[:]), took: took}
 }
 
 // assess runs geo.Assess, turning a panic into FAILED SCREENING_ERROR.

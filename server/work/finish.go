@@ -27,10 +27,10 @@ func Note(ctx context.Context, fields func(zerolog.Context) zerolog.Context) {
 	zerolog.Ctx(ctx).UpdateContext(fields)
 }
 
-// run runs fn on a job that is RUNNING, with a logger for its end in ctx,
+// call runs fn on a job that is RUNNING, with a logger for its end in ctx,
 // and logs its end when fn ended it. When fn fails, the runner fails the
 // job (onFailed): the error carries the logger there, with what fn noted.
-func (q *Queue) run(ctx context.Context, t storage.Tenant, job *storage.Job, input []byte, fn Func) error {
+func (q *Queue) call(ctx context.Context, t storage.Tenant, job *storage.Job, input []byte, fn Func) error {
 	jctx := q.log.With().Str("job_id", job.ID).Str("type", job.Type).Str("org", t.Org).
 		Str("environment", string(t.Env)).Logger().WithContext(ctx)
 	err := fn(jctx, t, job, input)

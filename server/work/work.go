@@ -41,6 +41,9 @@ const (
 	SandboxTest         = "sandbox_test"
 )
 
+// Kinds lists every job kind.
+var Kinds = []string{PolygonIngestion, BatchRiskAssessment, ShipmentLink, DDSSubmission, ArchiveReport, SandboxTest}
+
 // Options configure the job queue.
 type Options struct {
 	DB     *storage.DB
@@ -53,15 +56,29 @@ type Options struct {
 	DrainTimeout time.Duration
 	Now          func() time.Time // time.Now when nil
 	Logger       zerolog.Logger
+	// ObserveRun, when set, is told of each run of a job's handler once
+	// it has returned: the job's kind, how the run left the job
+	// (RunCompleted, RunFailed, RunPending or RunInterrupted) and how
+	// long it took.
+	ObserveRun func(kind, outcome string, took time.Duration)
 }
+
+// How a run of a job's handler left the job, as Options.ObserveRun names it.
+const (
+	RunCompleted   = "completed"   // the job is COMPLETED
+	RunFailed      = "failed"      // the job is FAILED
+	RunPending     = "pending"     // back in the queue: retrying, or waiting on something outside
+	RunInterrupted = "interrupted" // cut off by shutdown: it runs again at the next start
+)
 
 // Queue records jobs and runs them with the handlers registered by kind.
 type Queue struct {
-	db     *storage.DB
-	events *event.Publisher
-	runner *queue.Runner
-	now    func() time.Time
-	log    zerolog.Logger // the "job finished" lines (finish.go)
+	db         *storage.DB
+	events     *event.Publisher
+	runner     *queue.Runner
+	now        func() time.Time
+	observeRun func(kind, outcome string, took time.Duration)
+	log        zerolog.Logger // the "job finished" lines (finish.go)
 }
 
 // Func does a job's work on its input. It records its results and ends
@@ -78,7 +95,7 @@ func New(o Options) *Queue {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	q := &Queue{db: o.DB, events: o.Events, now: o.Now, log: o.Logger}
+	q := &Queue{db: o.DB, events: o.Events, now: o.Now, observeRun: o.ObserveRun, log: o.Logger}
 	q.runner = queue.NewRunner(queue.RunnerOptions{
 		DB:           o.DB.Bolt(),
 		Workers:      o.Workers,
@@ -137,36 +154,76 @@ func (q *Queue) Enqueue(tx *storage.Tx, t storage.Tenant, kind string, total int
 // after a crash), the job is marked RUNNING and fn runs with its input.
 func (q *Queue) Handle(kind string, fn Func) {
 	q.runner.Handle(kind, func(ctx context.Context, qj queue.Job) error {
-		var p payload
-		if err := json.Unmarshal(qj.Payload, &p); err != nil {
-			return fmt.Errorf("job %s payload: %w", qj.ID, err)
+		start := time.Now()
+		err := q.run(ctx, qj, fn)
+		if q.observeRun != nil {
+			q.observeRun(kind, q.outcome(ctx, qj, err), time.Since(start))
 		}
-		t := p.tenant()
-		var job *storage.Job
-		input := []byte(p.Input)
-		err := q.db.Update(ctx, func(tx *storage.Tx) error {
-			var err error
-			if job, err = tx.FindJob(t, qj.ID); err != nil {
-				return err
+		return err
+	})
+}
+
+// outcome names how a run that returned err left job qj: an error fails
+// the job (the runner records it), unless shutdown cut the run off; after
+// a run that returned nil the job's record tells.
+func (q *Queue) outcome(ctx context.Context, qj queue.Job, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return RunInterrupted
+	case err != nil:
+		return RunFailed
+	}
+	var p payload
+	status := storage.JobCompleted // a job deleted meanwhile has ended too
+	if json.Unmarshal(qj.Payload, &p) == nil {
+		_ = q.db.View(ctx, func(tx *storage.Tx) error {
+			if job, err := tx.FindJob(p.tenant(), qj.ID); err == nil {
+				status = job.Status
 			}
-			switch in, err := tx.FindJobInput(t, job.ID); {
-			case err == nil:
-				input = bytes.Clone(in)
-			case !errors.Is(err, storage.ErrNotFound):
-				return err
-			}
-			if job.StartedAt == nil {
-				now := tx.Now()
-				job.StartedAt = &now
-			}
-			job.Status = storage.JobRunning
-			return tx.PutJob(t, job)
+			return nil
 		})
-		if err != nil {
+	}
+	switch status {
+	case storage.JobCompleted:
+		return RunCompleted
+	case storage.JobFailed:
+		return RunFailed
+	default:
+		return RunPending
+	}
+}
+
+// run marks the job RUNNING and calls fn with its input (call).
+func (q *Queue) run(ctx context.Context, qj queue.Job, fn Func) error {
+	var p payload
+	if err := json.Unmarshal(qj.Payload, &p); err != nil {
+		return fmt.Errorf("job %s payload: %w", qj.ID, err)
+	}
+	t := p.tenant()
+	var job *storage.Job
+	input := []byte(p.Input)
+	err := q.db.Update(ctx, func(tx *storage.Tx) error {
+		var err error
+		if job, err = tx.FindJob(t, qj.ID); err != nil {
 			return err
 		}
-		return q.run(ctx, t, job, input, fn)
+		switch in, err := tx.FindJobInput(t, job.ID); {
+		case err == nil:
+			input = bytes.Clone(in)
+		case !errors.Is(err, storage.ErrNotFound):
+			return err
+		}
+		if job.StartedAt == nil {
+			now := tx.Now()
+			job.StartedAt = &now
+		}
+		job.Status = storage.JobRunning
+		return tx.PutJob(t, job)
 	})
+	if err != nil {
+		return err
+	}
+	return q.call(ctx, t, job, input, fn)
 }
 
 // Complete marks the job COMPLETED, drops its input and takes it off the
@@ -272,3 +329,31 @@ func (q *Queue) markFailed(tx *storage.Tx, t storage.Tenant, job *storage.Job, j
 // Wake makes the runner look for due jobs now, rather than at its next
 // poll: after a job's due time was moved by hand, say.
 func (q *Queue) Wake() { q.runner.Wake() }
+
+// KindStatus is a job kind and a job status.
+type KindStatus struct{ Kind, Status string }
+
+// CountLive counts the jobs that have not ended, by kind and status as
+// GET /jobs/{jobId} shows it (QUEUED, or RUNNING: running now, retrying,
+// or waiting on something outside), in the caller's transaction. It reads
+// the queue's entries and their job records: a step per queued job, not
+// per job ever made.
+func CountLive(tx *storage.Tx) (map[KindStatus]int, error) {
+	counts := map[KindStatus]int{}
+	err := queue.ForEachJob(tx.Tx, func(qj queue.Job) error {
+		var p payload
+		if json.Unmarshal(qj.Payload, &p) != nil {
+			return nil
+		}
+		job, err := tx.FindJob(p.tenant(), qj.ID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		counts[KindStatus{job.Type, job.Status}]++
+		return nil
+	})
+	return counts, err
+}
