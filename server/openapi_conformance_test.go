@@ -211,6 +211,14 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 		t.Errorf("X-Trace-Id: got %q, want the request's my-trace.1", got)
 	}
 
+	// The reference for browsers, and each kind of file it uses.
+	c.do(oaCall{env: storage.Production, method: "GET", target: "/docs", op: "/docs", want: 200})
+	c.do(oaCall{method: "GET", target: "/docs/", op: "/docs/", want: 200})
+	for _, f := range docsReference.Files() {
+		c.do(oaCall{method: "GET", target: "/docs/" + f.Name, op: "/docs/{file}", want: 200})
+	}
+	c.do(oaCall{method: "GET", target: "/docs/swagger-ui-bundle.js", op: "/docs/{file}", want: 404})
+
 	// Login.
 	an = c.do(oaCall{method: "POST", target: login, op: login, body: `{"user":"admin"}`, hdr: jsonCT, want: 400})
 	if an.detail() != apierr.DetailRequired && an.detail() != apierr.DetailUnknownField {
