@@ -15,7 +15,8 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"html/template"
+	"fmt"
+	"html"
 	"path"
 	"strings"
 )
@@ -71,20 +72,19 @@ var plain = map[string]string{
 	"swagger-ui-VERSION.txt":           "swagger-ui/VERSION",
 }
 
-// pageData fills page.html: the URL of each hashed file, by its source name.
-type pageData struct {
-	Prefix           string
-	URL              map[string]string
-	OpenAPIURL       string
-	SwaggerUIVersion string
-}
-
 // New builds the reference: the page served at prefix (as "/docs"), with
 // every file it links to under prefix + "/", pointing the viewer at
 // openAPIURL.
 func New(prefix, openAPIURL string) (*Reference, error) {
 	r := &Reference{files: map[string]File{}}
-	d := pageData{Prefix: prefix, URL: map[string]string{}, OpenAPIURL: openAPIURL, SwaggerUIVersion: SwaggerUIVersion}
+	// page.html's {{name}} placeholders, filled by plain replacement:
+	// html/template would make the linker keep every exported method of
+	// the program (it calls methods by reflection), a megabyte of code.
+	fill := []string{
+		"{{prefix}}", html.EscapeString(prefix),
+		"{{openapi-url}}", html.EscapeString(openAPIURL),
+		"{{swagger-ui-version}}", SwaggerUIVersion,
+	}
 	for _, src := range hashed {
 		data, err := files.ReadFile(src)
 		if err != nil {
@@ -92,7 +92,7 @@ func New(prefix, openAPIURL string) (*Reference, error) {
 		}
 		name := hashedName(path.Base(src), data)
 		r.files[name] = File{Name: name, Data: data, Immutable: true}
-		d.URL[path.Base(src)] = prefix + "/" + name
+		fill = append(fill, "{{"+path.Base(src)+"}}", html.EscapeString(prefix+"/"+name))
 	}
 	for name, src := range plain {
 		data, err := files.ReadFile(src)
@@ -101,15 +101,14 @@ func New(prefix, openAPIURL string) (*Reference, error) {
 		}
 		r.files[name] = File{Name: name, Data: data}
 	}
-	tmpl, err := template.ParseFS(files, "page.html")
+	page, err := files.ReadFile("page.html")
 	if err != nil {
 		return nil, err
 	}
-	var page bytes.Buffer
-	if err := tmpl.Execute(&page, d); err != nil {
-		return nil, err
+	r.Page = []byte(strings.NewReplacer(fill...).Replace(string(page)))
+	if i := bytes.Index(r.Page, []byte("{{")); i >= 0 {
+		return nil, fmt.Errorf("page.html: unknown placeholder at %q", r.Page[i:min(i+40, len(r.Page))])
 	}
-	r.Page = page.Bytes()
 	return r, nil
 }
 

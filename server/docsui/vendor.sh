@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Re-fetches the vendored Swagger UI into swagger-ui/ at the pinned version
 # and records what was taken in swagger-ui/VERSION. Run it from anywhere;
-# needs npm (for `npm pack`) and sha256sum. To upgrade, change VERSION below,
-# run it, rebuild, and look at /docs in a browser
-# (EUDR_SCREENSHOT_DIR=... go test -run TestDocs_Browser .).
+# needs npm (for `npm pack`) and sha256sum. To upgrade, change VERSION below
+# and SwaggerUIVersion in docsui.go (docsui_test.go checks they agree), run
+# it, and look at /docs in a browser
+# (EUDR_SCREENSHOT_DIR=/tmp/shots go test -run TestDocs_Browser .).
 set -euo pipefail
 
 PACKAGE=swagger-ui-dist
