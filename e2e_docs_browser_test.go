@@ -120,7 +120,7 @@ var spaces = regexp.MustCompile(`\s+`)
 
 func oneLine(s string) string { return strings.TrimSpace(spaces.ReplaceAllString(s, " ")) }
 
-func TestDocs_Browser(t *testing.T) {
+func TestAPIReference_Browser(t *testing.T) {
 	chromium := chromiumPath(t)
 	p := startServer(t)
 

@@ -15,7 +15,7 @@ import (
 // docsLinkRE finds the URLs the page loads or links to.
 var docsLinkRE = regexp.MustCompile(`(?:src|href|data-openapi-url)="([^"]*)"`)
 
-func TestDocs_Page(t *testing.T) {
+func TestAPIReference_Page(t *testing.T) {
 	ta := newTestApp(t)
 	for _, env := range []storage.Environment{storage.Production, storage.Sandbox} {
 		for _, path := range []string{"/docs", "/docs/"} {
@@ -94,7 +94,7 @@ func checkDocsPolicy(t *testing.T, name, csp string) {
 	}
 }
 
-func TestDocs_Files(t *testing.T) {
+func TestAPIReference_Files(t *testing.T) {
 	ta := newTestApp(t)
 	wantType := map[string]string{
 		".js":  "text/javascript; charset=utf-8",

@@ -4,7 +4,7 @@
 # needs npm (for `npm pack`) and sha256sum. To upgrade, change VERSION below
 # and SwaggerUIVersion in docsui.go (docsui_test.go checks they agree), run
 # it, and look at /docs in a browser
-# (EUDR_SCREENSHOT_DIR=/tmp/shots go test -run TestDocs_Browser .).
+# (EUDR_SCREENSHOT_DIR=/tmp/shots go test -run TestAPIReference_Browser .).
 set -euo pipefail
 
 PACKAGE=swagger-ui-dist
