@@ -31,13 +31,13 @@ func TestAPIReference_Page(t *testing.T) {
 				t.Errorf("%s: Cache-Control %q, want no-cache", name, cc)
 			}
 			checkDocsPolicy(t, name, w.Header().Get("Content-Security-Policy"))
-			if !bytes.Equal(w.Body.Bytes(), docsReference.Page) {
+			if !bytes.Equal(w.Body.Bytes(), docsReference.Page().Data) {
 				t.Errorf("%s: body is not the page", name)
 			}
 		}
 	}
 
-	page := string(docsReference.Page)
+	page := string(docsReference.Page().Data)
 	if !strings.Contains(page, "<title>eudr API reference</title>") {
 		t.Error("the page's title is not \"eudr API reference\"")
 	}
@@ -102,7 +102,7 @@ func TestAPIReference_Files(t *testing.T) {
 		".svg": "image/svg+xml",
 	}
 	served := 0
-	for _, l := range docsLinkRE.FindAllStringSubmatch(string(docsReference.Page), -1) {
+	for _, l := range docsLinkRE.FindAllStringSubmatch(string(docsReference.Page().Data), -1) {
 		u := l[1]
 		if !strings.HasPrefix(u, "/docs/") {
 			continue

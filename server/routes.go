@@ -32,9 +32,9 @@ func (a *App) routes() []route {
 		{"GET", "/livez", authNone, idemNone, a.handleLivez},
 		{"GET", "/readyz", authNone, idemNone, a.handleReadyz},
 		{"GET", "/api/v1/openapi.json", authNone, idemNone, handleOpenAPI},
-		{"GET", docsPath, authNone, idemNone, handleDocsPage},
-		{"GET", docsPath + "/", authNone, idemNone, handleDocsPage},
-		{"GET", docsPath + "/:file", authNone, idemNone, handleDocsFile},
+		{"GET", "/docs", authNone, idemNone, handleDocs},
+		{"GET", "/docs/", authNone, idemNone, handleDocs},
+		{"GET", "/docs/:file", authNone, idemNone, handleDocs},
 
 		{"POST", enterprisePrefix + "/auth/login", authNone, idemNone, a.handleLogin},
 		{"GET", enterprisePrefix + "/api-keys", authAdmin, idemNone, a.handleKeysList},

@@ -4,10 +4,11 @@
 // checksums recorded in swagger-ui/VERSION).
 //
 // Everything is embedded, so the reference works on an appliance without
-// network access. The server package serves the files; this package only
-// names them. A script or style sheet is published under a name that
-// carries a hash of its content (swagger-ui-bundle.1a2b3c4d5e6f.js), so
-// browsers may keep it for a year and still see a new one after an upgrade.
+// network access. This package names each file and the headers it is
+// served with; the server package serves them. A script, style sheet or
+// image is published under a name that carries a hash of its content
+// (swagger-ui-bundle.1a2b3c4d5e6f.js), so browsers may keep it for a year
+// and still see a new one after an upgrade.
 package docsui
 
 import (
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"html"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -29,32 +31,60 @@ var files embed.FS
 // SwaggerUIVersion is the vendored Swagger UI's version, as the page shows it.
 const SwaggerUIVersion = "5.35.0"
 
-// File is one file served under /docs/.
+// Policy is the Content-Security-Policy of every answer under /docs. It lets
+// the page load scripts, styles, images and data from the appliance alone:
+// the reference works air-gapped, and no request of it leaves the machine.
+// Inline styles are allowed because Swagger UI sets style attributes
+// (scripts stay external); data: images are the icons its style sheet
+// carries inline.
+const Policy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Cache-Control values: a file under a hashed name never changes; the page
+// and the licence texts are revalidated, so an upgrade is seen at once.
+const (
+	cacheForever    = "public, max-age=31536000, immutable"
+	cacheRevalidate = "no-cache"
+)
+
+// contentTypes are the media types of the files, by extension.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+	".txt":  "text/plain; charset=utf-8",
+}
+
+// File is the page or one file it uses, with the headers it is served with.
 type File struct {
-	Name string // the last path segment it is served under
-	Data []byte
-	// Immutable is set when Name carries the content's hash: the file
-	// under that name never changes.
-	Immutable bool
+	Name   string // the last path segment it is served under; "" for the page
+	Data   []byte
+	Header map[string]string
 }
 
 // Reference is the page and every file it uses.
 type Reference struct {
-	Page  []byte
-	files map[string]File
+	files map[string]File // by name; the page under ""
 }
 
-// File returns the file served as /docs/<name>.
+// File returns the file served as /docs/<name>, or the page for "".
 func (r *Reference) File(name string) (File, bool) {
 	f, ok := r.files[name]
 	return f, ok
 }
 
+// Page is the HTML page of the reference.
+func (r *Reference) Page() File { return r.files[""] }
+
 // Files lists every file served under /docs/, the page excluded.
 func (r *Reference) Files() []File {
 	out := make([]File, 0, len(r.files))
-	for _, f := range r.files {
-		out = append(out, f)
+	for name, f := range r.files {
+		if name != "" {
+			out = append(out, f)
+		}
 	}
 	return out
 }
@@ -91,7 +121,7 @@ func New(prefix, openAPIURL string) (*Reference, error) {
 			return nil, err
 		}
 		name := hashedName(path.Base(src), data)
-		r.files[name] = File{Name: name, Data: data, Immutable: true}
+		r.files[name] = newFile(name, path.Ext(src), data, cacheForever)
 		fill = append(fill, "{{"+path.Base(src)+"}}", html.EscapeString(prefix+"/"+name))
 	}
 	for name, src := range plain {
@@ -99,17 +129,38 @@ func New(prefix, openAPIURL string) (*Reference, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.files[name] = File{Name: name, Data: data}
+		r.files[name] = newFile(name, ".txt", data, cacheRevalidate)
 	}
 	page, err := files.ReadFile("page.html")
 	if err != nil {
 		return nil, err
 	}
-	r.Page = []byte(strings.NewReplacer(fill...).Replace(string(page)))
-	if i := bytes.Index(r.Page, []byte("{{")); i >= 0 {
-		return nil, fmt.Errorf("page.html: unknown placeholder at %q", r.Page[i:min(i+40, len(r.Page))])
+	page = []byte(strings.NewReplacer(fill...).Replace(string(page)))
+	if i := bytes.Index(page, []byte("{{")); i >= 0 {
+		return nil, fmt.Errorf("page.html: unknown placeholder at %q", page[i:min(i+40, len(page))])
 	}
+	r.files[""] = newFile("", ".html", page, cacheRevalidate)
 	return r, nil
+}
+
+// Must is New's reference, or a panic: the files are embedded, so New fails
+// for a broken build only, which the tests of this package catch.
+func Must(r *Reference, err error) *Reference {
+	if err != nil {
+		panic("API reference: " + err.Error())
+	}
+	return r
+}
+
+func newFile(name, ext string, data []byte, cache string) File {
+	return File{Name: name, Data: data, Header: map[string]string{
+		"Content-Type":            contentTypes[ext],
+		"Content-Length":          strconv.Itoa(len(data)),
+		"Cache-Control":           cache,
+		"Content-Security-Policy": Policy,
+		"X-Content-Type-Options":  "nosniff",
+		"Referrer-Policy":         "no-referrer",
+	}}
 }
 
 // hashedName puts the first 12 hex digits of data's SHA-256 before the

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,9 +48,15 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := string(r.Page)
+	page := string(r.Page().Data)
+	if ct := r.Page().Header["Content-Type"]; ct != "text/html; charset=utf-8" {
+		t.Errorf("the page's Content-Type is %q", ct)
+	}
 	for _, f := range r.Files() {
-		if !f.Immutable {
+		if f.Header["Content-Security-Policy"] != Policy || f.Header["Content-Length"] != strconv.Itoa(len(f.Data)) {
+			t.Errorf("%s: headers %v", f.Name, f.Header)
+		}
+		if f.Header["Cache-Control"] != cacheForever {
 			continue
 		}
 		// Every hashed file is linked from the page, and its name
@@ -63,8 +70,8 @@ func TestNew(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"swagger-ui-bundle.js.LICENSE.txt", "swagger-ui-LICENSE.txt", "swagger-ui-NOTICE.txt", "swagger-ui-VERSION.txt"} {
-		if f, ok := r.File(name); !ok || f.Immutable || len(f.Data) == 0 {
-			t.Errorf("File(%q) = %v, %v; want the text, not immutable", name, ok, f.Immutable)
+		if f, ok := r.File(name); !ok || f.Header["Cache-Control"] != cacheRevalidate || len(f.Data) == 0 {
+			t.Errorf("File(%q) = %v, %v; want the text, revalidated", name, ok, f.Header)
 		}
 	}
 	if _, ok := r.File("swagger-ui-bundle.js"); ok {
