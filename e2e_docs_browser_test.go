@@ -191,7 +191,7 @@ func TestAPIReference_Browser(t *testing.T) {
 		poll(`document.querySelectorAll("#eudr-contents a").length > 10`),
 		chromedp.WaitVisible(chromedp.CSS("#eudr-contents")),
 	)
-	requests, blocked, problems := activity.snapshot()
+	requests, _, problems := activity.snapshot()
 	if err != nil {
 		t.Fatalf("the reference did not render: %v\nrequests: %v\nproblems: %v", err, requests, problems)
 	}
@@ -223,7 +223,7 @@ func TestAPIReference_Browser(t *testing.T) {
 	// No request left the appliance: each went to the listener the page
 	// came from (data: URLs, the icons of the style sheet, stay inside
 	// the browser).
-	requests, blocked, problems = activity.snapshot()
+	requests, blocked, problems := activity.snapshot()
 	if len(requests) == 0 {
 		t.Fatal("no request recorded: the network events did not arrive")
 	}
