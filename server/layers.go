@@ -1,8 +1,8 @@
 package server
 
 import (
-	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -28,10 +28,12 @@ type layerResponse struct {
 }
 
 // rasterSummary describes a raster layer's tiles: their folder on the
-// appliance and each one's header.
+// appliance and each one's header, and the smallest zoom the layer is
+// drawn at as map tiles.
 type rasterSummary struct {
 	Directory string               `json:"directory"`
 	TileCount int                  `json:"tileCount"`
+	MinZoom   int                  `json:"minZoom"`
 	Tiles     []storage.RasterTile `json:"tiles"`
 }
 
@@ -43,21 +45,7 @@ type coverageSummary struct {
 }
 
 func summarizeCoverage(cov []geo.Polygon) coverageSummary {
-	s := coverageSummary{PolygonCount: len(cov), BBox: []float64{}}
-	b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
-	for _, p := range cov {
-		if len(p) == 0 {
-			continue
-		}
-		for _, c := range p[0] {
-			b[0], b[1] = min(b[0], c[0]), min(b[1], c[1])
-			b[2], b[3] = max(b[2], c[0]), max(b[3], c[1])
-		}
-	}
-	if !math.IsInf(b[0], 1) {
-		s.BBox = b[:]
-	}
-	return s
+	return coverageSummary{PolygonCount: len(cov), BBox: layer.CoverageBBox(cov)}
 }
 
 func layerResponseOf(l *storage.Layer) (layerResponse, error) {
@@ -71,7 +59,7 @@ func layerResponseOf(l *storage.Layer) (layerResponse, error) {
 		resp.ImportedAt = storage.FormatTimePtr(&l.ImportedAt)
 	}
 	if r := l.Raster; r != nil {
-		resp.Raster = &rasterSummary{Directory: r.Dir, TileCount: len(r.Tiles), Tiles: r.Tiles}
+		resp.Raster = &rasterSummary{Directory: r.Dir, TileCount: len(r.Tiles), MinZoom: layer.MapTileMinZoom(r.Tiles), Tiles: r.Tiles}
 	}
 	return resp, nil
 }
@@ -127,4 +115,26 @@ func (a *App) handleLayersList(w http.ResponseWriter, r *http.Request, _ httprou
 		out = append(out, resp)
 	}
 	writeJSON(w, r, http.StatusOK, out)
+}
+
+// handleMapTile serves a raster layer of the caller's environment as a PNG
+// map tile (layer.MapTile); the route's "y.png" parameter holds the whole
+// last segment, such as "1982.png".
+func (a *App) handleMapTile(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	t, err := a.layers.MapTile(r.Context(), tenantFrom(r.Context()).Env, ps.ByName("layerId"),
+		ps.ByName("z"), ps.ByName("x"), ps.ByName("y.png"), r.Header.Get("If-None-Match"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("ETag", t.ETag)
+	h.Set("Cache-Control", layer.MapTileCacheControl)
+	if t.NotModified {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "image/png")
+	h.Set("Content-Length", strconv.Itoa(len(t.PNG)))
+	w.Write(t.PNG)
 }

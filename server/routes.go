@@ -52,6 +52,7 @@ func (a *App) routes() []route {
 		{"DELETE", eudrPrefix + "/suppliers/:erpVendorId", authKey, idemNone, a.handleSuppliersDelete},
 
 		{"GET", eudrPrefix + "/layers", authKey, idemNone, a.handleLayersList},
+		{"GET", eudrPrefix + "/layers/:layerId/tiles/:z/:x/:y.png", authKey, idemNone, a.handleMapTile},
 
 		{"GET", eudrPrefix + "/polygons", authKey, idemNone, a.handlePolygonsList},
 		{"POST", eudrPrefix + "/polygons", authKey, idemRequired, a.handlePolygonsCreate},

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -247,6 +248,25 @@ func Coverage(l *storage.Layer) ([]geo.Polygon, error) {
 		}
 	}
 	return cov, nil
+}
+
+// CoverageBBox is the bounding box of coverage polygons (lon min, lat
+// min, lon max, lat max), empty when there are none.
+func CoverageBBox(cov []geo.Polygon) []float64 {
+	b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+	for _, p := range cov {
+		if len(p) == 0 {
+			continue
+		}
+		for _, c := range p[0] {
+			b[0], b[1] = min(b[0], c[0]), min(b[1], c[1])
+			b[2], b[3] = max(b[2], c[0]), max(b[3], c[1])
+		}
+	}
+	if math.IsInf(b[0], 1) {
+		return []float64{}
+	}
+	return b[:]
 }
 
 // CloseTiles closes every open raster tile file; reads after it open them
