@@ -94,7 +94,7 @@ func batchFilter(r *http.Request) (storage.BatchFilter, error) {
 func (a *App) handleBatchesList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	page, err := parsePage(r)
 	f, ferr := batchFilter(r)
-	if err := apierr.Merge(problemsOf(err), ferr); err != nil {
+	if err := apierr.Merge(apierr.DetailsOf(err), ferr); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -143,7 +143,7 @@ func (a *App) handleDDSGet(w http.ResponseWriter, r *http.Request, ps httprouter
 func (a *App) handleDDSList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	page, err := parsePage(r)
 	f := dds.Filter{Status: r.URL.Query().Get("status")}
-	if err := apierr.Merge(problemsOf(err), f.Validate()); err != nil {
+	if err := apierr.Merge(apierr.DetailsOf(err), f.Validate()); err != nil {
 		writeError(w, r, err)
 		return
 	}

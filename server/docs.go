@@ -6,6 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/consoleui"
 	"github.com/eudr/eudr/server/docsui"
 )
 
@@ -14,15 +15,27 @@ import (
 // uses. No authentication, like the document itself.
 var docsReference = docsui.Must(docsui.New("/docs", "/api/v1/openapi.json"))
 
+// operatorConsole is the console at /console, likewise; its data is the API's.
+var operatorConsole = consoleui.Must(consoleui.New("/console", enterprisePrefix))
+
 func handleDocs(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	f, ok := docsReference.File(ps.ByName("file")) // "" is the page
+	writeEmbedded(w, r, f.Header, f.Data, ok)
+}
+
+func handleConsole(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	f, ok := operatorConsole.File(string(infoFrom(r.Context()).env), ps.ByName("file"))
+	writeEmbedded(w, r, f.Header, f.Data, ok)
+}
+
+// writeEmbedded answers a file of the binary with its package's headers.
+func writeEmbedded(w http.ResponseWriter, r *http.Request, header map[string]string, data []byte, ok bool) {
 	if !ok {
 		writeError(w, r, apierr.NotFound{Kind: "route", ID: r.URL.Path})
 		return
 	}
-	for name, value := range f.Header {
+	for name, value := range header {
 		w.Header().Set(name, value)
 	}
-	w.WriteHeader(http.StatusOK)
-	w.Write(f.Data)
+	w.Write(data) // 200
 }

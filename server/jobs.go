@@ -104,7 +104,7 @@ func (a *App) handleJobsGet(w http.ResponseWriter, r *http.Request, ps httproute
 // (not newest first: they are a sequence), paged as the lists are.
 func (a *App) handleJobResults(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	page, err := parsePage(r)
-	if err := apierr.Merge(problemsOf(err), work.CheckCursor(ps.ByName("jobId"), page.After)); err != nil {
+	if err := apierr.Merge(apierr.DetailsOf(err), work.CheckCursor(ps.ByName("jobId"), page.After)); err != nil {
 		writeError(w, r, err)
 		return
 	}

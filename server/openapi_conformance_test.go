@@ -219,6 +219,14 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	}
 	c.do(oaCall{method: "GET", target: "/docs/swagger-ui-bundle.js", op: "/docs/{file}", want: 404})
 
+	// The console, its page on each listener and each file it uses.
+	c.do(oaCall{env: storage.Production, method: "GET", target: "/console", op: "/console", want: 200})
+	c.do(oaCall{method: "GET", target: "/console/", op: "/console/", want: 200})
+	for _, f := range operatorConsole.Files() {
+		c.do(oaCall{method: "GET", target: "/console/" + f.Name, op: "/console/{file}", want: 200})
+	}
+	c.do(oaCall{method: "GET", target: "/console/app.js", op: "/console/{file}", want: 404})
+
 	// Login.
 	an = c.do(oaCall{method: "POST", target: login, op: login, body: `{"user":"admin"}`, hdr: jsonCT, want: 400})
 	if an.detail() != apierr.DetailRequired && an.detail() != apierr.DetailUnknownField {

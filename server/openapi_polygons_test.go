@@ -333,6 +333,13 @@ func (c *oaConformance) polygons(recv *apitest.Receiver, base string, rw, ro, li
 			t.Errorf("polygons?%s: %v, want %v", f.query, got, f.want)
 		}
 	}
+	an = c.do(oaCall{method: "GET", target: polygons + "?include=geometry&limit=2", op: polygons, hdr: ro, want: 200})
+	for _, it := range an.list {
+		if g, _ := it.(map[string]any)["geometry"].(map[string]any); g == nil || g["type"] == nil {
+			t.Errorf("include=geometry: no geometry for %v", it.(map[string]any)["polygonId"])
+		}
+	}
+	c.do(oaCall{method: "GET", target: polygons + "?include=all", op: polygons, hdr: ro, want: 400})
 	an = c.do(oaCall{method: "GET", target: polygons + "?eudrStatus=compliant&commodity=tea&limit=0", op: polygons, hdr: ro, want: 400})
 	if got := problems(an); len(got) != 3 || !got[apierr.DetailInvalidValue+" at query.eudrStatus"] || !got[apierr.DetailInvalidValue+" at query.commodity"] {
 		t.Errorf("polygons with three bad parameters: details %v", slices.Sorted(maps.Keys(got)))

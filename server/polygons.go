@@ -87,13 +87,13 @@ type polygonStatusResponse struct {
 	ScreenedAt    string    `json:"screenedAt"`
 }
 
-func toPolygonResponse(p *storage.Polygon) polygonResponse {
+func toPolygonResponse(p *storage.Polygon, geom json.RawMessage) polygonResponse {
 	return polygonResponse{PolygonID: p.ID, JobID: p.JobID, FeatureIndex: p.FeatureIndex,
 		ExternalID: storage.Optional(p.ExternalID), SupplierID: storage.Optional(p.SupplierID), Commodity: p.Commodity,
 		ProducerCountry: p.ProducerCountry, ProducerName: storage.Optional(p.ProducerName),
 		ProductionPlace: storage.Optional(p.ProductionPlace), DeclaredAreaHa: p.DeclaredAreaHa, GeometryType: p.GeometryType,
 		AreaHa: p.AreaHa, EUDRStatus: p.Status, FailureReason: storage.Optional(p.FailureReason),
-		FailureDetail: storage.Optional(p.FailureDetail), Risk: polygon.RiskOf(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt)}
+		FailureDetail: storage.Optional(p.FailureDetail), Risk: polygon.RiskOf(p.Risk), ScreenedAt: storage.FormatTime(p.ScreenedAt), Geometry: geom}
 }
 
 func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -101,31 +101,23 @@ func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httpr
 	q := r.URL.Query()
 	f := storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
 		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
-	if err := apierr.Merge(problemsOf(err), polygon.CheckFilter(f)); err != nil {
+	if err := apierr.Merge(apierr.DetailsOf(err), polygon.CheckList(f, q.Get("include"))); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	list, more, err := a.polygons.List(r.Context(), tenantFrom(r.Context()), f, page)
+	list, geoms, more, err := a.polygons.List(r.Context(), tenantFrom(r.Context()), f, page, q.Get("include") == "geometry")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	out := make([]polygonResponse, len(list))
 	for i, p := range list {
-		out[i] = toPolygonResponse(p)
+		out[i] = toPolygonResponse(p, geoms[i])
 	}
 	if more {
 		setNextPage(w, r, page, list[len(list)-1].ID)
 	}
 	writeJSON(w, r, http.StatusOK, out)
-}
-
-// problemsOf returns the details of a 400, or nil for no error.
-func problemsOf(err error) apierr.Problems {
-	if err == nil {
-		return nil
-	}
-	return apierr.From(err).Details
 }
 
 func (a *App) handlePolygonsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
@@ -134,9 +126,7 @@ func (a *App) handlePolygonsGet(w http.ResponseWriter, r *http.Request, ps httpr
 		writeError(w, r, err)
 		return
 	}
-	resp := toPolygonResponse(p)
-	resp.Geometry = geom
-	writeJSON(w, r, http.StatusOK, resp)
+	writeJSON(w, r, http.StatusOK, toPolygonResponse(p, geom))
 }
 
 func (a *App) handlePolygonsStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {

@@ -130,6 +130,22 @@ func TestPolygons_SandboxFixtures(t *testing.T) {
 	if len(items) != 2 || items[0].FeatureIndex != 4 || items[1].FeatureIndex != 2 || items[0].Geometry != nil {
 		t.Errorf("FAILED list: %s", list.Body)
 	}
+	// ?include=geometry: each item carries its geometry as sent, so a map
+	// of every plot takes a request per page, not one per plot.
+	list = ta.do("GET", eudrPrefix+"/polygons?include=geometry&limit=2&jobId="+acc.JobID, "", "X-API-Key", key)
+	items = nil
+	mustDecode(t, list, &items)
+	if len(items) != 2 || list.Header().Get("X-Next-Cursor") == "" {
+		t.Fatalf("list with geometry, page of 2: %s", list.Body)
+	}
+	for _, it := range items {
+		one := ta.do("GET", eudrPrefix+"/polygons/"+it.PolygonID, "", "X-API-Key", key)
+		var rec polygonResponse
+		mustDecode(t, one, &rec)
+		if len(it.Geometry) == 0 || string(it.Geometry) != string(rec.Geometry) {
+			t.Errorf("%s: listed geometry %s, its record's %s", it.PolygonID, it.Geometry, rec.Geometry)
+		}
+	}
 
 	// Events of the job: one of each kind, fired when it completed.
 	got := map[string]string{}
@@ -211,6 +227,11 @@ func TestPolygons_Refused(t *testing.T) {
 		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 	if fs := detailSet(e.Details); len(e.Details) != 3 || !fs["INVALID_VALUE query.eudrStatus"] || !fs["INVALID_VALUE query.commodity"] || !fs["INVALID_VALUE query.limit"] {
 		t.Errorf("bad filters: %+v", e.Details)
+	}
+	e = wantError(t, ta.do("GET", eudrPrefix+"/polygons?include=geometries", "", "X-API-Key", key),
+		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+	if fs := detailSet(e.Details); len(e.Details) != 1 || !fs["INVALID_VALUE query.include"] {
+		t.Errorf("bad include: %+v", e.Details)
 	}
 	wantError(t, ta.do("GET", eudrPrefix+"/polygons/pol_nope/status", "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 }

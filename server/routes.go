@@ -35,6 +35,9 @@ func (a *App) routes() []route {
 		{"GET", "/docs", authNone, idemNone, handleDocs},
 		{"GET", "/docs/", authNone, idemNone, handleDocs},
 		{"GET", "/docs/:file", authNone, idemNone, handleDocs},
+		{"GET", "/console", authNone, idemNone, handleConsole},
+		{"GET", "/console/", authNone, idemNone, handleConsole},
+		{"GET", "/console/:file", authNone, idemNone, handleConsole},
 
 		{"POST", enterprisePrefix + "/auth/login", authNone, idemNone, a.handleLogin},
 		{"GET", enterprisePrefix + "/api-keys", authAdmin, idemNone, a.handleKeysList},

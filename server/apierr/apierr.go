@@ -80,6 +80,15 @@ func (p Problems) Err() error {
 	return Validation(p...)
 }
 
+// DetailsOf is the details of err's 400, or nil for no error: a parser's
+// problems, to Merge with a validator's.
+func DetailsOf(err error) Problems {
+	if err == nil {
+		return nil
+	}
+	return From(err).Details
+}
+
 // Merge answers first's problems together with err's, one problem per
 // field, first's first: a decoder's problems with a validator's, say. It
 // is nil when neither found one; err itself when first is empty; and

@@ -183,12 +183,29 @@ func TestService_Screen(t *testing.T) {
 	if err != nil || p.ExternalID != "clean" || string(geom) != `{"type":"Polygon","coordinates":`+square(5, 6, 0.001)+`}` {
 		t.Errorf("FindWithGeometry: %+v %s %v", p, geom, err)
 	}
-	list, more, err := s.List(ctx, tenant, storage.PolygonFilter{JobID: job.ID, Status: geo.StatusFailed}, storage.Page{Limit: 10})
-	if err != nil || more || len(list) != 2 || list[0].FeatureIndex != 4 || list[1].FeatureIndex != 2 {
-		t.Errorf("FAILED of the job: %d items (more %v) %v", len(list), more, err)
+	list, geoms, more, err := s.List(ctx, tenant, storage.PolygonFilter{JobID: job.ID, Status: geo.StatusFailed}, storage.Page{Limit: 10}, false)
+	if err != nil || more || len(list) != 2 || list[0].FeatureIndex != 4 || list[1].FeatureIndex != 2 || len(geoms) != 2 || geoms[0] != nil {
+		t.Errorf("FAILED of the job: %d items (more %v, %d geometries) %v", len(list), more, len(geoms), err)
 	}
-	if _, _, err := s.List(ctx, tenant, storage.PolygonFilter{Status: "compliant"}, storage.Page{Limit: 10}); apierr.From(err).Status != 400 {
+	// With geometry, each item's is its record's.
+	list, geoms, _, err = s.List(ctx, tenant, storage.PolygonFilter{JobID: job.ID}, storage.Page{Limit: 10}, true)
+	if err != nil || len(geoms) != len(list) || len(list) != 5 {
+		t.Fatalf("List with geometry: %d items, %d geometries, %v", len(list), len(geoms), err)
+	}
+	for i, p := range list {
+		if _, want, _ := s.FindWithGeometry(ctx, tenant, p.ID); string(geoms[i]) != string(want) {
+			t.Errorf("List with geometry: %s has %s, its record %s", p.ID, geoms[i], want)
+		}
+	}
+	if _, _, _, err := s.List(ctx, tenant, storage.PolygonFilter{Status: "compliant"}, storage.Page{Limit: 10}, false); apierr.From(err).Status != 400 {
 		t.Errorf("List with a misspelt status: %v, want a 400", err)
+	}
+	if e := apierr.From(polygon.CheckList(storage.PolygonFilter{Status: "compliant"}, "geometries")); len(e.Details) != 2 ||
+		e.Details[0].Field != "query.include" || e.Details[1].Field != "query.eudrStatus" {
+		t.Errorf("CheckList with a bad include and status: %+v, want both problems", e.Details)
+	}
+	if err := polygon.CheckList(storage.PolygonFilter{}, "geometry"); err != nil {
+		t.Errorf("CheckList(include=geometry): %v", err)
 	}
 
 	// The evidence, with its proof, names the overlap, hashes the feature

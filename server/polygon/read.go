@@ -29,21 +29,61 @@ func CheckFilter(f storage.PolygonFilter) error {
 	return probs.Err()
 }
 
+// CheckList checks a list's filter as CheckFilter does, and its include
+// query parameter: "" or "geometry" (each item then carries its geometry,
+// so a map takes a request per page, not one per plot).
+func CheckList(f storage.PolygonFilter, include string) error {
+	var probs apierr.Problems
+	if include != "" && include != "geometry" {
+		probs.Add(apierr.DetailInvalidValue, "query.include", "must be geometry")
+	}
+	return apierr.Merge(probs, CheckFilter(f))
+}
+
 // List returns one page of the tenant's polygons that match f, newest
-// first, and whether more follow. It fails with CheckFilter's error for a
-// bad filter, or when the store does.
-func (s *Service) List(ctx context.Context, t storage.Tenant, f storage.PolygonFilter, page storage.Page) ([]*storage.Polygon, bool, error) {
+// first, the geometry of each as sent (read in the same transaction, what
+// a map of a page needs; nil each without withGeometry), and whether more
+// follow. It fails with CheckFilter's error for a bad filter, or when the
+// store does.
+func (s *Service) List(ctx context.Context, t storage.Tenant, f storage.PolygonFilter, page storage.Page, withGeometry bool) ([]*storage.Polygon, []json.RawMessage, bool, error) {
 	if err := CheckFilter(f); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	var list []*storage.Polygon
+	var geoms []json.RawMessage
 	var more bool
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
 		var err error
-		list, more, err = tx.FindPolygons(t, f, page)
-		return err
+		if list, more, err = tx.FindPolygons(t, f, page); err != nil {
+			return err
+		}
+		geoms = make([]json.RawMessage, len(list))
+		if !withGeometry {
+			return nil
+		}
+		for i, p := range list {
+			d, err := tx.FindPolygonDetail(t, p.ID)
+			if err != nil {
+				return err
+			}
+			if geoms[i], err = geometryOf(p.ID, d); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	return list, more, err
+	return list, geoms, more, err
+}
+
+// geometryOf is the geometry member of a polygon's stored feature.
+func geometryOf(id string, d *storage.PolygonDetail) (json.RawMessage, error) {
+	var f struct {
+		Geometry json.RawMessage `json:"geometry"`
+	}
+	if err := json.Unmarshal(d.Feature, &f); err != nil {
+		return nil, fmt.Errorf("polygon %s: stored feature: %w", id, err)
+	}
+	return f.Geometry, nil
 }
 
 // Find returns the tenant's polygon, or apierr.NotFound.
@@ -74,13 +114,11 @@ func (s *Service) FindWithGeometry(ctx context.Context, t storage.Tenant, id str
 	if err != nil {
 		return nil, nil, apierr.Named(err, "polygon", id)
 	}
-	var f struct {
-		Geometry json.RawMessage `json:"geometry"`
+	geom, err := geometryOf(id, d)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := json.Unmarshal(d.Feature, &f); err != nil {
-		return nil, nil, fmt.Errorf("polygon %s: stored feature: %w", id, err)
-	}
-	return p, f.Geometry, nil
+	return p, geom, nil
 }
 
 // Evidence returns the evidence document recorded when the polygon was

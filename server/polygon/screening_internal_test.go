@@ -72,7 +72,7 @@ func checkRerun(t *testing.T, b *apitest.Bench, s *Service, tenant storage.Tenan
 		}
 		return nil
 	})
-	items, more, err := s.List(context.Background(), tenant, storage.PolygonFilter{JobID: job.ID}, storage.Page{Limit: 1000})
+	items, _, more, err := s.List(context.Background(), tenant, storage.PolygonFilter{JobID: job.ID}, storage.Page{Limit: 1000}, false)
 	if err != nil || more || len(items) != n {
 		t.Fatalf("polygons of the job: %d (more %v) %v, want %d", len(items), more, err, n)
 	}
