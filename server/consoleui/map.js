@@ -41,7 +41,7 @@ function baseStyle(basemapURL) {
       { id: "plot-points", type: "circle", source: "plots", filter: isPoint,
         paint: { "circle-color": colourOfVerdict, "circle-radius": 6, "circle-stroke-color": "#fff", "circle-stroke-width": 1 } },
       { id: "plot-dots", type: "circle", source: "dots", maxzoom: dotsUntilZoom,
-        paint: { "circle-color": colourOfVerdict, "circle-radius": 4, "circle-stroke-color": "#fff", "circle-stroke-width": 0.8 } },
+        paint: { "circle-color": colourOfVerdict, "circle-radius": 4, "circle-stroke-color": "rgba(255, 255, 255, 0.7)", "circle-stroke-width": 0.5 } },
     ],
   };
 }
