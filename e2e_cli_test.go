@@ -1,8 +1,9 @@
 package main_test
 
 // End-to-end tests of the admin commands of the CLI: `eudr admin
-// create-key` and `eudr admin reset-password`, refused while the appliance
-// runs, and what they made working after a restart.
+// create-key`, `eudr admin create-user` and `eudr admin reset-password`,
+// refused while the appliance runs, and what they made working after a
+// restart.
 
 import (
 	"fmt"
@@ -121,6 +122,59 @@ func TestCLI_ResetPassword(t *testing.T) {
 	apitest.Do(t, "GET", q.SandboxURL+keys, apitest.Bearer(after), nil).WantStatus(t, http.StatusOK)
 }
 
+// Users made by `eudr admin create-user` sign in after a restart with the
+// password it printed, and have their role: a reader reads and manages
+// nothing, an organisation's admin manages keys but takes no backup.
+func TestCLI_CreateUser(t *testing.T) {
+	t.Parallel()
+	p := startServer(t)
+	if res := runCLI(t, p.DataDir, nil, "admin", "create-user", "--username", "rita", "--role", "reader"); res.Code == 0 || !strings.Contains(res.Stderr, "in use") {
+		t.Errorf("create-user on a running appliance: exit %d, stderr %q; want non-zero and \"in use\"", res.Code, res.Stderr)
+	}
+	p.Stop(t)
+
+	create := func(args ...string) string {
+		t.Helper()
+		res := runCLI(t, p.DataDir, nil, append([]string{"admin", "create-user"}, args...)...)
+		password := strings.TrimSpace(res.Stdout)
+		if res.Code != 0 || len(password) < 20 || strings.Count(res.Stdout, "\n") != 1 {
+			t.Fatalf("create-user %v: exit %d, stdout %q, stderr %q; want 0 and one password line", args, res.Code, res.Stdout, res.Stderr)
+		}
+		return password
+	}
+	reader := create("--username", "rita", "--role", "reader")
+	orgAdmin := create("--org", "acme", "--username", "oscar", "--role", "admin")
+	for _, args := range [][]string{
+		{"admin", "create-user", "--username", "x"},
+		{"admin", "create-user", "--username", "x", "--role", "owner"},
+		{"admin", "create-user", "--username", "x", "--role", "reader", "--appliance-admin"},
+	} {
+		if res := runCLI(t, p.DataDir, nil, args...); res.Code != 2 || res.Stdout != "" {
+			t.Errorf("eudr %v: exit %d, stdout %q; want 2 and nothing", args, res.Code, res.Stdout)
+		}
+	}
+	if res := runCLI(t, p.DataDir, nil, "admin", "create-user", "--username", "rita", "--role", "admin"); res.Code != 1 || !strings.Contains(res.Stderr, "rita") {
+		t.Errorf("create-user of a taken name: exit %d, stderr %q; want 1 and the name", res.Code, res.Stderr)
+	}
+
+	p = p.Restart(t)
+	readerToken := apitest.Login(t, p.SandboxURL, "rita", reader)
+	apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/api-keys", apitest.Bearer(readerToken), nil), "ADMIN_REQUIRED")
+	apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/users", apitest.Bearer(readerToken), nil), "ADMIN_REQUIRED")
+
+	adminToken := apitest.Login(t, p.SandboxURL, "oscar", orgAdmin)
+	apitest.WantForbidden(t, apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/admin/backup", apitest.Bearer(adminToken), nil), "APPLIANCE_ADMIN_REQUIRED")
+	var users []map[string]any
+	apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/users", apitest.Bearer(adminToken), nil).WantStatus(t, http.StatusOK).Decode(t, &users)
+	if len(users) != 1 || users[0]["username"] != "oscar" || users[0]["org"] != "acme" {
+		t.Errorf("acme's users: got %v, want oscar alone", users)
+	}
+	apitest.Do(t, "GET", p.SandboxURL+enterpriseAPI+"/users?org=*", apitest.Bearer(p.Login(t)), nil).WantStatus(t, http.StatusOK).Decode(t, &users)
+	if len(users) != 3 || users[0]["username"] != "admin" || users[0]["applianceAdmin"] != true {
+		t.Errorf("every user: got %v, want admin (appliance administrator), oscar and rita", users)
+	}
+}
+
 // writeEmptyConfig writes a YAML config file that sets nothing.
 func writeEmptyConfig(t testing.TB) string {
 	t.Helper()
@@ -144,6 +198,7 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"serve", "--help"}, []string{"-config"}, nil},
 		{[]string{"admin", "create-key", "--help"}, []string{"-env", "-org", "-scopes", "-name"}, nil},
 		{[]string{"admin", "reset-password", "-h"}, []string{"-user"}, nil},
+		{[]string{"admin", "create-user", "-h"}, []string{"-org", "-username", "-role", "-appliance-admin"}, nil},
 		{[]string{"admin", "backup", "--help"}, []string{"-config"}, nil},
 		// The formats FILE and --coverage FILE take.
 		{[]string{"layers", "import", "--help"}, []string{"-kind", "-raster", "-coverage"},

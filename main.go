@@ -39,6 +39,8 @@ Usage:
   eudr admin create-key [--config FILE] --env sandbox|production [--org ORG] [--name NAME] [--scopes read,write]
   eudr admin backup [--config FILE] FILE
   eudr admin reset-password [--config FILE] [--user admin]
+  eudr admin create-user [--config FILE] [--org ORG] --username U --role admin|reader
+                         [--appliance-admin]
   eudr layers import [--config FILE] [--env production|sandbox] --name N
                      --kind deforestation|protected_area|forest_cover_2020
                      --version V --source S [--coverage FILE] FILE
@@ -84,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			err = backup(ctx, args[2:], stdout, stderr)
 		case "reset-password":
 			err = resetPassword(ctx, args[2:], stdout, stderr)
+		case "create-user":
+			err = createUser(ctx, args[2:], stdout, stderr)
 		default:
 			err = usageError(fmt.Sprintf("unknown admin command %q", args[1]))
 		}
@@ -309,6 +313,46 @@ func resetPassword(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if file != "" {
 		fmt.Fprintf(stderr, "%s now holds the new password too\n", file)
 	}
+	return nil
+}
+
+// createUser adds a user with a generated password, printed once.
+func createUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, configFile := newFlags("create-user")
+	org := fs.String("org", account.DefaultOrg, "organisation (made when new)")
+	username := fs.String("username", "", "the name the user signs in with")
+	role := fs.String("role", "", "admin (writes, manages keys and users) or reader (reads only)")
+	applianceAdmin := fs.Bool("appliance-admin", false, "may take backups, manage reference layers and the users of every organisation")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("create-user takes no arguments")
+	}
+	ur, err := account.ParseUserRequest(*org, *username, *role, *applianceAdmin)
+	var se *apierr.Error
+	if errors.As(err, &se) {
+		flags := map[string]string{"org": "--org", "username": "--username", "role": "--role", "applianceAdmin": "--appliance-admin"}
+		var msgs []string
+		for _, d := range se.Details {
+			msgs = append(msgs, flags[d.Field]+" "+d.Issue)
+		}
+		return usageError(strings.Join(msgs, "; "))
+	}
+	cfg, err := loadConfig(*configFile, stderr)
+	if err != nil {
+		return err
+	}
+	app, err := openStopped(cfg, "or create the user through the API (POST /api/v1/enterprise/users)")
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	password, err := app.Accounts().AddUser(ctx, ur)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, password)
 	return nil
 }
 

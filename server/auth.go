@@ -123,9 +123,10 @@ func (a *App) userPrincipal(ctx context.Context, token string, env storage.Envir
 type authPolicy int
 
 const (
-	authNone  authPolicy = iota // probes, OpenAPI, login
-	authKey                     // the EUDR API: an API key of this listener's environment
-	authAdmin                   // key management and admin: a login token (JWT)
+	authNone      authPolicy = iota // probes, OpenAPI, login
+	authKey                         // the EUDR API: an API key of this listener's environment
+	authAdmin                       // key and user management: a login token (JWT) of an admin
+	authAppliance                   // backups, reference layers: a login token of an appliance administrator
 )
 
 // authorize applies a route's policy to the request's principal and returns
@@ -142,11 +143,15 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 			e.Details[0].Field = p.field
 			return e
 		}
-	case authAdmin:
+	case authAdmin, authAppliance:
 		switch {
 		case p.user != nil:
 			if p.user.Role != account.RoleAdmin {
 				return apierr.Forbidden(apierr.DetailAdminRequired, "this request needs an administrator")
+			}
+			if policy == authAppliance && !p.user.ApplianceAdmin {
+				return apierr.Forbidden(apierr.DetailApplianceAdminRequired,
+					"this request affects the whole appliance and needs an appliance administrator")
 			}
 		case p.err != nil && p.err.Status == http.StatusForbidden:
 			return p.err // WRONG_ENVIRONMENT and KEY_ROTATED come before JWT_REQUIRED

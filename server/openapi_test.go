@@ -455,6 +455,8 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 				want = []any{map[string]any{"ApiKeyHeader": scope}, map[string]any{"ApiKeyBearer": scope}}
 			case authAdmin:
 				want = []any{map[string]any{"LoginJWT": []any{account.RoleAdmin}}}
+			case authAppliance:
+				want = []any{map[string]any{"LoginJWT": []any{"applianceAdmin"}}}
 			}
 			if got := op["security"]; !reflect.DeepEqual(got, want) {
 				t.Errorf("security: got %v, want %v", got, want)

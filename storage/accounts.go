@@ -17,10 +17,16 @@ type Org struct {
 
 // User is a person who logs in for a JWT (key management, admin work).
 type User struct {
-	Username     string `json:"username"`
-	Org          string `json:"org"`
-	Role         string `json:"role"`         // "admin"
-	PasswordHash string `json:"passwordHash"` // PHC string ($argon2id$... or $2a$...)
+	Username string `json:"username"`
+	Org      string `json:"org"`
+	// Role is the user's role in its organisation: "admin" or "reader".
+	// Records written before roles existed read as "admin", the only role
+	// there was.
+	Role string `json:"role"`
+	// ApplianceAdmin lets the user do what affects the whole appliance
+	// (backups, reference layers, users of any organisation).
+	ApplianceAdmin bool   `json:"applianceAdmin,omitempty"`
+	PasswordHash   string `json:"passwordHash"` // PHC string ($argon2id$... or $2a$...)
 	// PasswordVersion counts the changes of PasswordHash; PutUser keeps it.
 	// A login token carries the version it was issued under and ends when
 	// the password changes.
@@ -84,7 +90,45 @@ func (tx *Tx) FindUser(username string) (*User, error) {
 	if err := getJSON(tx.Bucket(bucketUsers), []byte(username), &u); err != nil {
 		return nil, err
 	}
+	u.readOld()
 	return &u, nil
+}
+
+// roleBeforeRoles is the role of a user record written before there were
+// roles: every user then was an admin.
+const roleBeforeRoles = "admin"
+
+func (u *User) readOld() {
+	if u.Role == "" {
+		u.Role = roleBeforeRoles
+	}
+}
+
+// FindUsers returns the users of an organisation, or of every one when org
+// is "", by username.
+func (tx *Tx) FindUsers(org string) ([]*User, error) {
+	var users []*User
+	c := tx.Bucket(bucketUsers).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var u User
+		if err := unmarshal(v, &u); err != nil {
+			return nil, fmt.Errorf("decode user %s: %w", k, err)
+		}
+		u.readOld()
+		if org == "" || u.Org == org {
+			users = append(users, &u)
+		}
+	}
+	return users, nil
+}
+
+// DeleteUser removes a user; ErrNotFound when there is none of that name.
+func (tx *Tx) DeleteUser(username string) error {
+	b := tx.Bucket(bucketUsers)
+	if b.Get([]byte(username)) == nil {
+		return ErrNotFound
+	}
+	return b.Delete([]byte(username))
 }
 
 // HasUsers reports whether any user exists (false on a new store).

@@ -478,3 +478,70 @@ func TestTx_FindOrg(t *testing.T) {
 		return nil
 	})
 }
+
+// A user record written before roles and appliance administrators existed
+// reads as an admin that is no appliance administrator.
+func TestTx_FindUser_RecordBeforeRoles(t *testing.T) {
+	db := MustOpenDB(t)
+	mustUpdate(t, db, func(tx *storage.Tx) error {
+		return tx.Bucket([]byte("users")).Put([]byte("old"),
+			[]byte(`{"username":"old","org":"default","passwordHash":"$argon2id$x","createdAt":"2025-01-02T03:04:05Z"}`))
+	})
+	mustView(t, db, func(tx *storage.Tx) error {
+		u, err := tx.FindUser("old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Role != "admin" || u.ApplianceAdmin {
+			t.Errorf("FindUser: role %q applianceAdmin %v, want admin, false", u.Role, u.ApplianceAdmin)
+		}
+		all, err := tx.FindUsers("")
+		if err != nil || len(all) != 1 || all[0].Role != "admin" {
+			t.Errorf("FindUsers: got %+v, %v, want one admin", all, err)
+		}
+		return nil
+	})
+}
+
+func TestTx_FindUsersDeleteUser(t *testing.T) {
+	db := MustOpenDB(t)
+	mustUpdate(t, db, func(tx *storage.Tx) error {
+		for _, u := range []*storage.User{
+			{Username: "carol", Org: "org_b", Role: "reader"},
+			{Username: "alice", Org: "org_a", Role: "admin"},
+			{Username: "bob", Org: "org_a", Role: "reader"},
+		} {
+			if err := tx.PutUser(u); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	names := func(org string) []string {
+		var out []string
+		mustView(t, db, func(tx *storage.Tx) error {
+			users, err := tx.FindUsers(org)
+			for _, u := range users {
+				out = append(out, u.Username)
+			}
+			return err
+		})
+		return out
+	}
+	if got := names("org_a"); !reflect.DeepEqual(got, []string{"alice", "bob"}) {
+		t.Errorf("FindUsers(org_a): got %v", got)
+	}
+	if got := names(""); !reflect.DeepEqual(got, []string{"alice", "bob", "carol"}) {
+		t.Errorf("FindUsers(all): got %v", got)
+	}
+	mustUpdate(t, db, func(tx *storage.Tx) error { return tx.DeleteUser("bob") })
+	if got := names("org_a"); !reflect.DeepEqual(got, []string{"alice"}) {
+		t.Errorf("after DeleteUser(bob): got %v", got)
+	}
+	mustUpdate(t, db, func(tx *storage.Tx) error {
+		if err := tx.DeleteUser("bob"); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("DeleteUser(bob) again: got %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+}

@@ -28,7 +28,8 @@ const (
 	DefaultOrg = "default"
 	// AdminUsername is the first admin's name.
 	AdminUsername = "admin"
-	// RoleAdmin is the role that may manage keys and run admin work.
+	// RoleAdmin is the role that may manage keys and users of its
+	// organisation, and write (RoleReader in users.go only reads).
 	RoleAdmin = "admin"
 	// InitialPasswordFile is written in the data dir when the first admin's
 	// password was generated rather than given.
@@ -94,9 +95,10 @@ func TokenKey(tx *storage.Tx) ([]byte, error) {
 }
 
 // Bootstrap creates, on a store without users, organisation DefaultOrg and
-// its admin AdminUsername with the configured password, or with a random
-// one written to DataDir/InitialPasswordFile. A store with users is left
-// as it is. It fails when the file or the records cannot be written.
+// its admin AdminUsername, appliance administrator, with the configured
+// password, or with a random one written to DataDir/InitialPasswordFile. A
+// store with users is left as it is, but for a store made before there
+// were appliance administrators: its first admin becomes one. It fails when the file or the records cannot be written.
 func (s *Service) Bootstrap(ctx context.Context) error {
 	var hasUsers bool
 	if err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
@@ -109,6 +111,9 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 		if s.o.AdminPassword != "" && s.o.WarnIgnoredPassword {
 			s.o.Logger.Warn().Str("user", AdminUsername).
 				Msg("admin_password (EUDR_ADMIN_PASSWORD) is ignored: it only sets the first admin's password on an empty store; use eudr admin reset-password to change it")
+		}
+		if err := s.o.DB.Update(ctx, upgradeApplianceAdmin); err != nil {
+			return fmt.Errorf("make the first admin appliance administrator: %w", err)
 		}
 		return nil
 	}
@@ -133,7 +138,7 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 		if err := tx.PutOrg(&storage.Org{ID: DefaultOrg, CreatedAt: tx.Now()}); err != nil {
 			return err
 		}
-		return tx.PutUser(&storage.User{Username: AdminUsername, Org: DefaultOrg, Role: RoleAdmin, PasswordHash: hash, CreatedAt: tx.Now()})
+		return tx.PutUser(&storage.User{Username: AdminUsername, Org: DefaultOrg, Role: RoleAdmin, ApplianceAdmin: true, PasswordHash: hash, CreatedAt: tx.Now()})
 	})
 	if err != nil {
 		if file != "" {

@@ -110,8 +110,16 @@ func (s *Service) VerifyToken(ctx context.Context, token string) (*storage.User,
 		var err error
 		user, err = tx.FindUser(claims.Subject)
 		return err
-	}); err != nil || user.PasswordVersion != claims.PasswordVersion {
+	}); err != nil || user.PasswordVersion != claims.PasswordVersion || issuedBefore(claims.IssuedAt, user.CreatedAt) {
 		return nil, apierr.Unauthorized()
 	}
 	return user, nil
+}
+
+// issuedBefore reports whether a token was issued before the user was
+// created: a token of a deleted user must not pass for a new user of the
+// same name, whose password version starts again at 0. Token times are
+// whole seconds.
+func issuedBefore(iat *jwt.NumericDate, created time.Time) bool {
+	return iat == nil || iat.Time.Before(created.Truncate(time.Second))
 }

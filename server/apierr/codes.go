@@ -20,22 +20,26 @@ const (
 
 // Detail codes: the case within a class.
 const (
-	DetailRequired              = "REQUIRED"
-	DetailInvalidValue          = "INVALID_VALUE"
-	DetailUnknownField          = "UNKNOWN_FIELD"
-	DetailMalformedJSON         = "MALFORMED_JSON"
-	DetailIdempotencyKeyMissing = "IDEMPOTENCY_KEY_MISSING"
-	DetailIdempotencyKeyReused  = "IDEMPOTENCY_KEY_REUSED"
-	DetailIdempotencyInProgress = "IDEMPOTENCY_IN_PROGRESS"
-	DetailWrongEnvironment      = "WRONG_ENVIRONMENT"
-	DetailKeyRotated            = "KEY_ROTATED"
-	DetailJWTRequired           = "JWT_REQUIRED"
-	DetailScopeRequired         = "SCOPE_REQUIRED"
-	DetailAdminRequired         = "ADMIN_REQUIRED"
-	DetailInvalidCredentials    = "INVALID_CREDENTIALS" // 401, login: the username or password is wrong
-	DetailMissingAPIKey         = "MISSING_API_KEY"     // 401: no API key (nothing, or a login token) where one is needed
-	DetailMalformedAPIKey       = "MALFORMED_API_KEY"   // 401: a value not of a key's form, or Authorization without Bearer
-	DetailMissingLoginToken     = "MISSING_LOGIN_TOKEN" // 401: no login token where key management needs one
+	DetailRequired               = "REQUIRED"
+	DetailInvalidValue           = "INVALID_VALUE"
+	DetailUnknownField           = "UNKNOWN_FIELD"
+	DetailMalformedJSON          = "MALFORMED_JSON"
+	DetailIdempotencyKeyMissing  = "IDEMPOTENCY_KEY_MISSING"
+	DetailIdempotencyKeyReused   = "IDEMPOTENCY_KEY_REUSED"
+	DetailIdempotencyInProgress  = "IDEMPOTENCY_IN_PROGRESS"
+	DetailWrongEnvironment       = "WRONG_ENVIRONMENT"
+	DetailKeyRotated             = "KEY_ROTATED"
+	DetailJWTRequired            = "JWT_REQUIRED"
+	DetailScopeRequired          = "SCOPE_REQUIRED"
+	DetailAdminRequired          = "ADMIN_REQUIRED"           // 403: needs the admin role of the organisation
+	DetailApplianceAdminRequired = "APPLIANCE_ADMIN_REQUIRED" // 403: needs an appliance administrator
+	DetailUserExists             = "USER_EXISTS"              // 409: the username is taken
+	DetailCannotDeleteSelf       = "CANNOT_DELETE_SELF"       // 409: a user cannot delete itself
+	DetailLastApplianceAdmin     = "LAST_APPLIANCE_ADMIN"     // 409: the last appliance administrator stays
+	DetailInvalidCredentials     = "INVALID_CREDENTIALS"      // 401, login: the username or password is wrong
+	DetailMissingAPIKey          = "MISSING_API_KEY"          // 401: no API key (nothing, or a login token) where one is needed
+	DetailMalformedAPIKey        = "MALFORMED_API_KEY"        // 401: a value not of a key's form, or Authorization without Bearer
+	DetailMissingLoginToken      = "MISSING_LOGIN_TOKEN"      // 401: no login token where key management needs one
 	// Batches (docs/batches.md).
 	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode of no commodity; 422: of another commodity only
 	DetailSupplierNotFound    = "SUPPLIER_NOT_FOUND"     // 404: no supplier mapping with that ERP vendor ID
