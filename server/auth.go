@@ -19,8 +19,14 @@ type principal struct {
 	user   *storage.User   // a valid login token
 	tenant storage.Tenant
 	err    *apierr.Error // why the credential sent was refused; nil if none was sent
-	field  string        // where the credential came from: headers.X-API-Key or headers.Authorization
+	field  string        // where the credential came from: headers.X-API-Key, headers.Authorization or cookies.<name>
 	sent   credential    // what kind of credential the request carried
+	// session is the console session of a request signed in by cookie;
+	// csrfOK says whether it carried the session's X-CSRF-Token.
+	session *account.Session
+	csrfOK  bool
+	// listener is the environment of the listener the request came in on.
+	listener storage.Environment
 }
 
 // credential is the kind of credential a request carried, valid or not:
@@ -32,6 +38,7 @@ const (
 	sentKey                  // X-API-Key, or Authorization: Bearer sk_...
 	sentToken                // Authorization: Bearer and anything else: a login token
 	sentBadHeader            // Authorization without the Bearer scheme or a value
+	sentSession              // the console's session cookie, and neither header
 )
 
 // How to send what a route needs, as the issue of a 401's detail.
@@ -58,6 +65,7 @@ func (a *App) identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ri := infoFrom(r.Context())
 		ri.who = a.principalOf(r, ri.env)
+		ri.who.listener = ri.env
 		if ri.who.key != nil {
 			a.usage.Touch(ri.who.key.ID, a.now())
 		}
@@ -74,7 +82,7 @@ func (a *App) principalOf(r *http.Request, env storage.Environment) principal {
 	}
 	authz := r.Header.Get("Authorization")
 	if authz == "" {
-		return principal{}
+		return a.sessionPrincipal(r, env)
 	}
 	scheme, token, ok := strings.Cut(authz, " ")
 	token = strings.TrimSpace(token)
@@ -119,6 +127,27 @@ func (a *App) userPrincipal(ctx context.Context, token string, env storage.Envir
 	return principal{user: user, tenant: storage.Tenant{Org: user.Org, Env: env}, field: field, sent: sentToken}
 }
 
+// sessionPrincipal is the user of the listener's session cookie
+// (account.VerifySession), if the request carries one: a credential only
+// when no header carries one.
+func (a *App) sessionPrincipal(r *http.Request, env storage.Environment) principal {
+	c, err := r.Cookie(sessionCookie(env))
+	if err != nil || c.Value == "" {
+		return principal{}
+	}
+	field := "cookies." + c.Name
+	sess, err := a.accounts.VerifySession(r.Context(), c.Value, env)
+	if err != nil {
+		e := apierr.From(err)
+		if len(e.Details) > 0 {
+			e.Details[0].Field = field
+		}
+		return principal{err: e, field: field, sent: sentSession}
+	}
+	return principal{user: sess.User, tenant: storage.Tenant{Org: sess.User.Org, Env: env}, field: field, sent: sentSession,
+		session: sess, csrfOK: a.accounts.CheckCSRF(c.Value, r.Header.Get(csrfHeader))}
+}
+
 // authPolicy is what a route requires of its caller.
 type authPolicy int
 
@@ -127,14 +156,31 @@ const (
 	authKey                         // the EUDR API: an API key of this listener's environment
 	authAdmin                       // key and user management: a login token (JWT) of an admin
 	authAppliance                   // backups, reference layers: a login token of an appliance administrator
+	authSession                     // the console's own session: its session cookie
 )
 
 // authorize applies a route's policy to the request's principal and returns
 // the 401 or 403 to send, or nil. A 401 for a missing or malformed
 // credential has one detail naming the header the route expects.
 func authorize(policy authPolicy, p principal, method string) *apierr.Error {
+	if policy != authNone && p.session != nil && !p.csrfOK && requiredScope(method) == account.ScopeWrite {
+		e := apierr.Forbidden(apierr.DetailCSRFTokenRequired,
+			"a request signed in by the session cookie that is not GET or HEAD needs the session's CSRF token in "+csrfHeader)
+		e.Details[0].Field = "headers." + csrfHeader
+		return e
+	}
 	switch policy {
 	case authKey:
+		if p.session != nil {
+			// A session acts with its user's role: a reader has the read
+			// scope, an admin both.
+			if p.user.Role != account.RoleAdmin && requiredScope(method) == account.ScopeWrite {
+				e := apierr.Forbidden(apierr.DetailScopeRequired, "a reader's session has the read scope only")
+				e.Details[0].Field = p.field
+				return e
+			}
+			return nil
+		}
 		if p.key == nil {
 			return keyRequired(p)
 		}
@@ -142,6 +188,14 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 			e := apierr.Forbidden(apierr.DetailScopeRequired, "this request needs the "+requiredScope(method)+" scope")
 			e.Details[0].Field = p.field
 			return e
+		}
+	case authSession:
+		if p.session == nil {
+			if p.err != nil && p.sent == sentSession {
+				return p.err
+			}
+			return apierr.UnauthorizedBecause(apierr.DetailMissingSession, "cookies."+sessionCookie(p.listener),
+				"no console session: sign in with POST /api/v1/enterprise/auth/session")
 		}
 	case authAdmin, authAppliance:
 		switch {
@@ -159,8 +213,8 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 			e := apierr.Forbidden(apierr.DetailJWTRequired, "key management needs a login token (POST /api/v1/enterprise/auth/login), not an API key")
 			e.Details[0].Field = p.field
 			return e
-		case p.sent == sentToken:
-			return p.err // a login token that is not (or no longer) valid
+		case p.sent == sentToken || p.sent == sentSession:
+			return p.err // a login token or session that is not (or no longer) valid
 		default: // nothing, or something that is no login token
 			return apierr.UnauthorizedBecause(apierr.DetailMissingLoginToken, "headers.Authorization", "key management needs a login token: "+sendToken)
 		}

@@ -186,6 +186,10 @@ type TLSConfig struct {
 // AuthConfig holds login settings.
 type AuthConfig struct {
 	TokenTTL time.Duration `mapstructure:"token_ttl"`
+	// SessionIdle ends a console session unused for that long;
+	// SessionMax ends any at that age.
+	SessionIdle time.Duration `mapstructure:"session_idle"`
+	SessionMax  time.Duration `mapstructure:"session_max"`
 }
 
 // RateConfig sets the token buckets per key and per client IP.
@@ -226,6 +230,8 @@ var defaults = map[string]any{
 	"sandbox.tls.cert_file":           "",
 	"sandbox.tls.key_file":            "",
 	"auth.token_ttl":                  "1h",
+	"auth.session_idle":               "30m",
+	"auth.session_max":                "12h",
 	"rate_limit.per_second":           100,
 	"rate_limit.burst":                100,
 	"rate_limit.ip_per_second":        20,
@@ -352,6 +358,12 @@ func (c *Config) problems() []error {
 	}
 	if c.Auth.TokenTTL < time.Minute {
 		bad("auth.token_ttl", "must be at least 1m")
+	}
+	if c.Auth.SessionIdle < time.Minute {
+		bad("auth.session_idle", "must be at least 1m")
+	}
+	if c.Auth.SessionMax < c.Auth.SessionIdle {
+		bad("auth.session_max", "must be at least auth.session_idle")
 	}
 	if c.RateLimit.PerSecond <= 0 || c.RateLimit.Burst < 1 {
 		bad("rate_limit.per_second", "per_second must be positive and burst at least 1")

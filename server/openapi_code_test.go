@@ -110,6 +110,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{userCreateRequest{}, "UserCreateRequest", false},
 			{userResponse{}, "User", true},
 			{userCreatedResponse{}, "UserWithPassword", true},
+			{sessionResponse{}, "Session", true},
 			{batch.SupplierRequest{}, "SupplierRequest", false},
 			{supplierResponse{}, "Supplier", true},
 			{healthResponse{}, "Health", true},

@@ -452,11 +452,13 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 				want = []any{}
 			case authKey:
 				scope := []any{requiredScope(rte.method)}
-				want = []any{map[string]any{"ApiKeyHeader": scope}, map[string]any{"ApiKeyBearer": scope}}
+				want = []any{map[string]any{"ApiKeyHeader": scope}, map[string]any{"ApiKeyBearer": scope}, map[string]any{"SessionCookie": scope}}
 			case authAdmin:
-				want = []any{map[string]any{"LoginJWT": []any{account.RoleAdmin}}}
+				want = []any{map[string]any{"LoginJWT": []any{account.RoleAdmin}}, map[string]any{"SessionCookie": []any{account.RoleAdmin}}}
 			case authAppliance:
-				want = []any{map[string]any{"LoginJWT": []any{"applianceAdmin"}}}
+				want = []any{map[string]any{"LoginJWT": []any{"applianceAdmin"}}, map[string]any{"SessionCookie": []any{"applianceAdmin"}}}
+			case authSession:
+				want = []any{map[string]any{"SessionCookie": []any{}}}
 			}
 			if got := op["security"]; !reflect.DeepEqual(got, want) {
 				t.Errorf("security: got %v, want %v", got, want)

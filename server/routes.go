@@ -40,6 +40,9 @@ func (a *App) routes() []route {
 		{"GET", "/console/:file", authNone, idemNone, handleConsole},
 
 		{"POST", enterprisePrefix + "/auth/login", authNone, idemNone, a.handleLogin},
+		{"POST", enterprisePrefix + "/auth/session", authNone, idemNone, a.handleSessionCreate},
+		{"GET", enterprisePrefix + "/auth/session", authSession, idemNone, a.handleSessionGet},
+		{"DELETE", enterprisePrefix + "/auth/session", authSession, idemNone, a.handleSessionDelete},
 		{"GET", enterprisePrefix + "/api-keys", authAdmin, idemNone, a.handleKeysList},
 		{"POST", enterprisePrefix + "/api-keys", authAdmin, idemRequired, a.handleKeysCreate},
 		{"POST", enterprisePrefix + "/api-keys/:keyId/rotate", authAdmin, idemOptional, a.handleKeysRotate},

@@ -125,6 +125,7 @@ func openAccounts(ctx context.Context, db *storage.DB, cfg *Config, now func() t
 		return nil, err
 	}
 	accounts := account.New(account.Options{DB: db, TokenKey: tokenKey, TokenTTL: cfg.Auth.TokenTTL,
+		SessionIdle: cfg.Auth.SessionIdle, SessionMax: cfg.Auth.SessionMax,
 		AdminPassword: cfg.AdminPassword, WarnIgnoredPassword: serving, DataDir: cfg.DataDir, Now: now, Logger: log})
 	return accounts, accounts.Bootstrap(ctx)
 }

@@ -21,6 +21,7 @@
 //	idempotency_expiry BE(expiry unix nanos) | tenant | 0x00 | key -> nil (sweep index)
 //	layers             layer id (time-ordered) -> Layer (reference layers, without features)
 //	layer_data         layer id -> the layer's GeoJSON FeatureCollection as imported
+//	sessions           SHA-256(session id) -> Session (console sign-ins)
 //
 // Tenant records live under tenants/<org>/<environment>/<resource>, so a
 // lookup made with the wrong (organisation, environment) pair cannot find a

@@ -39,9 +39,10 @@ var (
 	bucketTenants       = []byte("tenants")
 	bucketLayers        = []byte("layers")
 	bucketLayerData     = []byte("layer_data")
+	bucketSessions      = []byte("sessions")
 	keySchemaVersion    = []byte("schema_version")
 	keyCreatedAt        = []byte("created_at")
-	globalBuckets       = [][]byte{bucketMeta, bucketOrgs, bucketUsers, bucketAPIKeys, bucketAPIKeyHashes, bucketIdemExpiry, bucketTenants, bucketLayers, bucketLayerData}
+	globalBuckets       = [][]byte{bucketMeta, bucketOrgs, bucketUsers, bucketAPIKeys, bucketAPIKeyHashes, bucketIdemExpiry, bucketTenants, bucketLayers, bucketLayerData, bucketSessions}
 	openTimeout         = time.Second
 	initialMmapSize     = 64 << 20
 	errSchemaTooNew     = errors.New("store was written by a newer version")

@@ -44,6 +44,9 @@ type Options struct {
 	TokenKey []byte
 	// TokenTTL is how long a login token lasts.
 	TokenTTL time.Duration
+	// SessionIdle ends a console session unused for that long, SessionMax
+	// any at that age (30m and 12h when 0).
+	SessionIdle, SessionMax time.Duration
 	// AdminPassword is the first admin's password. When it is empty,
 	// Bootstrap generates one and writes it to DataDir/InitialPasswordFile.
 	AdminPassword string
@@ -79,6 +82,12 @@ func New(o Options) *Service {
 	}
 	if o.HashWait <= 0 {
 		o.HashWait = 5 * time.Second
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 30 * time.Minute
+	}
+	if o.SessionMax <= 0 {
+		o.SessionMax = 12 * time.Hour
 	}
 	return &Service{o: o, keys: newKeyCache(), hashSlots: make(chan struct{}, o.HashSlots)}
 }

@@ -52,25 +52,9 @@ type tokenClaims struct {
 // are the same apierr 401, and cost the same time; when too many logins
 // are checking passwords at once it returns an apierr 503 with Retry-After.
 func (s *Service) Login(ctx context.Context, username, password string) (string, time.Time, error) {
-	var user *storage.User
-	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
-		var err error
-		user, err = tx.FindUser(username)
-		return err
-	})
-	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return "", time.Time{}, err
-	}
-	hash := dummyHash // an unknown user costs the same time as a known one
-	if user != nil {
-		hash = user.PasswordHash
-	}
-	ok, err := s.checkPasswordBounded(ctx, hash, password)
+	user, err := s.checkUser(ctx, username, password)
 	if err != nil {
 		return "", time.Time{}, err
-	}
-	if !ok || user == nil {
-		return "", time.Time{}, apierr.InvalidCredentials()
 	}
 	now := s.o.Now()
 	exp := now.Add(s.o.TokenTTL)
@@ -87,6 +71,34 @@ func (s *Service) Login(ctx context.Context, username, password string) (string,
 		return "", time.Time{}, fmt.Errorf("sign token: %w", err)
 	}
 	return token, exp, nil
+}
+
+// checkUser returns the user whose password is password. A wrong password
+// and an unknown user are the same apierr 401, and cost the same time;
+// when too many sign-ins are checking passwords at once it returns an
+// apierr 503 with Retry-After.
+func (s *Service) checkUser(ctx context.Context, username, password string) (*storage.User, error) {
+	var user *storage.User
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		user, err = tx.FindUser(username)
+		return err
+	})
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return nil, err
+	}
+	hash := dummyHash // an unknown user costs the same time as a known one
+	if user != nil {
+		hash = user.PasswordHash
+	}
+	ok, err := s.checkPasswordBounded(ctx, hash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || user == nil {
+		return nil, apierr.InvalidCredentials()
+	}
+	return user, nil
 }
 
 // VerifyToken returns the user a login token was issued to. It returns an

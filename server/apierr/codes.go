@@ -40,6 +40,8 @@ const (
 	DetailMissingAPIKey          = "MISSING_API_KEY"          // 401: no API key (nothing, or a login token) where one is needed
 	DetailMalformedAPIKey        = "MALFORMED_API_KEY"        // 401: a value not of a key's form, or Authorization without Bearer
 	DetailMissingLoginToken      = "MISSING_LOGIN_TOKEN"      // 401: no login token where key management needs one
+	DetailMissingSession         = "MISSING_SESSION"          // 401: no console session where the session endpoints need one
+	DetailCSRFTokenRequired      = "CSRF_TOKEN_REQUIRED"      // 403: a write signed in by cookie without the session's X-CSRF-Token
 	// Batches (docs/batches.md).
 	DetailHSCodeNotInAnnexI   = "HS_CODE_NOT_IN_ANNEX_I" // 400: hsCode of no commodity; 422: of another commodity only
 	DetailSupplierNotFound    = "SUPPLIER_NOT_FOUND"     // 404: no supplier mapping with that ERP vendor ID
