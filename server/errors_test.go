@@ -69,9 +69,9 @@ func TestApp_ErrorsBoundEchoes(t *testing.T) {
 	b.WriteString("}")
 	w := ta.do("POST", eudrPrefix+"/webhooks", b.String(), "X-API-Key", key, "Idempotency-Key", "echo-many")
 	e := wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailUnknownField)
-	if n := len(e.Details); n != maxUnknownFields+1 || e.Details[n-1].Code != geo.CodeTooManyProblems ||
+	if n := len(e.Details); n != apierr.MaxUnknownFields+1 || e.Details[n-1].Code != geo.CodeTooManyProblems ||
 		!strings.Contains(e.Details[n-1].Issue, "4000 more unknown fields") {
 		t.Errorf("5,000 unknown members: %d details, last %+v; want %d named and one counting the rest",
-			n, e.Details[len(e.Details)-1], maxUnknownFields)
+			n, e.Details[len(e.Details)-1], apierr.MaxUnknownFields)
 	}
 }

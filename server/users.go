@@ -44,18 +44,6 @@ func userOf(u *storage.User) userResponse {
 // caller is the signed-in user of a request that passed authAdmin.
 func caller(r *http.Request) *storage.User { return infoFrom(r.Context()).who.user }
 
-// orgAllowed refuses an organisation admin who names another
-// organisation: only an appliance administrator acts on any.
-func orgAllowed(u *storage.User, org, field string) error {
-	if org == u.Org || u.ApplianceAdmin {
-		return nil
-	}
-	e := apierr.Forbidden(apierr.DetailApplianceAdminRequired,
-		"only an appliance administrator manages the users of another organisation")
-	e.Details[0].Field = field
-	return e
-}
-
 // handleUsersCreate makes a user (account.CreateUser) of the caller's
 // organisation, or of any for an appliance administrator, and answers its
 // generated password, once.
@@ -75,14 +63,8 @@ func (a *App) handleUsersCreate(w http.ResponseWriter, r *http.Request, _ httpro
 		writeError(w, r, err)
 		return
 	}
-	if err := orgAllowed(me, ur.Org, "org"); err != nil {
+	if err := account.MayCreate(me, ur); err != nil {
 		writeError(w, r, err)
-		return
-	}
-	if ur.ApplianceAdmin && !me.ApplianceAdmin {
-		e := apierr.Forbidden(apierr.DetailApplianceAdminRequired, "only an appliance administrator makes another one")
-		e.Details[0].Field = "applianceAdmin"
-		writeError(w, r, e)
 		return
 	}
 	password, hash, err := account.NewPassword() // slow: before the transaction
@@ -105,28 +87,10 @@ func (a *App) handleUsersCreate(w http.ResponseWriter, r *http.Request, _ httpro
 	})
 }
 
-// handleUsersList lists the users of the caller's organisation; an
-// appliance administrator may name another with ?org=, or every one with
-// ?org=*.
+// handleUsersList lists the users of the caller's organisation, or of
+// ?org= (account.UsersFor).
 func (a *App) handleUsersList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	me := caller(r)
-	org := r.URL.Query().Get("org")
-	switch org {
-	case "":
-		org = me.Org
-	case "*":
-		if !me.ApplianceAdmin {
-			writeError(w, r, orgAllowed(me, org, "query.org"))
-			return
-		}
-		org = ""
-	default:
-		if err := orgAllowed(me, org, "query.org"); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
-	users, err := a.accounts.Users(r.Context(), org)
+	users, err := a.accounts.UsersFor(r.Context(), caller(r), r.URL.Query().Get("org"))
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -117,6 +117,52 @@ func (s *Service) AddUser(ctx context.Context, ur UserRequest) (string, error) {
 	return password, nil
 }
 
+// MayCreate refuses, with a 403 APPLIANCE_ADMIN_REQUIRED, an actor who is
+// no appliance administrator and asks for a user of another organisation
+// or for another appliance administrator.
+func MayCreate(actor *storage.User, ur UserRequest) error {
+	if err := mayManageOrg(actor, ur.Org, "org"); err != nil {
+		return err
+	}
+	if ur.ApplianceAdmin && !actor.ApplianceAdmin {
+		e := apierr.Forbidden(apierr.DetailApplianceAdminRequired, "only an appliance administrator makes another one")
+		e.Details[0].Field = "applianceAdmin"
+		return e
+	}
+	return nil
+}
+
+// mayManageOrg refuses an actor who is no appliance administrator and names
+// another organisation than its own, at field.
+func mayManageOrg(actor *storage.User, org, field string) error {
+	if org == actor.Org || actor.ApplianceAdmin {
+		return nil
+	}
+	e := apierr.Forbidden(apierr.DetailApplianceAdminRequired, "only an appliance administrator manages the users of another organisation")
+	e.Details[0].Field = field
+	return e
+}
+
+// UsersFor returns the users actor asks for with org (the query parameter
+// org): its own organisation's when org is "", another's (appliance
+// administrator only, else 403) or every one's for "*", by username.
+func (s *Service) UsersFor(ctx context.Context, actor *storage.User, org string) ([]*storage.User, error) {
+	switch org {
+	case "":
+		org = actor.Org
+	case "*":
+		if err := mayManageOrg(actor, "", "query.org"); err != nil {
+			return nil, err
+		}
+		org = ""
+	default:
+		if err := mayManageOrg(actor, org, "query.org"); err != nil {
+			return nil, err
+		}
+	}
+	return s.Users(ctx, org)
+}
+
 // Users returns the users of an organisation, or of all when org is "",
 // by username.
 func (s *Service) Users(ctx context.Context, org string) ([]*storage.User, error) {
