@@ -1,6 +1,6 @@
 package main_test
 
-// End-to-end tests of jobs (API.md section 5) through the sandbox's test
+// End-to-end tests of jobs (docs/jobs.md) through the sandbox's test
 // job, POST /sandbox/jobs: its lifecycle as GET /jobs/{jobId} shows it, a
 // fatal failure with its signed job.failed delivery (apitest.Receiver),
 // validation, the production listener's 404s, and

@@ -23,6 +23,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/listen"
 	"github.com/eudr/eudr/server/setting"
@@ -207,16 +208,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError("serve takes no arguments")
 	}
-	cfg, err := server.LoadConfig(*configFile, os.Environ())
+	cfg, err := config.Load(*configFile, os.Environ())
 	if err != nil {
-		server.LogUnknownEnv(consoleLog(stderr), os.Environ()) // a misspelt variable may be why
+		config.LogUnknownEnv(consoleLog(stderr), os.Environ()) // a misspelt variable may be why
 		return err
 	}
 	log, err := server.NewLogger(cfg.Log, stdout)
 	if err != nil {
 		return err
 	}
-	server.LogUnknownEnv(log, os.Environ())
+	config.LogUnknownEnv(log, os.Environ())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(signals)
@@ -261,7 +262,7 @@ func createKey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // openStopped opens a stopped appliance's data dir for an admin command;
 // alternative says what to do instead while it runs.
-func openStopped(cfg *server.Config, alternative string) (*server.Admin, error) {
+func openStopped(cfg *config.Config, alternative string) (*server.Admin, error) {
 	admin, err := server.OpenAdmin(cfg, server.Options{Version: version, Logger: consoleLog(os.Stderr)})
 	if errors.Is(err, storage.ErrInUse) {
 		return nil, fmt.Errorf("%w: stop the appliance first, %s", err, alternative)
@@ -272,16 +273,16 @@ func openStopped(cfg *server.Config, alternative string) (*server.Admin, error) 
 // consoleLog is the log of an admin command: warnings and errors, for a
 // person to read, on w (stderr).
 func consoleLog(w io.Writer) zerolog.Logger {
-	log, _ := server.NewLogger(server.LogConfig{Level: "warn", Format: "console"}, w) // a valid level
+	log, _ := server.NewLogger(config.LogConfig{Level: "warn", Format: "console"}, w) // a valid level
 	return log
 }
 
 // loadConfig loads the settings of an admin command from file and the
 // environment, and warns on stderr of EUDR_ variables that are no setting
 // (loaded or not: a misspelt variable may be why they are not).
-func loadConfig(file string, stderr io.Writer) (*server.Config, error) {
-	cfg, err := server.LoadConfig(file, os.Environ())
-	server.LogUnknownEnv(consoleLog(stderr), os.Environ())
+func loadConfig(file string, stderr io.Writer) (*config.Config, error) {
+	cfg, err := config.Load(file, os.Environ())
+	config.LogUnknownEnv(consoleLog(stderr), os.Environ())
 	return cfg, err
 }
 

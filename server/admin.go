@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/account"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/storage"
 )
@@ -25,7 +26,7 @@ type Admin struct {
 // the first organisation and admin on an empty store as New does. It fails
 // with an error wrapping storage.ErrInUse while the appliance runs, and
 // when the store cannot be opened or the first admin cannot be created.
-func OpenAdmin(cfg *Config, opts Options) (*Admin, error) {
+func OpenAdmin(cfg *config.Config, opts Options) (*Admin, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

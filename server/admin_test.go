@@ -42,7 +42,7 @@ func TestOpenAdmin_OpensOnlyTheStore(t *testing.T) {
 	}
 
 	// Take away what a full start needs and an admin command must not touch.
-	euKey, ledgerKey := cfg.EUSystem.keyFile(dir), cfg.Ledger.keyFile(dir)
+	euKey, ledgerKey := cfg.EUSystem.KeyPath(dir), cfg.Ledger.KeyPath(dir)
 	for _, p := range []string{filepath.Join(dir, "rasters"), euKey, ledgerKey} {
 		if err := os.RemoveAll(p); err != nil {
 			t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/event"
@@ -50,7 +51,7 @@ type Options struct {
 
 // App is the running appliance: one store, two environments.
 type App struct {
-	cfg     *Config
+	cfg     *config.Config
 	db      *storage.DB
 	log     zerolog.Logger
 	version string
@@ -86,7 +87,7 @@ type App struct {
 // New opens the store in cfg.DataDir, creates the first organisation and
 // admin on an empty store, and builds the HTTP handlers. It fails with an
 // error wrapping storage.ErrInUse when another process holds the data dir.
-func New(cfg *Config, opts Options) (*App, error) {
+func New(cfg *config.Config, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -132,7 +133,7 @@ func (a *App) Close() error {
 }
 
 // Run serves both listeners and the admin socket and runs the background
-// work until ctx is done, then shuts down as DESIGN.md says: stop accepting,
+// work until ctx is done, then shuts down as docs/operations.md says: stop accepting,
 // finish in-flight requests within shutdown_timeout, stop the background
 // work, close the store. It returns nil on a clean stop.
 func (a *App) Run(ctx context.Context) error {
@@ -145,7 +146,7 @@ func (a *App) Run(ctx context.Context) error {
 	type listener struct {
 		env storage.Environment
 		ln  net.Listener
-		tls TLSConfig
+		tls config.TLSConfig
 	}
 	var lns []listener
 	for _, env := range storage.Environments {
@@ -250,7 +251,7 @@ func (a *App) Run(ctx context.Context) error {
 	return err
 }
 
-func (a *App) listenConfig(env storage.Environment) ListenConfig {
+func (a *App) listenConfig(env storage.Environment) config.ListenConfig {
 	if env == storage.Sandbox {
 		return a.cfg.Sandbox
 	}

@@ -73,7 +73,7 @@ func (a *App) identify(next http.Handler) http.Handler {
 	})
 }
 
-// principalOf applies API.md section 2: X-API-Key wins over Authorization;
+// principalOf applies the key rules of docs/api.md: X-API-Key wins over Authorization;
 // "Authorization: Bearer" carries an API key (sk_...) or a login token; a
 // credential anywhere else counts as missing.
 func (a *App) principalOf(r *http.Request, env storage.Environment) principal {

@@ -15,6 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -92,7 +93,7 @@ func (a *App) handleBackup(w http.ResponseWriter, r *http.Request, _ httprouter.
 // Backup writes a consistent copy of the store in cfg.DataDir to dst. When a
 // running appliance holds the data dir it asks it over the admin socket (a hot
 // copy); otherwise it reads the stopped store itself. hot tells which.
-func Backup(ctx context.Context, cfg *Config, dst string) (n int64, hot bool, err error) {
+func Backup(ctx context.Context, cfg *config.Config, dst string) (n int64, hot bool, err error) {
 	db, err := storage.Open(cfg.DataDir, storage.Options{ReadOnly: true})
 	if err == nil {
 		defer db.Close()

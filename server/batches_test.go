@@ -14,6 +14,7 @@ import (
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/work"
@@ -341,11 +342,11 @@ func TestBatches_BenchmarkFile(t *testing.T) {
 
 	// A bad file stops the start, saying why.
 	os.WriteFile(file, []byte(`{"version":"x","source":"s","date":"2026-01-15","high":["XX"],"standard":[]}`), 0o600)
-	_, err := LoadConfig("", []string{"EUDR_DATA_DIR=" + dir, "EUDR_RISK_COUNTRY_BENCHMARK_FILE=" + file})
+	_, err := config.Load("", []string{"EUDR_DATA_DIR=" + dir, "EUDR_RISK_COUNTRY_BENCHMARK_FILE=" + file})
 	if err == nil || !strings.Contains(err.Error(), "risk.country_benchmark_file") || !strings.Contains(err.Error(), `"XX"`) {
 		t.Errorf("LoadConfig with a bad benchmark: %v", err)
 	}
-	_, err = LoadConfig("", []string{"EUDR_DATA_DIR=" + dir, "EUDR_RISK_COUNTRY_BENCHMARK_FILE=" + filepath.Join(dir, "missing.json")})
+	_, err = config.Load("", []string{"EUDR_DATA_DIR=" + dir, "EUDR_RISK_COUNTRY_BENCHMARK_FILE=" + filepath.Join(dir, "missing.json")})
 	if err == nil || !strings.Contains(err.Error(), "risk.country_benchmark_file") {
 		t.Errorf("LoadConfig with a missing benchmark: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -26,7 +27,7 @@ import (
 // limit high enough not to interfere.
 func benchApp(b *testing.B) (*App, string) {
 	b.Helper()
-	cfg, err := LoadConfig("", []string{
+	cfg, err := config.Load("", []string{
 		"EUDR_DATA_DIR=" + b.TempDir(),
 		"EUDR_ADMIN_PASSWORD=bench-password",
 		"EUDR_RATE_LIMIT_PER_SECOND=1000000000",

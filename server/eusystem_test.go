@@ -55,7 +55,7 @@ func (r *euRecorder) untouched(t *testing.T) {
 // file: what a record stored by an earlier version holds.
 func (ta *testApp) sealAuthKey(t storage.Tenant, key string) []byte {
 	ta.tb.Helper()
-	s, err := dds.LoadSealer(ta.cfg.EUSystem.keyFile(ta.cfg.DataDir))
+	s, err := dds.LoadSealer(ta.cfg.EUSystem.KeyPath(ta.cfg.DataDir))
 	if err != nil {
 		ta.tb.Fatal(err)
 	}

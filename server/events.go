@@ -12,6 +12,7 @@ import (
 
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
 )
@@ -22,7 +23,7 @@ import (
 // sandbox trusts those and devCA too, so that a listener certificate it
 // issued (POST /sandbox/webhook-listener-certificate) is accepted there and
 // nowhere else.
-func webhookPolicies(cfg WebhookConfig, devCA *x509.Certificate) (map[storage.Environment]queue.Policy, error) {
+func webhookPolicies(cfg config.WebhookConfig, devCA *x509.Certificate) (map[storage.Environment]queue.Policy, error) {
 	roots, err := x509.SystemCertPool()
 	if err != nil || roots == nil {
 		roots = x509.NewCertPool()

@@ -15,6 +15,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/apitest"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -46,12 +47,12 @@ type testApp struct {
 
 // mustLoadConfig loads the config with no file, the data dir and admin
 // password of a test app, and extra EUDR_ variables (later ones win).
-func mustLoadConfig(tb testing.TB, dir string, env ...string) *Config {
+func mustLoadConfig(tb testing.TB, dir string, env ...string) *config.Config {
 	tb.Helper()
 	environ := append([]string{"EUDR_DATA_DIR=" + dir, "EUDR_ADMIN_PASSWORD=" + testAdminPassword}, env...)
-	cfg, err := LoadConfig("", environ)
+	cfg, err := config.Load("", environ)
 	if err != nil {
-		tb.Fatalf("LoadConfig(%q): %v", environ, err)
+		tb.Fatalf("config.Load(%q): %v", environ, err)
 	}
 	return cfg
 }

@@ -21,13 +21,13 @@ type idemPolicy int
 
 const (
 	idemNone     idemPolicy = iota // reads, deletes
-	idemOptional                   // rotate, ping and DLQ actions, which API.md exempts
+	idemOptional                   // rotate, ping and DLQ actions, which docs/api.md exempts
 	idemRequired                   // every other POST that creates or changes something
 )
 
 const maxIdempotencyKeyLen = 255
 
-// idempotent wraps a write route (API.md section 3). Same key, same
+// idempotent wraps a write route (docs/api.md, Idempotency). Same key, same
 // fingerprint (method, path, SHA-256 of the body) within idempotency.ttl:
 // the stored response again with Idempotent-Replayed: true. Same key, other
 // fingerprint: 409. Same key while the first request runs: 423.

@@ -1,19 +1,19 @@
 package server
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"github.com/eudr/eudr/server/config"
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
 )
 
 // NewLogger builds the root logger: JSON lines, or human-readable console
 // output when format is "console", or "auto" and w is a terminal.
-func NewLogger(cfg LogConfig, w io.Writer) (zerolog.Logger, error) {
-	level, err := parseLevel(cfg.Level)
+func NewLogger(cfg config.LogConfig, w io.Writer) (zerolog.Logger, error) {
+	level, err := config.ParseLevel(cfg.Level)
 	if err != nil {
 		return zerolog.Nop(), err
 	}
@@ -29,18 +29,4 @@ func NewLogger(cfg LogConfig, w io.Writer) (zerolog.Logger, error) {
 		out = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
 	return zerolog.New(out).Level(level).With().Timestamp().Logger(), nil
-}
-
-func parseLevel(s string) (zerolog.Level, error) {
-	switch s {
-	case "debug":
-		return zerolog.DebugLevel, nil
-	case "info":
-		return zerolog.InfoLevel, nil
-	case "warn":
-		return zerolog.WarnLevel, nil
-	case "error":
-		return zerolog.ErrorLevel, nil
-	}
-	return zerolog.NoLevel, fmt.Errorf("must be debug, info, warn or error, not %q", s)
 }

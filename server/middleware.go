@@ -135,7 +135,7 @@ func newTraceID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// validTraceID accepts 1-128 characters of [A-Za-z0-9._-] (API.md section 3).
+// validTraceID accepts 1-128 characters of [A-Za-z0-9._-] (docs/api.md).
 func validTraceID(s string) bool {
 	if len(s) == 0 || len(s) > 128 {
 		return false

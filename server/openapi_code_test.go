@@ -34,6 +34,7 @@ import (
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/euis"
@@ -507,7 +508,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{"/components/schemas/LedgerPublicKey/properties/verifierKey/pattern", vkey},
 			{"/components/schemas/LedgerPublicKey/properties/keyName/pattern", "eudr-appliance"},
 			{"/components/schemas/PolygonId/pattern", storage.PolygonID(storage.NewID("job", now), 0)},
-			{"/components/schemas/PolygonId/pattern", storage.PolygonID(storage.NewID("job", now), maxFeaturesCeiling-1)},
+			{"/components/schemas/PolygonId/pattern", storage.PolygonID(storage.NewID("job", now), config.MaxFeaturesCeiling-1)},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", secret},
 			{"/components/schemas/Webhook/properties/signingSecret/pattern", webhook.Redact(secret)},
 			{"/components/parameters/ServiceSignature/schema/pattern", webhooksig.Sign(secret, []byte(`{}`))},
@@ -555,7 +556,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 		// (and so the signed-note format) does.
 		keyNameRE := regexp.MustCompile(oaMust(t, doc, "/components/schemas/LedgerPublicKey/properties/keyName/pattern").(string))
 		for _, s := range []string{"", "eudr-appliance", "a+b", "a b", "caf\u00e9", "x\x7f", "~!@#$%^&*()", strings.Repeat("k", 64), strings.Repeat("k", 65)} {
-			if got, want := keyNameRE.MatchString(s), validKeyName(s); got != want {
+			if got, want := keyNameRE.MatchString(s), config.ValidKeyName(s); got != want {
 				t.Errorf("ledger.key_name %q: pattern matches %v, config accepts %v", s, got, want)
 			}
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -167,7 +168,7 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 		}
 		return apitest.Answer{Status: http.StatusOK, Body: "ok"}
 	})
-	cfg, err := LoadConfig("", []string{
+	cfg, err := config.Load("", []string{
 		"EUDR_WEBHOOKS_CA_FILE=" + recv.CAFile,
 		"EUDR_DATA_DIR=" + t.TempDir(),
 		"EUDR_ADMIN_PASSWORD=openapi-password",

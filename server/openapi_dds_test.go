@@ -944,7 +944,7 @@ func (c *oaConformance) reports(ta *testApp, run func(string, func() bool), recv
 
 	// An archive that cannot be written (the reports directory is a file):
 	// FAILED, and nothing to download.
-	dir := ta.cfg.Reports.dir(ta.cfg.DataDir)
+	dir := ta.cfg.Reports.Path(ta.cfg.DataDir)
 	if err := os.Rename(dir, dir+".away"); err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func (c *oaConformance) polygons(recv *apitest.Receiver, base string, rw, ro, li
 		return `{"type":"Feature","geometry":` + geometry + `,"properties":` + properties + `}`
 	}
 
-	// The sandbox fixture rows (API.md section 4), and a bow tie.
+	// The sandbox fixture rows (docs/sandbox.md), and a bow tie.
 	fixtures := []oaPolygonOutcome{
 		{plot("defo", square(-61.5, -10.5, 0.001)), geo.StatusHighRisk, geo.ReasonDeforestationAfterCutoff},
 		{plot("protected", square(-54.5, -4.5, 0.001)), geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap},

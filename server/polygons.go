@@ -74,8 +74,8 @@ type polygonResponse struct {
 // evidence records them.
 type riskBody = polygon.Risk
 
-// polygonStatusResponse is GET /polygons/{polygonId}/status (API.md
-// section 4), with the failure's explanation besides its reason.
+// polygonStatusResponse is GET /polygons/{polygonId}/status (docs/screening.md),
+// with the failure's explanation besides its reason.
 type polygonStatusResponse struct {
 	PolygonID     string    `json:"polygonId"`
 	JobID         string    `json:"jobId"`

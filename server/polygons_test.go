@@ -38,7 +38,7 @@ func collection(features ...string) string {
 }
 
 // fixtureCollection holds one plot per row of the sandbox fixture table
-// (API.md section 4), in table order, and a self-intersecting one.
+// (docs/sandbox.md), in table order, and a self-intersecting one.
 var fixtureCollection = collection(
 	plot("defo", square(-61.5, -10.5, 0.001)),
 	plot("protected", square(-54.5, -4.5, 0.001)),

@@ -125,7 +125,7 @@ func ceilUnix(t time.Time) int64 {
 	return s
 }
 
-// retryAfterSeconds rounds up into the 1-60 range API.md allows.
+// retryAfterSeconds rounds up into the 1-60 range docs/api.md gives.
 func retryAfterSeconds(d time.Duration) int {
 	return min(60, max(1, int(math.Ceil(d.Seconds()))))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/eudr/eudr/server/account"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/config"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/devca"
 	"github.com/eudr/eudr/server/euis"
@@ -45,7 +46,7 @@ func (a *App) buildServices(ctx context.Context) error {
 			return err
 		}
 		var err error
-		a.ledger, err = anchor.Open(tx, anchor.Options{KeyFile: a.cfg.Ledger.keyFile(a.cfg.DataDir),
+		a.ledger, err = anchor.Open(tx, anchor.Options{KeyFile: a.cfg.Ledger.KeyPath(a.cfg.DataDir),
 			KeyName: a.cfg.Ledger.KeyName, Logger: a.log})
 		return err
 	}); err != nil {
@@ -90,9 +91,9 @@ func (a *App) buildServices(ctx context.Context) error {
 		storage.Production: a.cfg.Webhooks.AllowPrivateTargets, storage.Sandbox: a.cfg.Webhooks.SandboxAllowPrivateTargets},
 		Send: a.dispatcher.Send, Wake: a.dispatcher.Wake, Now: a.now})
 	a.polygons = polygon.New(polygon.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger, Logger: a.log,
-		Index: a.layers.Index, Rules: a.cfg.Risk.rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now,
+		Index: a.layers.Index, Rules: a.cfg.Risk.Rules(), AppVersion: a.version, MaxFeatures: a.cfg.Limits.MaxFeatures, Now: a.now,
 		ObserveScreening: a.metrics.ObserveScreening})
-	benchmark, err := a.cfg.Risk.benchmark()
+	benchmark, err := a.cfg.Risk.Benchmark()
 	if err != nil {
 		return fmt.Errorf("risk.country_benchmark_file: %w", err)
 	}
@@ -104,7 +105,7 @@ func (a *App) buildServices(ctx context.Context) error {
 		return err
 	}
 	a.reports = report.New(report.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
-		Logger: a.log, Now: a.now, Version: a.version, Dir: a.cfg.Reports.dir(a.cfg.DataDir), Retention: a.cfg.Reports.Retention,
+		Logger: a.log, Now: a.now, Version: a.version, Dir: a.cfg.Reports.Path(a.cfg.DataDir), Retention: a.cfg.Reports.Retention,
 		DownloadPath: reportDownloadPath, DDSView: func(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (any, error) {
 			return ddsView(tx, t, d, true)
 		}})
@@ -115,7 +116,7 @@ func (a *App) buildServices(ctx context.Context) error {
 // the account service and creates the first organisation and admin on an
 // empty store. serving says it is the appliance starting (not an admin
 // command), which warns of an admin password it ignores.
-func openAccounts(ctx context.Context, db *storage.DB, cfg *Config, now func() time.Time, log zerolog.Logger, serving bool) (*account.Service, error) {
+func openAccounts(ctx context.Context, db *storage.DB, cfg *config.Config, now func() time.Time, log zerolog.Logger, serving bool) (*account.Service, error) {
 	var tokenKey []byte
 	if err := db.Update(ctx, func(tx *storage.Tx) error {
 		var err error
@@ -131,8 +132,8 @@ func openAccounts(ctx context.Context, db *storage.DB, cfg *Config, now func() t
 }
 
 // newLayers is the layer service, its index not loaded yet.
-func newLayers(db *storage.DB, cfg *Config, log zerolog.Logger) *layer.Service {
-	return layer.New(layer.Options{DB: db, Logger: log, RasterRoot: cfg.Layers.rasterRoot(cfg.DataDir),
+func newLayers(db *storage.DB, cfg *config.Config, log zerolog.Logger) *layer.Service {
+	return layer.New(layer.Options{DB: db, Logger: log, RasterRoot: cfg.Layers.RasterRootPath(cfg.DataDir),
 		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
 }
 
@@ -142,7 +143,7 @@ func newLayers(db *storage.DB, cfg *Config, log zerolog.Logger) *layer.Service {
 // store) for the sandbox, each counted and timed by the metrics.
 func (a *App) newDDSService() (*dds.Service, error) {
 	c := a.cfg.EUSystem
-	sealer, err := dds.LoadSealer(c.keyFile(a.cfg.DataDir))
+	sealer, err := dds.LoadSealer(c.KeyPath(a.cfg.DataDir))
 	if err != nil {
 		return nil, fmt.Errorf("eu_system.key_file: %w", err)
 	}
@@ -155,6 +156,6 @@ func (a *App) newDDSService() (*dds.Service, error) {
 		},
 		PollSchedules: map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule},
 		Sealer:        sealer,
-		Endpoints:     c.endpoints(),
+		Endpoints:     c.Endpoints(),
 	}), nil
 }

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"bytes"
@@ -30,9 +30,9 @@ func writeConfigFile(t *testing.T, text string) string {
 
 func mustLoad(t *testing.T, file string, environ []string) *Config {
 	t.Helper()
-	cfg, err := LoadConfig(file, environ)
+	cfg, err := Load(file, environ)
 	if err != nil {
-		t.Fatalf("LoadConfig(%q, %q): %v", file, environ, err)
+		t.Fatalf("Load(%q, %q): %v", file, environ, err)
 	}
 	return cfg
 }
@@ -184,9 +184,9 @@ trusted_proxies: [172.16.0.0/12]
 			"Nested":   "rate_limit:\n  per_secnod: 5\n",
 		} {
 			t.Run(name, func(t *testing.T) {
-				_, err := LoadConfig(writeConfigFile(t, text), nil)
+				_, err := Load(writeConfigFile(t, text), nil)
 				if err == nil {
-					t.Fatalf("LoadConfig(%q): got nil error, want one naming the unknown key", text)
+					t.Fatalf("Load(%q): got nil error, want one naming the unknown key", text)
 				}
 				if want := map[string]string{"TopLevel": "listen", "Nested": "per_secnod"}[name]; !strings.Contains(err.Error(), want) {
 					t.Errorf("error: got %q, want it to name %q", err, want)
@@ -196,20 +196,20 @@ trusted_proxies: [172.16.0.0/12]
 	})
 
 	t.Run("MissingFileFails", func(t *testing.T) {
-		if _, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil); err == nil {
-			t.Error("LoadConfig(missing file): got nil error, want one")
+		if _, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil); err == nil {
+			t.Error("Load(missing file): got nil error, want one")
 		}
 	})
 
 	t.Run("MalformedYAMLFails", func(t *testing.T) {
-		if _, err := LoadConfig(writeConfigFile(t, "rate_limit: [unclosed\n"), nil); err == nil {
-			t.Error("LoadConfig(malformed YAML): got nil error, want one")
+		if _, err := Load(writeConfigFile(t, "rate_limit: [unclosed\n"), nil); err == nil {
+			t.Error("Load(malformed YAML): got nil error, want one")
 		}
 	})
 
 	t.Run("BadEnvNumberFails", func(t *testing.T) {
-		if _, err := LoadConfig("", []string{"EUDR_RATE_LIMIT_BURST=many"}); err == nil {
-			t.Error("LoadConfig(EUDR_RATE_LIMIT_BURST=many): got nil error, want one")
+		if _, err := Load("", []string{"EUDR_RATE_LIMIT_BURST=many"}); err == nil {
+			t.Error("Load(EUDR_RATE_LIMIT_BURST=many): got nil error, want one")
 		}
 	})
 }
@@ -309,7 +309,7 @@ func TestConfig_Validate(t *testing.T) {
 	}
 
 	t.Run("EveryProblemAtOnce", func(t *testing.T) {
-		_, err := LoadConfig("", []string{
+		_, err := Load("", []string{
 			"EUDR_DATA_DIR=",
 			"EUDR_LOG_LEVEL=loud",
 			"EUDR_LOG_FORMAT=xml",
@@ -353,7 +353,7 @@ func TestConfig_Validate(t *testing.T) {
 		if cfg := mustLoad(t, "", []string{"EUDR_WEBHOOKS_LEASE=15s"}); cfg.Webhooks.Lease != 15*time.Second {
 			t.Errorf("EUDR_WEBHOOKS_LEASE=15s: got %s", cfg.Webhooks.Lease)
 		}
-		_, err := LoadConfig("", []string{"EUDR_WEBHOOKS_LEASE=14s"})
+		_, err := Load("", []string{"EUDR_WEBHOOKS_LEASE=14s"})
 		if err == nil || !strings.Contains(err.Error(), "EUDR_WEBHOOKS_LEASE") || !strings.Contains(err.Error(), "at least webhooks.timeout + 5s (15s), not 14s") ||
 			!strings.Contains(err.Error(), "sent twice") {
 			t.Errorf("EUDR_WEBHOOKS_LEASE=14s: got %v", err)
@@ -426,7 +426,7 @@ func flattenYAML(prefix string, v any, out map[string]any) {
 }
 
 func TestLoadConfig_Example(t *testing.T) {
-	const path = "../config.example.yaml"
+	const path = "../../config.example.yaml"
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -476,7 +476,7 @@ func TestLoadConfig_Example(t *testing.T) {
 			got.TrustedProxies, want.TrustedProxies = nil, nil // [] and nil say the same
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("LoadConfig(%s):\n got %+v\nwant %+v (no file)", path, got, want)
+			t.Errorf("Load(%s):\n got %+v\nwant %+v (no file)", path, got, want)
 		}
 	})
 }
@@ -486,7 +486,7 @@ func TestLoadConfig_Example(t *testing.T) {
 // from the environment alike, and every bad value is listed at once.
 func TestLoadConfig_DurationsNeedUnits(t *testing.T) {
 	file := writeConfigFile(t, "shutdown_timeout: 30\nwebhooks:\n  timeout: 10\n  retry_schedule: [1m, 5]\n")
-	_, err := LoadConfig(file, nil)
+	_, err := Load(file, nil)
 	if err == nil {
 		t.Fatal("durations without units were accepted")
 	}
@@ -496,7 +496,7 @@ func TestLoadConfig_DurationsNeedUnits(t *testing.T) {
 		}
 	}
 	for _, env := range [][]string{{"EUDR_SHUTDOWN_TIMEOUT=30"}, {"EUDR_WEBHOOKS_RETRY_SCHEDULE=1m,5"}, {"EUDR_AUTH_TOKEN_TTL=soon"}} {
-		if _, err := LoadConfig("", env); err == nil || !strings.Contains(err.Error(), "write it with its unit") {
+		if _, err := Load("", env); err == nil || !strings.Contains(err.Error(), "write it with its unit") {
 			t.Errorf("%v: got %v, want the bare duration refused", env, err)
 		}
 	}
@@ -539,7 +539,7 @@ func TestUnknownEnv(t *testing.T) {
 		t.Errorf("UnknownEnv of settings only: got %+v, want none", got)
 	}
 	// The variables passed over in silence are documented.
-	doc, err := os.ReadFile("../docs/configuration.md")
+	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +589,7 @@ func TestLogUnknownEnv(t *testing.T) {
 // bounds.
 func TestLoadConfig_EveryProblemListed(t *testing.T) {
 	file := writeConfigFile(t, "rate_limit:\n  burst: many\n  per_secnod: 5\nlimits:\n  max_features: 0\nwebhooks:\n  retry_schedule: [1m, 5]\n")
-	_, err := LoadConfig(file, []string{"EUDR_LOG_LEVEL=loud", "EUDR_JOBS_LEASE=5", "EUDR_SHUTDOWN_TIMEOUT=-1s"})
+	_, err := Load(file, []string{"EUDR_LOG_LEVEL=loud", "EUDR_JOBS_LEASE=5", "EUDR_SHUTDOWN_TIMEOUT=-1s"})
 	if err == nil {
 		t.Fatal("LoadConfig: got nil error")
 	}

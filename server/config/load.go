@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"errors"
@@ -6,215 +6,16 @@ import (
 	"math"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/server/metrics"
-	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/setting"
 )
-
-// Config is every setting of the appliance. config.example.yaml documents each
-// key; EUDR_ + the key upper-cased with dots as underscores overrides it.
-type Config struct {
-	DataDir         string         `mapstructure:"data_dir"`
-	AdminPassword   string         `mapstructure:"admin_password"`
-	ShutdownTimeout time.Duration  `mapstructure:"shutdown_timeout"`
-	Log             LogConfig      `mapstructure:"log"`
-	Production      ListenConfig   `mapstructure:"production"`
-	Sandbox         ListenConfig   `mapstructure:"sandbox"`
-	Auth            AuthConfig     `mapstructure:"auth"`
-	RateLimit       RateConfig     `mapstructure:"rate_limit"`
-	Idempotency     IdemConfig     `mapstructure:"idempotency"`
-	Limits          LimitsConfig   `mapstructure:"limits"`
-	TrustedProxies  []string       `mapstructure:"trusted_proxies"`
-	Webhooks        WebhookConfig  `mapstructure:"webhooks"`
-	Jobs            JobsConfig     `mapstructure:"jobs"`
-	Risk            RiskConfig     `mapstructure:"risk"`
-	Ledger          LedgerConfig   `mapstructure:"ledger"`
-	EUSystem        EUSystemConfig `mapstructure:"eu_system"`
-	Reports         ReportsConfig  `mapstructure:"reports"`
-	Layers          LayersConfig   `mapstructure:"layers"`
-	Metrics         MetricsConfig  `mapstructure:"metrics"`
-}
-
-// MetricsConfig sets the Prometheus metrics listener (metrics.Listen).
-type MetricsConfig struct {
-	Listen string `mapstructure:"listen"` // host:port of GET /metrics; "" turns it off
-	PProf  bool   `mapstructure:"pprof"`  // also serve /debug/pprof/ there
-}
-
-// LayersConfig sets where raster reference layers may be imported from
-// through the API and how much memory reading them may use.
-type LayersConfig struct {
-	// RasterRoot is the folder under which POST /layers may name a raster
-	// layer's tiles ("": rasters in the data dir). `eudr layers import
-	// --raster DIR` takes any folder.
-	RasterRoot string `mapstructure:"raster_root"`
-	// RasterCacheMB bounds the decoded raster blocks kept in memory.
-	RasterCacheMB int `mapstructure:"raster_cache_mb"`
-}
-
-// rasterRoot is the raster root folder's path.
-func (c LayersConfig) rasterRoot(dataDir string) string {
-	if c.RasterRoot != "" {
-		return c.RasterRoot
-	}
-	return filepath.Join(dataDir, "rasters")
-}
-
-// ReportsConfig sets where archive reports are written and how long they
-// are kept.
-type ReportsConfig struct {
-	// Dir holds the report files ("": reports in the data dir).
-	Dir string `mapstructure:"dir"`
-	// Retention is how long a READY report's file is kept after it was
-	// written; 0 keeps it until deleted by hand.
-	Retention time.Duration `mapstructure:"retention"`
-}
-
-// dir is the reports directory's path.
-func (c ReportsConfig) dir(dataDir string) string {
-	if c.Dir != "" {
-		return c.Dir
-	}
-	return filepath.Join(dataDir, "reports")
-}
-
-// LedgerConfig sets the verifiable ledger.
-type LedgerConfig struct {
-	// KeyName names the checkpoint signing key when it is first created
-	// (it is part of the key, so later changes have no effect).
-	KeyName string `mapstructure:"key_name"`
-	// KeyFile holds the signing key, outside the store ("": ledger-signing.key
-	// in the data dir).
-	KeyFile string `mapstructure:"key_file"`
-	// ConsensusTimeout is how long a shipment link may wait to be
-	// anchored under a signed checkpoint before its job fails with
-	// LEDGER_CONSENSUS_TIMEOUT.
-	ConsensusTimeout time.Duration `mapstructure:"consensus_timeout"`
-}
-
-// RiskConfig sets the screening verdict thresholds (API.md section 4).
-type RiskConfig struct {
-	MaxScore            int     `mapstructure:"max_score"`
-	OverlapThresholdPct float64 `mapstructure:"overlap_threshold_pct"`
-	// LossThresholdPct and LossThresholdHa bound the forest lost after the
-	// cutoff that raster layers may find on a plot (geo.Rules).
-	LossThresholdPct float64 `mapstructure:"loss_threshold_pct"`
-	LossThresholdHa  float64 `mapstructure:"loss_threshold_ha"`
-	// CountryBenchmarkFile replaces the embedded country benchmark
-	// (Implementing Regulation (EU) 2025/1093) when set; see
-	// risk.ParseBenchmark for its shape.
-	CountryBenchmarkFile string `mapstructure:"country_benchmark_file"`
-}
-
-// benchmark reads the country benchmark batches are assessed with: the
-// file of risk.country_benchmark_file, or the embedded one.
-func (c RiskConfig) benchmark() (*risk.Benchmark, error) {
-	if c.CountryBenchmarkFile == "" {
-		return risk.DefaultBenchmark(), nil
-	}
-	data, err := os.ReadFile(c.CountryBenchmarkFile)
-	if err != nil {
-		return nil, err
-	}
-	return risk.ParseBenchmark(data)
-}
-
-// rules are the screening rules the config sets.
-func (c RiskConfig) rules() geo.Rules {
-	r := geo.DefaultRules()
-	r.MaxRiskScore, r.OverlapThresholdPct = c.MaxScore, c.OverlapThresholdPct
-	r.LossThresholdPct, r.LossThresholdHa = c.LossThresholdPct, c.LossThresholdHa
-	return r
-}
-
-// WebhookConfig sets how events are delivered.
-type WebhookConfig struct {
-	RetrySchedule              []time.Duration `mapstructure:"retry_schedule"`
-	SandboxRetrySchedule       []time.Duration `mapstructure:"sandbox_retry_schedule"`
-	AllowPrivateTargets        bool            `mapstructure:"allow_private_targets"`
-	SandboxAllowPrivateTargets bool            `mapstructure:"sandbox_allow_private_targets"`
-	CAFile                     string          `mapstructure:"ca_file"`
-	Timeout                    time.Duration   `mapstructure:"timeout"`
-	// Lease is how long a claim holds a delivery being sent: a delivery
-	// claimed by a process that was killed goes out again when it lapses,
-	// counted from the claim. It exceeds Timeout by at least
-	// webhookLeaseMargin, so a send that is slow but alive is not claimed
-	// and sent a second time.
-	Lease     time.Duration `mapstructure:"lease"`
-	Workers   int           `mapstructure:"workers"`
-	PerTarget int           `mapstructure:"per_target"`
-}
-
-// webhookLeaseMargin is how much longer than webhooks.timeout a delivery's
-// claim must last: room to record the outcome of a send that took the
-// whole timeout.
-const webhookLeaseMargin = 5 * time.Second
-
-// JobsConfig sets the job runner.
-type JobsConfig struct {
-	Workers int           `mapstructure:"workers"`
-	Lease   time.Duration `mapstructure:"lease"`
-}
-
-// LogConfig selects the log level and format.
-type LogConfig struct {
-	Level  string `mapstructure:"level"`
-	Format string `mapstructure:"format"` // auto, json, console
-}
-
-// ListenConfig is one environment's listener.
-type ListenConfig struct {
-	Listen string    `mapstructure:"listen"`
-	TLS    TLSConfig `mapstructure:"tls"`
-}
-
-// TLSConfig enables HTTPS on a listener when both files are set.
-type TLSConfig struct {
-	CertFile string `mapstructure:"cert_file"`
-	KeyFile  string `mapstructure:"key_file"`
-}
-
-// AuthConfig holds login settings.
-type AuthConfig struct {
-	TokenTTL time.Duration `mapstructure:"token_ttl"`
-	// SessionIdle ends a console session unused for that long;
-	// SessionMax ends any at that age.
-	SessionIdle time.Duration `mapstructure:"session_idle"`
-	SessionMax  time.Duration `mapstructure:"session_max"`
-}
-
-// RateConfig sets the token buckets per key and per client IP.
-type RateConfig struct {
-	PerSecond   float64 `mapstructure:"per_second"`
-	Burst       int     `mapstructure:"burst"`
-	IPPerSecond float64 `mapstructure:"ip_per_second"`
-	IPBurst     int     `mapstructure:"ip_burst"`
-}
-
-// IdemConfig sets how long Idempotency-Key records live.
-type IdemConfig struct {
-	TTL           time.Duration `mapstructure:"ttl"`
-	SweepInterval time.Duration `mapstructure:"sweep_interval"`
-}
-
-// LimitsConfig bounds request sizes.
-type LimitsConfig struct {
-	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
-	MaxFeatures  int   `mapstructure:"max_features"`
-}
-
-// maxFeaturesCeiling is the highest limits.max_features: polygon IDs give
-// the feature index six digits.
-const maxFeaturesCeiling = 1_000_000
 
 // defaults are the embedded settings: `eudr serve` with no file runs on them.
 var defaults = map[string]any{
@@ -288,12 +89,12 @@ func DefaultKeys() []string {
 	return keys
 }
 
-// LoadConfig reads the embedded defaults, then file (if not empty), then the
+// Load reads the embedded defaults, then file (if not empty), then the
 // EUDR_* variables of environ (os.Environ() form). Unknown keys in the file
 // and invalid values fail with every problem listed, one a line, each
 // naming its key and variable (setting.Load). EUDR_ variables that are no
 // setting are ignored here; UnknownEnv lists them.
-func LoadConfig(file string, environ []string) (*Config, error) {
+func Load(file string, environ []string) (*Config, error) {
 	return setting.Load(defaults, file, environ, (*Config).problems)
 }
 
@@ -323,7 +124,7 @@ func (c *Config) problems() []error {
 	if c.ShutdownTimeout <= 0 {
 		bad("shutdown_timeout", "must be positive")
 	}
-	if _, err := parseLevel(c.Log.Level); err != nil {
+	if _, err := ParseLevel(c.Log.Level); err != nil {
 		bad("log.level", "%v", err)
 	}
 	switch c.Log.Format {
@@ -372,7 +173,7 @@ func (c *Config) problems() []error {
 		bad("rate_limit.ip_per_second", "ip_per_second must be positive and ip_burst at least 1")
 	}
 	if c.Idempotency.TTL < time.Hour {
-		bad("idempotency.ttl", "must be at least 1h (API.md promises 24h)")
+		bad("idempotency.ttl", "must be at least 1h (the API promises clients 24h)")
 	}
 	if c.Idempotency.SweepInterval <= 0 {
 		bad("idempotency.sweep_interval", "must be positive")
@@ -380,10 +181,10 @@ func (c *Config) problems() []error {
 	if c.Limits.MaxBodyBytes < 1024 {
 		bad("limits.max_body_bytes", "must be at least 1024")
 	}
-	if c.Limits.MaxFeatures < 1 || c.Limits.MaxFeatures > maxFeaturesCeiling {
-		bad("limits.max_features", "must be from 1 to %d", maxFeaturesCeiling)
+	if c.Limits.MaxFeatures < 1 || c.Limits.MaxFeatures > MaxFeaturesCeiling {
+		bad("limits.max_features", "must be from 1 to %d", MaxFeaturesCeiling)
 	}
-	if !validKeyName(c.Ledger.KeyName) {
+	if !ValidKeyName(c.Ledger.KeyName) {
 		bad("ledger.key_name", "must be 1-64 printable characters without spaces or '+'")
 	}
 	for key, e := range map[string]string{"eu_system.endpoint": c.EUSystem.Endpoint, "eu_system.acceptance_endpoint": c.EUSystem.AcceptanceEndpoint} {
@@ -429,7 +230,7 @@ func (c *Config) problems() []error {
 	if c.Layers.RasterCacheMB < 1 || c.Layers.RasterCacheMB > 1<<16 {
 		bad("layers.raster_cache_mb", "must be from 1 to 65536")
 	}
-	if _, err := c.Risk.benchmark(); err != nil {
+	if _, err := c.Risk.Benchmark(); err != nil {
 		bad("risk.country_benchmark_file", "%v", err)
 	}
 	for key, sched := range map[string][]time.Duration{"webhooks.retry_schedule": c.Webhooks.RetrySchedule,
@@ -449,11 +250,11 @@ func (c *Config) problems() []error {
 		}
 	}
 	if c.Webhooks.Timeout <= 0 || c.Webhooks.Timeout > time.Minute {
-		bad("webhooks.timeout", "must be between 0 and 1m (SPEC.md: receivers answer within 10s)")
+		bad("webhooks.timeout", "must be between 0 and 1m (the API promises receivers 10s)")
 	}
-	if c.Webhooks.Lease < c.Webhooks.Timeout+webhookLeaseMargin {
+	if c.Webhooks.Lease < c.Webhooks.Timeout+WebhookLeaseMargin {
 		bad("webhooks.lease", "must be at least webhooks.timeout + %s (%s), not %s: a send still under way when its claim lapses would be claimed and sent twice",
-			webhookLeaseMargin, c.Webhooks.Timeout+webhookLeaseMargin, c.Webhooks.Lease)
+			WebhookLeaseMargin, c.Webhooks.Timeout+WebhookLeaseMargin, c.Webhooks.Lease)
 	}
 	if c.Webhooks.Workers < 1 || c.Webhooks.PerTarget < 1 {
 		bad("webhooks.workers", "workers and per_target must be at least 1")
@@ -472,24 +273,17 @@ func (c *Config) problems() []error {
 	return errs
 }
 
-// keyFile is the signing key file's path.
-func (c LedgerConfig) keyFile(dataDir string) string {
-	if c.KeyFile != "" {
-		return c.KeyFile
+// ParseLevel reads log.level: debug, info, warn or error.
+func ParseLevel(s string) (zerolog.Level, error) {
+	switch s {
+	case "debug":
+		return zerolog.DebugLevel, nil
+	case "info":
+		return zerolog.InfoLevel, nil
+	case "warn":
+		return zerolog.WarnLevel, nil
+	case "error":
+		return zerolog.ErrorLevel, nil
 	}
-	return filepath.Join(dataDir, "ledger-signing.key")
-}
-
-// validKeyName reports whether s can name a signed-note key: printable
-// ASCII without spaces or '+' (golang.org/x/mod/sumdb/note), kept short.
-func validKeyName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f || c == '+' {
-			return false
-		}
-	}
-	return true
+	return zerolog.NoLevel, fmt.Errorf("must be debug, info, warn or error, not %q", s)
 }
