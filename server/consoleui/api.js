@@ -79,6 +79,31 @@ export async function getAll(path, onPage) {
   return items;
 }
 
+// send makes a change: a POST, PUT or DELETE with a JSON body (or none).
+// Each call carries an Idempotency-Key of its own, so a retried click is
+// not done twice by the appliance. It answers the body, or null for 204.
+export async function send(method, path, body) {
+  const headers = { Accept: "application/json", "Idempotency-Key": crypto.randomUUID(), ...(credential || {}) };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(base + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+    cache: "no-store",
+  });
+  if (!res.ok) {
+    let envelope = null;
+    try {
+      envelope = await res.json();
+    } catch {
+      // not an envelope: the status says enough
+    }
+    throw new ApiError(res.status, envelope);
+  }
+  return res.status === 204 ? null : res.json();
+}
+
 export const health = () => get("/eudr/health");
 
 // polygons lists every plot of the environment, with its geometry when

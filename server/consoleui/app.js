@@ -4,11 +4,28 @@
 import { html, render, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
 import { Overview, Plots, Problem } from "./pages.js";
+import { Batches, Shipments, Statements } from "./trade.js";
+import { Webhooks } from "./webhooks.js";
+import { Keys, Suppliers, Ledger } from "./admin.js";
+
+// pages are the console's pages by the first part of the hash, each with
+// its navigation label; the second part, if any, is what it opens.
+const pages = {
+  overview: { label: "Overview", component: Overview },
+  plots: { label: "Plots", component: Plots },
+  batches: { label: "Batches", component: Batches },
+  shipments: { label: "Shipments", component: Shipments },
+  dds: { label: "Statements", component: Statements },
+  webhooks: { label: "Webhooks", component: Webhooks },
+  keys: { label: "Keys", component: Keys },
+  suppliers: { label: "Suppliers", component: Suppliers },
+  ledger: { label: "Ledger", component: Ledger },
+};
 
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
-  if (parts[0] === "plots") return { page: "plots", id: parts[1] || "" };
-  return { page: "overview" };
+  if (parts[0] in pages) return { page: parts[0], id: parts.slice(1).join("/") };
+  return { page: "overview", id: "" };
 }
 
 function SignIn({ onSignedIn }) {
@@ -40,8 +57,7 @@ function SignIn({ onSignedIn }) {
 
 function Nav({ page, onSignOut }) {
   return html`
-    <a href="#/overview" class=${page === "overview" ? "active" : ""}>Overview</a>
-    <a href="#/plots" class=${page === "plots" ? "active" : ""}>Plots</a>
+    ${Object.entries(pages).map(([name, p]) => html`<a href=${"#/" + name} class=${page === name ? "active" : ""}>${p.label}</a>`)}
     <button type="button" class="sign-out" onClick=${onSignOut}>Sign out</button>`;
 }
 
@@ -59,7 +75,8 @@ function App() {
   }, [signedIn, where.page]);
   if (!signedIn) return html`<${SignIn} onSignedIn=${() => setSignedIn(true)} />`;
   if (where.page === "plots") return html`<${Plots} selected=${where.id} />`;
-  return html`<${Overview} />`;
+  const Page = pages[where.page].component;
+  return html`<${Page} id=${where.id} />`;
 }
 
 render(html`<${App} />`, document.getElementById("console"));
