@@ -75,6 +75,7 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/batches/:batchId", authKey, idemNone, a.handleBatchesGet},
 		{"GET", eudrPrefix + "/batches/:batchId/risk-assessment", authKey, idemNone, a.handleBatchesRiskAssessment},
 
+		{"GET", eudrPrefix + "/shipments", authKey, idemNone, a.handleShipmentsList},
 		{"POST", eudrPrefix + "/shipments/link", authKey, idemRequired, a.handleShipmentLink},
 		{"GET", eudrPrefix + "/shipments/:shipmentId", authKey, idemNone, a.handleShipmentGet},
 

@@ -58,13 +58,39 @@ func (a *App) handleShipmentLink(w http.ResponseWriter, r *http.Request, _ httpr
 	})
 }
 
-func (a *App) handleShipmentGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	id := ps.ByName("shipmentId")
-	l, err := a.shipments.Find(r.Context(), tenantFrom(r.Context()), id)
+// handleShipmentsList lists the shipments by their latest links, newest
+// first, optionally those of one batch (?batchId=).
+func (a *App) handleShipmentsList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	page, err := parsePage(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	list, more, err := a.shipments.List(r.Context(), tenantFrom(r.Context()), r.URL.Query().Get("batchId"), page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]shipmentResponse, len(list))
+	for i, l := range list {
+		out[i] = toShipmentResponse(l)
+	}
+	if more {
+		setNextPage(w, r, page, list[len(list)-1].ID)
+	}
+	writeJSON(w, r, http.StatusOK, out)
+}
+
+func (a *App) handleShipmentGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	l, err := a.shipments.Find(r.Context(), tenantFrom(r.Context()), ps.ByName("shipmentId"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, toShipmentResponse(l))
+}
+
+func toShipmentResponse(l *storage.ShipmentLink) shipmentResponse {
 	resp := shipmentResponse{LinkID: l.ID, JobID: l.JobID, BatchID: l.BatchID, ShipmentID: l.ShipmentID,
 		BillOfLading: storage.Optional(l.BillOfLading), ContainerNumbers: l.ContainerNumbers, PortOfEntry: storage.Optional(l.PortOfEntry),
 		ETA: storage.Optional(l.ETA), Status: l.Status, TransactionHash: storage.Optional(l.TransactionHash), LedgerIndex: l.LedgerIndex,
@@ -75,5 +101,5 @@ func (a *App) handleShipmentGet(w http.ResponseWriter, r *http.Request, ps httpr
 	if l.TreeSize > 0 {
 		resp.TreeSize = &l.TreeSize
 	}
-	writeJSON(w, r, http.StatusOK, resp)
+	return resp
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,20 @@ func TestShipments_Link(t *testing.T) {
 		strings.Join(s.ContainerNumbers, ",") != "CSQU3054383" || s.LinkedAt == nil {
 		t.Errorf("GET shipment: %+v", s)
 	}
+
+	// The list has it, by itself or by its batch.
+	for _, q := range []string{"", "?batchId=" + batch} {
+		var list []shipmentResponse
+		mustDecode(t, ta.do("GET", eudrPrefix+"/shipments"+q, "", "X-API-Key", key), &list)
+		if len(list) != 1 || !reflect.DeepEqual(list[0], s) {
+			t.Errorf("GET /shipments%s: %+v, want [%+v]", q, list, s)
+		}
+	}
+	var none []shipmentResponse
+	if mustDecode(t, ta.do("GET", eudrPrefix+"/shipments?batchId=bat_other", "", "X-API-Key", key), &none); len(none) != 0 {
+		t.Errorf("GET /shipments of another batch: %+v", none)
+	}
+	wantError(t, ta.do("GET", eudrPrefix+"/shipments?limit=0", "", "X-API-Key", key), http.StatusBadRequest, apierr.CodeValidationFailed, "")
 
 	// A refusal of the workflow as its answer (the refusals themselves are
 	// shipment's tests').

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -108,4 +109,32 @@ func (tx *Tx) ShipmentLinkOf(t Tenant, shipmentID string) (*ShipmentLink, error)
 // BatchLinkOf returns the latest link of the batch, or ErrNotFound.
 func (tx *Tx) BatchLinkOf(t Tenant, batchID string) (*ShipmentLink, error) {
 	return tx.latestLink(t, bucketBatchLinks, batchID)
+}
+
+// FindShipments returns the latest link of each of the tenant's shipments,
+// the newest link first, one page (After is a link ID), and whether more
+// follow. With batchID not "", only the shipments of that batch.
+func (tx *Tx) FindShipments(t Tenant, batchID string, p Page) ([]*ShipmentLink, bool, error) {
+	links, shipments, _, err := tx.linkBuckets(t)
+	if err != nil || links == nil || shipments == nil {
+		return nil, false, err
+	}
+	var out []*ShipmentLink
+	c := links.Cursor()
+	for k, v := lastBefore(c, []byte(p.After)); k != nil; k, v = c.Prev() {
+		var l ShipmentLink
+		if err := unmarshal(v, &l); err != nil {
+			return nil, false, fmt.Errorf("read shipment link %s: %w", k, err)
+		}
+		// A shipment whose link failed may have been linked again: only
+		// its latest link stands for it.
+		if (batchID != "" && l.BatchID != batchID) || string(shipments.Get([]byte(l.ShipmentID))) != l.ID {
+			continue
+		}
+		if len(out) == p.Limit {
+			return out, true, nil
+		}
+		out = append(out, &l)
+	}
+	return out, false, nil
 }

@@ -102,6 +102,19 @@ func (s *Service) Find(ctx context.Context, t storage.Tenant, shipmentID string)
 	return l, apierr.Named(err, "shipment", shipmentID)
 }
 
+// List returns one page of the tenant's shipments, each by its latest
+// link, newest first; with batchID not "", those of that batch only.
+func (s *Service) List(ctx context.Context, t storage.Tenant, batchID string, p storage.Page) ([]*storage.ShipmentLink, bool, error) {
+	var list []*storage.ShipmentLink
+	var more bool
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		list, more, err = tx.FindShipments(t, batchID, p)
+		return err
+	})
+	return list, more, err
+}
+
 // linkedFields are the outcome of a link's anchoring on the line its job's
 // end is logged with.
 func linkedFields(l *storage.ShipmentLink) func(zerolog.Context) zerolog.Context {
