@@ -1,15 +1,381 @@
-// The console's pages of batches, shipments and due-diligence statements.
+// The console's pages of batches, shipments and due-diligence statements:
+// lists with their filters, one item's page, and the statement's actions
+// (draft, submit, revoke), each change behind a confirmation where it
+// cannot be undone.
 
-import { html } from "./standalone.module.js";
+import { html, useEffect, useState } from "./standalone.module.js";
+import * as api from "./api.js";
+import { Problem } from "./pages.js";
+
+// How often a page that waits for the appliance or the EU system asks again.
+const pollMs = 1000;
+
+const batchStatuses = ["ASSESSING", "VERIFIED", "HIGH_RISK"];
+const ddsStatuses = ["DRAFT", "SUBMITTED", "VALIDATED", "REJECTED", "REVOKED"];
+const activityTypes = ["IMPORT", "EXPORT", "DOMESTIC"];
+
+// canWrite says whether the signed-in user may make changes; without the
+// function (an API key's scopes are not known to the page) the appliance
+// itself refuses what the key may not do.
+const canWrite = () => typeof api.canWrite !== "function" || api.canWrite();
+
+const enc = encodeURIComponent;
+
+// useLoad runs load when the page opens and whenever deps change; reload
+// runs it again without blanking what is shown.
+function useLoad(load, deps) {
+  const [state, setState] = useState({ data: null, error: null });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let live = true;
+    load().then((data) => live && setState({ data, error: null }), (error) => live && setState((s) => ({ data: s.data, error })));
+    return () => { live = false; };
+  }, [...deps, round]);
+  return { ...state, reload: () => setRound((r) => r + 1) };
+}
+
+function when(t) {
+  return t ? new Date(t).toLocaleString() : "—";
+}
+
+function Status({ status }) {
+  return html`<span class=${"trade-status trade-status-" + (status || "none").toLowerCase()}>${status || "—"}</span>`;
+}
+
+function Loading({ error }) {
+  return error ? html`<${Problem} error=${error} />` : html`<p class="muted">Loading…</p>`;
+}
+
+function StatusFilter({ value, statuses, onChange }) {
+  return html`<select aria-label="Status" class="trade-filter" value=${value} onChange=${(e) => onChange(e.target.value)}>
+    <option value="">Every status</option>
+    ${statuses.map((s) => html`<option value=${s}>${s}</option>`)}
+  </select>`;
+}
+
+// Confirm is a modal question before a change that cannot be undone.
+function Confirm({ title, children, action, danger, onConfirm, onCancel, busy }) {
+  return html`<div class="trade-modal" role="dialog" aria-modal="true" aria-labelledby="trade-confirm-title">
+    <div class="card trade-confirm">
+      <h2 id="trade-confirm-title">${title}</h2>
+      ${children}
+      <div class="trade-actions">
+        <button type="button" class="secondary" onClick=${onCancel} disabled=${busy}>Cancel</button>
+        <button type="button" class=${"confirm" + (danger ? " danger" : "")} onClick=${onConfirm} disabled=${busy}>${action}</button>
+      </div>
+    </div>
+  </div>`;
+}
+
+// --- Batches ---
 
 export function Batches({ id }) {
-  return html`<section class="page"><h1>Batches</h1>${id ? html`<p>${id}</p>` : null}</section>`;
+  return id ? html`<${Batch} id=${id} key=${id} />` : html`<${BatchList} />`;
 }
+
+function BatchList() {
+  const [status, setStatus] = useState("");
+  const { data, error } = useLoad(() => api.getAll("/eudr/batches" + (status ? "?status=" + status : "")), [status]);
+  return html`<section class="page trade">
+    <header class="trade-head"><h1>Batches</h1><${StatusFilter} value=${status} statuses=${batchStatuses} onChange=${setStatus} /></header>
+    ${!data ? html`<${Loading} error=${error} />` : data.length === 0 ? html`<p class="muted">No batches${status ? " " + status : ""}.</p>` : html`
+    <table class="trade-table batches-table">
+      <thead><tr><th>Reference</th><th>Commodity</th><th>Status</th><th>Risk</th><th class="number">Plots</th><th>Registered</th></tr></thead>
+      <tbody>${data.map((b) => html`<tr key=${b.batchId} onClick=${() => (location.hash = "#/batches/" + enc(b.batchId))}>
+        <td><a href=${"#/batches/" + enc(b.batchId)}>${b.batchReference}</a></td><td>${b.commodity} (${b.hsCode})</td>
+        <td><${Status} status=${b.status} /></td>
+        <td>${b.riskLevel ? `${b.riskLevel}, ${b.riskScore}` : "—"}</td><td class="number">${b.polygonCount}</td><td>${when(b.createdAt)}</td>
+      </tr>`)}</tbody>
+    </table>`}
+  </section>`;
+}
+
+function Batch({ id }) {
+  const { data, error } = useLoad(async () => {
+    const [batch, risk, shipments] = await Promise.all([
+      api.get("/eudr/batches/" + enc(id)),
+      api.get(`/eudr/batches/${enc(id)}/risk-assessment`),
+      api.get("/eudr/shipments?batchId=" + enc(id)),
+    ]);
+    // The mapping may have been deleted since: the batch keeps its ID.
+    const supplier = await api.get("/eudr/suppliers/" + enc(batch.supplierId)).catch(() => null);
+    return { batch, risk, shipment: shipments[0] || null, supplier };
+  }, [id]);
+  if (!data) return html`<section class="page trade"><h1>Batch</h1><${Loading} error=${error} /></section>`;
+  const { batch: b, risk, shipment, supplier } = data;
+  const q = b.quantity;
+  return html`<section class="page trade batch-page">
+    <p class="trade-back"><a href="#/batches">All batches</a></p>
+    <h1>${b.batchReference} <${Status} status=${b.status} /></h1>
+    ${error && html`<${Problem} error=${error} />`}
+    <div class="cards">
+      <div class="card">
+        <h2>Batch</h2>
+        <dl>
+          <dt>Batch</dt><dd>${b.batchId}</dd>
+          <dt>Commodity</dt><dd>${b.commodity}, HS ${b.hsCode}</dd>
+          <dt>Supplier</dt><dd>${supplier ? `${supplier.name} (${supplier.country}), ` : ""}${b.supplierId}</dd>
+          <dt>Quantity</dt><dd>${q.netMassKg.toLocaleString()} kg${q.supplementaryUnit != null ? `, ${q.supplementaryUnit} ${q.supplementaryUnitType}` : ""}</dd>
+          <dt>Harvest</dt><dd>${b.harvestStart || "?"} to ${b.harvestEnd || "?"}</dd>
+          <dt>Registered</dt><dd>${when(b.createdAt)}</dd>
+          <dt>Shipment</dt><dd class="batch-shipment">${shipment
+            ? html`<a href=${"#/shipments/" + enc(shipment.shipmentId)}>${shipment.shipmentId}</a> <${Status} status=${shipment.status} />`
+            : "not linked to a shipment"}</dd>
+        </dl>
+      </div>
+      <div class="card">
+        <h2>Plots (${b.polygonIds.length})</h2>
+        <ul class="trade-plots">${b.polygonIds.map((p) => html`<li><a href=${"#/plots/" + enc(p)}>${p}</a></li>`)}</ul>
+      </div>
+    </div>
+    <${RiskAssessment} risk=${risk} />
+    ${b.status === "VERIFIED" && shipment && shipment.status === "LINKED" && canWrite() &&
+      html`<${DraftStatement} batch=${b} operatorUuid=${supplier ? supplier.euOperatorUuid : ""} />`}
+  </section>`;
+}
+
+function RiskAssessment({ risk }) {
+  if (risk.status === "ASSESSING") return html`<div class="card"><h2>Risk assessment</h2><p class="muted">The batch is being assessed.</p></div>`;
+  return html`<div class="card risk-assessment">
+    <h2>Risk assessment: ${risk.riskLevel}, score ${risk.riskScore} (negligible at most ${risk.maxScore})</h2>
+    <table class="trade-table risk-factors">
+      <thead><tr><th>Factor</th><th>Score</th><th>Inputs</th><th>Why</th></tr></thead>
+      <tbody>${risk.factors.map((f) => html`<tr data-factor=${f.name}>
+        <td>${f.name}</td><td class="number">${f.score}</td><td><${FactorInputs} name=${f.name} inputs=${f.inputs} /></td><td>${f.explanation}</td>
+      </tr>`)}</tbody>
+    </table>
+    <p class="muted">Assessed ${when(risk.assessedAt)} by ${risk.engineVersion} (appliance ${risk.appVersion}).</p>
+  </div>`;
+}
+
+function FactorInputs({ name, inputs }) {
+  if (name === "country_benchmark") {
+    return html`<span>benchmark ${inputs.benchmarkVersion}: ${inputs.countries.map((c) =>
+      `${c.country} ${c.riskClass} (${c.polygonCount} plot${c.polygonCount === 1 ? "" : "s"}, ${c.areaHa.toFixed(2)} ha)`).join("; ")}</span>`;
+  }
+  return html`<dl class="trade-inputs">${Object.entries(inputs).map(([k, v]) => html`<dt>${k}</dt><dd>${k === "maxRiskPolygonId" ? html`<a href=${"#/plots/" + enc(v)}>${v}</a>` : String(v)}</dd>`)}</dl>`;
+}
+
+// DraftStatement makes a DRAFT statement of the batch and opens it.
+function DraftStatement({ batch, operatorUuid }) {
+  const [activityType, setActivityType] = useState("IMPORT");
+  const [operator, setOperator] = useState(operatorUuid);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const dds = await api.send("POST", "/eudr/declarations/dds", { batchIds: [batch.batchId], activityType, operatorUuid: operator.trim() });
+      location.hash = "#/dds/" + enc(dds.ddsId);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return html`<form class="card draft-form" onSubmit=${submit}>
+    <h2>Draft a due-diligence statement</h2>
+    <p class="muted">A draft is not filed: it is built from this batch, and can be checked before it is submitted.</p>
+    <label>Activity <select name="activityType" value=${activityType} onChange=${(e) => setActivityType(e.target.value)}>
+      ${activityTypes.map((a) => html`<option value=${a}>${a}</option>`)}
+    </select></label>
+    <label>Operator (EU operator UUID) <input name="operatorUuid" required value=${operator} onInput=${(e) => setOperator(e.target.value)} /></label>
+    ${error && html`<${Problem} error=${error} />`}
+    <div class="trade-actions"><button type="submit" disabled=${busy}>Draft the statement</button></div>
+  </form>`;
+}
+
+// --- Shipments ---
 
 export function Shipments({ id }) {
-  return html`<section class="page"><h1>Shipments</h1>${id ? html`<p>${id}</p>` : null}</section>`;
+  return id ? html`<${Shipment} id=${id} key=${id} />` : html`<${ShipmentList} />`;
 }
 
+function ShipmentList() {
+  const { data, error } = useLoad(() => api.getAll("/eudr/shipments"), []);
+  return html`<section class="page trade">
+    <header class="trade-head"><h1>Shipments</h1></header>
+    ${!data ? html`<${Loading} error=${error} />` : data.length === 0 ? html`<p class="muted">No shipments.</p>` : html`
+    <table class="trade-table shipments-table">
+      <thead><tr><th>Shipment</th><th>Batch</th><th>Status</th><th>Port of entry</th><th>Containers</th><th>Linked</th></tr></thead>
+      <tbody>${data.map((s) => html`<tr key=${s.shipmentId} onClick=${() => (location.hash = "#/shipments/" + enc(s.shipmentId))}>
+        <td><a href=${"#/shipments/" + enc(s.shipmentId)}>${s.shipmentId}</a></td><td>${s.batchId}</td><td><${Status} status=${s.status} /></td>
+        <td>${s.portOfEntry || "—"}</td><td>${s.containerNumbers.join(", ") || "—"}</td><td>${when(s.linkedAt)}</td>
+      </tr>`)}</tbody>
+    </table>`}
+  </section>`;
+}
+
+function Shipment({ id }) {
+  const { data: s, error, reload } = useLoad(() => api.get("/eudr/shipments/" + enc(id)), [id]);
+  // A link waits for its ledger entry: ask again until it has one.
+  useEffect(() => {
+    if (s && s.status === "PENDING") {
+      const t = setTimeout(reload, pollMs);
+      return () => clearTimeout(t);
+    }
+  }, [s]);
+  if (!s) return html`<section class="page trade"><h1>Shipment</h1><${Loading} error=${error} /></section>`;
+  return html`<section class="page trade shipment-page">
+    <p class="trade-back"><a href="#/shipments">All shipments</a></p>
+    <h1>${s.shipmentId} <${Status} status=${s.status} /></h1>
+    <div class="card">
+      <dl>
+        <dt>Batch</dt><dd><a href=${"#/batches/" + enc(s.batchId)}>${s.batchId}</a></dd>
+        <dt>Containers</dt><dd>${s.containerNumbers.join(", ") || "—"}</dd>
+        <dt>Port of entry</dt><dd>${s.portOfEntry || "—"}</dd>
+        <dt>Bill of lading</dt><dd>${s.billOfLading || "—"}</dd>
+        <dt>ETA</dt><dd>${s.eta || "—"}</dd>
+        <dt>Accepted</dt><dd>${when(s.createdAt)}</dd>
+        <dt>Anchored</dt><dd>${when(s.linkedAt)}</dd>
+        <dt>Transaction</dt><dd class="trade-hash shipment-tx">${s.transactionHash || "—"}</dd>
+        <dt>Ledger entry</dt><dd>${s.ledgerIndex != null ? html`<a href=${"#/ledger/" + s.ledgerIndex}>#${s.ledgerIndex}</a>` : "—"}</dd>
+        <dt>Checkpoint</dt><dd class="trade-hash">${s.treeSize != null ? `size ${s.treeSize}, root ${s.rootHash}` : "—"}</dd>
+      </dl>
+    </div>
+  </section>`;
+}
+
+// --- Statements ---
+
 export function Statements({ id }) {
-  return html`<section class="page"><h1>Statements</h1>${id ? html`<p>${id}</p>` : null}</section>`;
+  return id ? html`<${Statement} id=${id} key=${id} />` : html`<${StatementList} />`;
+}
+
+function StatementList() {
+  const [status, setStatus] = useState("");
+  const { data, error } = useLoad(() => api.getAll("/eudr/declarations/dds" + (status ? "?status=" + status : "")), [status]);
+  return html`<section class="page trade">
+    <header class="trade-head"><h1>Due-diligence statements</h1><${StatusFilter} value=${status} statuses=${ddsStatuses} onChange=${setStatus} /></header>
+    ${!data ? html`<${Loading} error=${error} />` : data.length === 0 ? html`<p class="muted">No statements${status ? " " + status : ""}.</p>` : html`
+    <table class="trade-table dds-table">
+      <thead><tr><th>Statement</th><th>Status</th><th>Activity</th><th class="number">Batches</th><th>Reference number</th><th>Drafted</th></tr></thead>
+      <tbody>${data.map((d) => html`<tr key=${d.ddsId} onClick=${() => (location.hash = "#/dds/" + enc(d.ddsId))}>
+        <td><a href=${"#/dds/" + enc(d.ddsId)}>${d.internalReference || d.ddsId}</a></td><td><${Status} status=${d.status} /></td>
+        <td>${d.activityType}</td><td class="number">${d.batchIds.length}</td><td>${d.referenceNumber || "—"}</td><td>${when(d.createdAt)}</td>
+      </tr>`)}</tbody>
+    </table>`}
+  </section>`;
+}
+
+// waiting says whether a statement is about to change by itself: its
+// submission is under way, or the EU system has not decided yet.
+function waiting(d) {
+  return d.status === "SUBMITTED" || (d.status === "DRAFT" && d.submission && d.submission.status !== "FAILED");
+}
+
+function Statement({ id }) {
+  const { data: d, error, reload } = useLoad(() => api.get("/eudr/declarations/dds/" + enc(id)), [id]);
+  const [asking, setAsking] = useState(null); // "submit" or "revoke"
+  const [busy, setBusy] = useState(false);
+  const [actionError, setActionError] = useState(null);
+  useEffect(() => {
+    if (d && waiting(d)) {
+      const t = setTimeout(reload, pollMs);
+      return () => clearTimeout(t);
+    }
+  }, [d]);
+  if (!d) return html`<section class="page trade"><h1>Statement</h1><${Loading} error=${error} /></section>`;
+
+  const act = async () => {
+    setBusy(true);
+    setActionError(null);
+    try {
+      if (asking === "submit") {
+        const { jobId } = await api.send("POST", `/eudr/declarations/dds/${enc(d.ddsId)}/submit`);
+        setAsking(null);
+        reload(); // shows the submission under way
+        await untilDone(jobId);
+      } else {
+        await api.send("POST", `/eudr/declarations/dds/${enc(d.ddsId)}/revoke`);
+      }
+    } catch (err) {
+      setActionError(err);
+    }
+    setBusy(false);
+    setAsking(null);
+    reload();
+  };
+  const write = canWrite();
+  return html`<section class="page trade dds-page">
+    <p class="trade-back"><a href="#/dds">All statements</a></p>
+    <h1>${d.internalReference || d.ddsId} <${Status} status=${d.status} /></h1>
+    ${error && html`<${Problem} error=${error} />`}
+    ${actionError && html`<${Problem} error=${actionError} />`}
+    ${write && (d.status === "DRAFT" || d.status === "SUBMITTED" || d.status === "VALIDATED") && html`<div class="trade-actions dds-actions">
+      ${d.status === "DRAFT" && html`<button type="button" class="dds-submit" disabled=${busy || waiting(d)} onClick=${() => setAsking("submit")}>Submit to the EU system</button>`}
+      ${d.status !== "DRAFT" && html`<button type="button" class="dds-revoke danger" disabled=${busy} onClick=${() => setAsking("revoke")}>Revoke</button>`}
+    </div>`}
+    ${waiting(d) && html`<p class="muted dds-waiting">${d.status === "DRAFT" ? "Filing the statement…" : "Waiting for the EU system to decide…"}</p>`}
+    <${Submission} s=${d.submission} />
+    ${d.reasons.length > 0 && html`<p class="console-error">Rejected: ${d.reasons.join("; ")}</p>`}
+    <div class="cards">
+      <${StatementSummary} d=${d} />
+      <div class="card">
+        <h2>History</h2>
+        <${Timeline} history=${d.history} />
+      </div>
+    </div>
+    ${asking === "submit" && html`<${Confirm} title="Submit this statement?" action="Submit" busy=${busy} onConfirm=${act} onCancel=${() => setAsking(null)}>
+      <p>The statement is filed to the EU information system${document.body.dataset.environment === "sandbox"
+        ? " (in the sandbox, its simulator: nothing is filed for real)" : ""}. Once filed it cannot be changed or taken back
+        into draft: only revoked.</p>
+    </${Confirm}>`}
+    ${asking === "revoke" && html`<${Confirm} title="Revoke this statement?" action="Revoke" danger=${true} busy=${busy} onConfirm=${act} onCancel=${() => setAsking(null)}>
+      <p>The statement ${d.referenceNumber || ""} is withdrawn in the EU information system. <strong>This cannot be undone</strong>:
+        a revoked statement cannot be used again; the goods need a new statement.</p>
+    </${Confirm}>`}
+  </section>`;
+}
+
+// untilDone polls a job until it has completed or failed.
+async function untilDone(jobId) {
+  for (;;) {
+    const job = await api.get("/eudr/jobs/" + enc(jobId));
+    if (job.status === "COMPLETED" || job.status === "FAILED") return job;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+function Submission({ s }) {
+  if (!s) return null;
+  if (s.error) return html`<p class="console-error">The submission failed: ${s.error.message}</p>`;
+  if (s.lastAttempt) {
+    return html`<p class="muted">The EU system could not take it (${s.lastAttempt.message}); trying again at ${when(s.nextAttemptAt)}.</p>`;
+  }
+  return null;
+}
+
+function StatementSummary({ d }) {
+  const st = d.statement;
+  const plots = (c) => c.producers.reduce((n, p) => n + p.geometryGeojson.features.length, 0);
+  return html`<div class="card dds-summary">
+    <h2>Statement</h2>
+    <dl>
+      <dt>Statement</dt><dd>${d.ddsId}</dd>
+      <dt>Activity</dt><dd>${d.activityType}${st.countryOfActivity ? ` in ${st.countryOfActivity}` : ""}${st.borderCrossCountry ? `, entry ${st.borderCrossCountry}` : ""}</dd>
+      <dt>Operator</dt><dd>${st.operator.name} (${st.operator.country}${st.operator.eori ? ", EORI " + st.operator.eori : ""}), ${d.operatorUuid}</dd>
+      <dt>Reference number</dt><dd class="dds-reference">${d.referenceNumber || "—"}</dd>
+      <dt>Verification number</dt><dd class="dds-verification">${d.verificationNumber || "—"}</dd>
+      <dt>Batches</dt><dd>${d.batchIds.map((b, i) => html`${i > 0 ? ", " : ""}<a href=${"#/batches/" + enc(b)}>${b}</a>`)}</dd>
+      ${d.part && html`<dt>Part</dt><dd>${d.part} of the statement ${d.splitOf}</dd>`}
+    </dl>
+    <table class="trade-table dds-commodities">
+      <thead><tr><th>#</th><th>HS</th><th>Goods</th><th class="number">Net mass (kg)</th><th class="number">Producers</th><th class="number">Plots</th></tr></thead>
+      <tbody>${st.commodities.map((c) => html`<tr>
+        <td>${c.position}</td><td>${c.hsHeading}</td><td>${c.descriptionOfGoods}</td>
+        <td class="number">${c.netWeightKg != null ? c.netWeightKg.toLocaleString() : "—"}</td>
+        <td class="number">${c.producers.length}</td><td class="number">${plots(c)}</td>
+      </tr>`)}</tbody>
+    </table>
+  </div>`;
+}
+
+function Timeline({ history }) {
+  return html`<ol class="dds-timeline">${history.map((h) => html`<li class=${"dds-step-" + h.status.toLowerCase()} data-status=${h.status}>
+    <div class="dds-timeline-head"><${Status} status=${h.status} /> <time>${when(h.at)}</time></div>
+    <div class="muted">by ${h.actor === "eu-system" ? "the EU system" : h.actor}${h.note ? ": " + h.note : ""}</div>
+    ${h.ledgerIndex != null && html`<div><a href=${"#/ledger/" + h.ledgerIndex}>ledger entry #${h.ledgerIndex}</a></div>`}
+  </li>`)}</ol>`;
 }
