@@ -129,8 +129,9 @@ function Batch({ id }) {
       </div>
     </div>
     <${RiskAssessment} risk=${risk} />
-    ${b.status === "VERIFIED" && shipment && shipment.status === "LINKED" && canWrite() &&
-      html`<${DraftStatement} batch=${b} operatorUuid=${supplier ? supplier.euOperatorUuid : ""} />`}
+    ${b.status === "VERIFIED" && canWrite() && (shipment && shipment.status === "LINKED"
+      ? html`<${DraftStatement} batch=${b} operatorUuid=${supplier ? supplier.euOperatorUuid : ""} />`
+      : html`<p class="muted">A statement can be drafted once the batch is linked to a shipment (POST /shipments/link).</p>`)}
   </section>`;
 }
 
