@@ -1,8 +1,10 @@
 // The console's one door to the API: every request of the console goes
-// through here, with the credential the user signed in with. Today that
-// is an API key, held in this module's memory only (never in storage: a
-// reload signs out); a session cookie can replace it without the pages
-// noticing, since they only call signIn, signOut, signedIn and the readers.
+// through here, with the credential the user signed in with. That is
+// either a console session (a user's name and password: an HttpOnly
+// cookie the browser sends by itself, and a CSRF token held in this
+// module's memory for writes) or an API key, held in memory only (never
+// in storage: a reload signs out). Pages do not tell them apart: they call
+// the readers, send and canWrite.
 
 const base = document.body.dataset.api; // "/api/v1/enterprise"
 
@@ -10,7 +12,22 @@ const base = document.body.dataset.api; // "/api/v1/enterprise"
 // thousand plots.
 const pageLimit = 1000;
 
-let credential = null; // the headers that authenticate a request
+// sessionHint marks in this browser's storage that a session cookie was
+// set here, so that a reloaded page asks the appliance who is signed in,
+// and a page never signed in does not (that answer would be a 401). It is
+// no credential: the cookie is HttpOnly, the CSRF token stays in memory.
+const sessionHint = "eudr-console-session";
+
+let credential = null; // the headers of an API key sign-in
+let session = null; // who is signed in by cookie, with the CSRF token
+let onEnded = () => {}; // told when the appliance ends the session
+
+// onSessionEnded sets what to do when a request finds the session ended
+// (unused for auth.session_idle, past auth.session_max, the password
+// reset): the page asks to sign in again.
+export function onSessionEnded(fn) {
+  onEnded = fn;
+}
 
 // ApiError is a refused request, with the API's error envelope.
 export class ApiError extends Error {
@@ -19,7 +36,27 @@ export class ApiError extends Error {
     this.status = status;
     this.code = body && body.code;
     this.details = (body && body.details) || [];
+    // The API words every 403 for keys; a reader is told in words of
+    // roles.
+    if (this.details.some((d) => d.code === "SCOPE_REQUIRED")) {
+      this.message = "Not allowed: you are signed in to read only";
+    }
   }
+}
+
+async function refused(res) {
+  if (res.status === 401 && session) {
+    session = null;
+    localStorage.removeItem(sessionHint);
+    onEnded();
+  }
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    // not an envelope: the status says enough
+  }
+  return new ApiError(res.status, body);
 }
 
 async function request(path) {
@@ -28,16 +65,20 @@ async function request(path) {
     credentials: "same-origin",
     cache: "no-store",
   });
-  if (!res.ok) {
-    let body = null;
-    try {
-      body = await res.json();
-    } catch {
-      // not an envelope: the status says enough
-    }
-    throw new ApiError(res.status, body);
-  }
+  if (!res.ok) throw await refused(res);
   return { data: await res.json(), next: res.headers.get("X-Next-Cursor") };
+}
+
+// write sends a change with a body of its type (or none): the
+// credential, the session's CSRF token and an Idempotency-Key of its own,
+// so a retried click is not done twice by the appliance.
+async function write(method, path, body, contentType) {
+  const headers = { Accept: "application/json", "Idempotency-Key": crypto.randomUUID(), ...(credential || {}) };
+  if (session) headers["X-CSRF-Token"] = session.csrfToken;
+  if (body !== undefined) headers["Content-Type"] = contentType;
+  const res = await fetch(base + path, { method, headers, body, credentials: "same-origin", cache: "no-store" });
+  if (!res.ok) throw await refused(res);
+  return res.status === 204 ? null : res.json();
 }
 
 // signIn checks the key against the API before keeping it, so a wrong key
@@ -52,11 +93,69 @@ export async function signIn(apiKey) {
   }
 }
 
-export function signOut() {
+// signInUser opens a console session with a user's name and password.
+export async function signInUser(username, password) {
+  const res = await fetch(base + "/auth/session", {
+    method: "POST",
+    headers: { Accept: "application/json", "Content-Type": "application/json" },
+    body: JSON.stringify({ username, password }),
+    credentials: "same-origin",
+    cache: "no-store",
+  });
+  if (!res.ok) throw await refused(res);
   credential = null;
+  session = await res.json();
+  localStorage.setItem(sessionHint, "1");
+  return session;
+}
+
+// restore finds the session of a reloaded page: the cookie survived, and
+// the appliance gives the CSRF token again. It answers the session, or
+// null when there is none (never signed in here, ended, signed out).
+export async function restore() {
+  if (!localStorage.getItem(sessionHint)) return null;
+  try {
+    session = await get("/auth/session");
+    return session;
+  } catch {
+    localStorage.removeItem(sessionHint);
+    return null;
+  }
+}
+
+// signOut ends the session on the appliance (or forgets the key).
+export async function signOut() {
+  const was = session;
+  credential = null;
+  localStorage.removeItem(sessionHint);
+  if (!was) return;
+  try {
+    await fetch(base + "/auth/session", {
+      method: "DELETE",
+      headers: { Accept: "application/json", "X-CSRF-Token": was.csrfToken },
+      credentials: "same-origin",
+      cache: "no-store",
+    });
+  } finally {
+    session = null;
+  }
 }
 
 export function signedIn() {
+  return credential !== null || session !== null;
+}
+
+// who is signed in: { username, role } of a session, or { apiKey: true }.
+export function who() {
+  if (session) return { username: session.username, role: session.role };
+  return credential ? { apiKey: true } : null;
+}
+
+// canWrite says whether to offer changes. A reader's session reads only;
+// the API does not tell a key its scopes, so a key is offered them and a
+// read-only one is refused by the API (403 SCOPE_REQUIRED).
+export function canWrite() {
+  if (session) return session.role !== "reader";
   return credential !== null;
 }
 
@@ -80,28 +179,9 @@ export async function getAll(path, onPage) {
 }
 
 // send makes a change: a POST, PUT or DELETE with a JSON body (or none).
-// Each call carries an Idempotency-Key of its own, so a retried click is
-// not done twice by the appliance. It answers the body, or null for 204.
-export async function send(method, path, body) {
-  const headers = { Accept: "application/json", "Idempotency-Key": crypto.randomUUID(), ...(credential || {}) };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(base + path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: "same-origin",
-    cache: "no-store",
-  });
-  if (!res.ok) {
-    let envelope = null;
-    try {
-      envelope = await res.json();
-    } catch {
-      // not an envelope: the status says enough
-    }
-    throw new ApiError(res.status, envelope);
-  }
-  return res.status === 204 ? null : res.json();
+// It answers the body, or null for 204.
+export function send(method, path, body) {
+  return write(method, path, body === undefined ? undefined : JSON.stringify(body), "application/json");
 }
 
 export const health = () => get("/eudr/health");
@@ -110,3 +190,11 @@ export const health = () => get("/eudr/health");
 // asked (one request per thousand plots either way).
 export const polygons = ({ geometry = false } = {}, onPage) =>
   getAll("/eudr/polygons" + (geometry ? "?include=geometry" : ""), onPage);
+
+// uploadPlots sends a GeoJSON FeatureCollection as it was read from a file
+// and answers { jobId, featureCount } of the job that screens it.
+export const uploadPlots = (text) => write("POST", "/eudr/polygons", text, "application/geo+json");
+
+// job reads a job's state and counts; one result is enough, the counts
+// cover them all.
+export const job = (id) => get("/eudr/jobs/" + encodeURIComponent(id) + "?limit=1");

@@ -1,5 +1,6 @@
-// The console's entry: sign-in, the navigation and a router by the URL's
-// hash (#/overview, #/plots, #/plots/{polygonId}).
+// The console's entry: sign-in (a user, or an API key), the navigation with
+// who is signed in, and a router by the URL's hash (#/overview, #/plots,
+// #/plots/{polygonId}).
 
 import { html, render, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
@@ -28,8 +29,18 @@ function route() {
   return { page: "overview", id: "" };
 }
 
-function SignIn({ onSignedIn }) {
-  const [key, setKey] = useState("");
+// SignIn asks for a user's name and password; an API key is the other
+// way in, for integrators who have one and no user.
+function SignIn({ onSignedIn, ended }) {
+  return html`<div class="sign-in-page">
+    ${ended && html`<p class="console-error" role="alert">Your session has ended: sign in again.</p>`}
+    <${UserSignIn} onSignedIn=${onSignedIn} />
+    <${KeySignIn} onSignedIn=${onSignedIn} />
+  </div>`;
+}
+
+// useSubmit runs a sign-in, keeping its error and whether it is under way.
+function useSubmit(signIn, onSignedIn) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e) => {
@@ -37,43 +48,77 @@ function SignIn({ onSignedIn }) {
     setBusy(true);
     setError(null);
     try {
-      onSignedIn(await api.signIn(key.trim()));
+      await signIn();
+      onSignedIn();
     } catch (err) {
       setError(err);
-    } finally {
       setBusy(false);
     }
   };
-  return html`<form class="card sign-in" onSubmit=${submit}>
+  return { error, busy, submit };
+}
+
+function UserSignIn({ onSignedIn }) {
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
+  const { error, busy, submit } = useSubmit(() => api.signInUser(username.trim(), password), onSignedIn);
+  return html`<form class="card sign-in-user" onSubmit=${submit}>
     <h1>Sign in</h1>
-    <p class="muted">With an API key of this environment (${document.body.dataset.environment}). It is kept in this tab's
-      memory only: reloading the page signs you out.</p>
-    <label>API key <input id="api-key" type="password" autocomplete="off" required value=${key}
-      onInput=${(e) => setKey(e.target.value)} /></label>
+    <p class="muted">With your user of this appliance, to the ${document.body.dataset.environment} environment.</p>
+    <label>Username <input id="username" autocomplete="username" required value=${username}
+      onInput=${(e) => setUsername(e.target.value)} /></label>
+    <label>Password <input id="password" type="password" autocomplete="current-password" required value=${password}
+      onInput=${(e) => setPassword(e.target.value)} /></label>
     ${error && html`<${Problem} error=${error} />`}
     <button type="submit" disabled=${busy}>Sign in</button>
   </form>`;
 }
 
+function KeySignIn({ onSignedIn }) {
+  const [key, setKey] = useState("");
+  const { error, busy, submit } = useSubmit(() => api.signIn(key.trim()), onSignedIn);
+  return html`<form class="card sign-in" onSubmit=${submit}>
+    <h2>Sign in with an API key</h2>
+    <p class="muted">For integrators: a key of this environment. It is kept in this tab's memory only: reloading the
+      page signs you out.</p>
+    <label>API key <input id="api-key" type="password" autocomplete="off" required value=${key}
+      onInput=${(e) => setKey(e.target.value)} /></label>
+    ${error && html`<${Problem} error=${error} />`}
+    <button type="submit" disabled=${busy}>Sign in with the key</button>
+  </form>`;
+}
+
 function Nav({ page, onSignOut }) {
+  const who = api.who();
   return html`
     ${Object.entries(pages).map(([name, p]) => html`<a href=${"#/" + name} class=${page === name ? "active" : ""}>${p.label}</a>`)}
+    <span class="console-user" title=${who.apiKey ? "Signed in with an API key" : "Signed in as"}>
+      ${who.apiKey ? "API key" : html`${who.username} <span class="console-role">${who.role}</span>`}</span>
     <button type="button" class="sign-out" onClick=${onSignOut}>Sign out</button>`;
 }
 
 function App() {
   const [where, setWhere] = useState(route());
-  const [signedIn, setSignedIn] = useState(api.signedIn());
+  // null while a reloaded page asks whether its session lives on.
+  const [signedIn, setSignedIn] = useState(null);
+  const [ended, setEnded] = useState(false);
   useEffect(() => {
+    api.onSessionEnded(() => {
+      setEnded(true);
+      setSignedIn(false);
+    });
+    api.restore().then((s) => setSignedIn(s !== null));
     const onHash = () => setWhere(route());
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
   }, []);
   const nav = document.getElementById("console-nav");
   useEffect(() => {
-    render(signedIn ? html`<${Nav} page=${where.page} onSignOut=${() => { api.signOut(); setSignedIn(false); }} />` : null, nav);
+    const signOut = () => api.signOut().finally(() => setSignedIn(false));
+    render(signedIn ? html`<${Nav} page=${where.page} onSignOut=${signOut} />` : null, nav);
   }, [signedIn, where.page]);
-  if (!signedIn) return html`<${SignIn} onSignedIn=${() => setSignedIn(true)} />`;
+  if (signedIn === null) return html`<p class="console-message muted">Loading…</p>`;
+  if (!signedIn) return html`<${SignIn} ended=${ended} onSignedIn=${() => { setEnded(false); setSignedIn(true); }} />`;
   if (where.page === "plots") return html`<${Plots} selected=${where.id} />`;
   const Page = pages[where.page].component;
   return html`<${Page} id=${where.id} />`;

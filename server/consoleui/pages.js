@@ -1,9 +1,10 @@
-// The console's pages: the overview and the plots. Each reads what it shows
-// through api.js when it opens.
+// The console's pages: the overview and the plots (with their upload).
+// Each reads what it shows through api.js when it opens.
 
 import { html, useEffect, useMemo, useRef, useState } from "./standalone.module.js";
 import * as api from "./api.js";
 import { PlotMap, verdictColours, verdicts } from "./map.js";
+import { PlotUpload } from "./upload.js";
 
 // The table beside the map lists this many plots; the map draws them all.
 const tableRows = 200;
@@ -82,13 +83,18 @@ export function Plots({ selected }) {
   const [shown, setShown] = useState(verdicts);
   const [commodity, setCommodity] = useState("");
 
-  useEffect(() => {
-    const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`) });
-    plotMap.current = m;
-    api.polygons({ geometry: true }, setLoaded).then((list) => {
+  // load reads every plot and draws them, in place of those drawn before.
+  const load = () => {
+    const m = plotMap.current;
+    return api.polygons({ geometry: true }, setLoaded).then((list) => {
       setPlots(list);
       return m.show(list);
     }).catch(setError);
+  };
+  useEffect(() => {
+    const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`) });
+    plotMap.current = m;
+    load();
     return () => m.remove();
   }, []);
 
@@ -120,6 +126,7 @@ export function Plots({ selected }) {
       </div>
     </div>
     <aside class="plots-side">
+      ${api.canWrite() && html`<${PlotUpload} onScreened=${load} />`}
       ${error && html`<${Problem} error=${error} />`}
       ${!plots && !error && html`<p class="muted">Loading plots… ${loaded || ""}</p>`}
       ${current && html`<${PlotDetail} plot=${current} />`}

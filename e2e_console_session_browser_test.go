@@ -1,0 +1,253 @@
+package main_test
+
+// The operator console with the appliance's users, in a real browser: an
+// admin made by `eudr admin create-user` signs in with a name and password,
+// uploads a GeoJSON file of plots and watches it screened onto the map,
+// stays signed in across a reload and signs out; a reader sees no upload,
+// and the appliance refuses a write made with the reader's session.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// sessionConsoleBrowser starts a headless Chromium recording what its page
+// does, as TestConsole_Browser does.
+func sessionConsoleBrowser(t *testing.T) (context.Context, *pageActivity) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Flag("use-angle", "swiftshader"),
+		chromedp.Flag("enable-unsafe-swiftshader", true),
+		chromedp.WindowSize(1400, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelBrowser)
+	activity := &pageActivity{}
+	if err := chromedp.Listen(browserCtx, activity.record); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(browserCtx, 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx, activity
+}
+
+// sessionCreateUser makes a user with the CLI on a stopped appliance's data
+// dir and returns its password.
+func sessionCreateUser(t *testing.T, dataDir, username, role string) string {
+	t.Helper()
+	res := runCLI(t, dataDir, nil, "admin", "create-user", "--username", username, "--role", role)
+	password := strings.TrimSpace(res.Stdout)
+	if res.Code != 0 || password == "" {
+		t.Fatalf("create-user %s: exit %d, stdout %q, stderr %q", username, res.Code, res.Stdout, res.Stderr)
+	}
+	return password
+}
+
+func TestConsole_SessionBrowser(t *testing.T) {
+	p := startServer(t, noRateLimit...)
+	base := p.SandboxURL
+	key := p.createKey(t, sandbox)
+	// Two plots are there before the upload.
+	before := polCollection(
+		polFeature(polSquare(-2.5, 5.5, 0.002), map[string]any{"commodity": "cocoa", "producerCountry": "GH", "externalId": "old-1"}),
+		polFeature(polSquare(-2.4, 5.5, 0.002), map[string]any{"commodity": "cocoa", "producerCountry": "GH", "externalId": "old-2"}),
+	)
+	polWaitJob(t, base, key, polMustPost(t, base, key, before, 2), 2*time.Minute)
+	p.Stop(t)
+	adminPassword := sessionCreateUser(t, p.DataDir, "ada", "admin")
+	readerPassword := sessionCreateUser(t, p.DataDir, "rita", "reader")
+	p = p.Restart(t)
+	base = p.SandboxURL
+
+	// The file to upload: three plots, one in the sandbox's deforestation
+	// box (HIGH_RISK); and a file the appliance refuses, a ring not closed.
+	dir := t.TempDir()
+	upload := filepath.Join(dir, "plots.geojson")
+	body := polCollection(
+		polFeature(polSquare(-61.5, -10.5, 0.002), map[string]any{"commodity": "cattle", "producerCountry": "BR", "externalId": "new-1"}),
+		polFeature(polSquare(-2.3, 5.5, 0.002), map[string]any{"commodity": "cocoa", "producerCountry": "GH", "externalId": "new-2"}),
+		polFeature(polSquare(-2.2, 5.5, 0.002), map[string]any{"commodity": "cocoa", "producerCountry": "GH", "externalId": "new-3"}),
+	)
+	broken := filepath.Join(dir, "broken.geojson")
+	brokenBody := polCollection(polFeature(`{"type":"Polygon","coordinates":[[[-2,5],[-2,5.01],[-1.99,5.01],[-1.99,5]]]}`,
+		map[string]any{"commodity": "cocoa", "producerCountry": "GH"}))
+	for name, data := range map[string]string{upload: body, broken: brokenBody} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ctx, activity := sessionConsoleBrowser(t)
+	poll := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
+	}
+	fail := func(what string, err error) {
+		t.Helper()
+		requests, _, problems := activity.snapshot()
+		t.Fatalf("%s: %v\nrequests: %v\nproblems: %v", what, err, requests, problems)
+	}
+	signIn := func(username, password string) error {
+		return chromedp.Do(ctx,
+			chromedp.WaitVisible(chromedp.CSS("#username")),
+			chromedp.SendKeys(chromedp.CSS("#username"), username),
+			chromedp.SendKeys(chromedp.CSS("#password"), password),
+			chromedp.Click(chromedp.CSS(".sign-in-user button")),
+			poll(`document.querySelector(".console-user") !== null`),
+		)
+	}
+	header := func() string {
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".console-user")?.innerText ?? ""`))
+		if err != nil {
+			t.Fatalf("read the header: %v", err)
+		}
+		return s
+	}
+
+	// The admin signs in with a name and password; the header says who.
+	err := chromedp.Do(ctx, chromedp.Navigate(base+"/console"), chromedp.WaitVisible(chromedp.CSS("#api-key")))
+	if err != nil {
+		fail("the sign-in page did not show the key sign-in too", err)
+	}
+	shots := consoleScreenshot(t, ctx, "console-session-sign-in.png", "")
+	if err := signIn("ada", adminPassword); err != nil {
+		fail("the admin did not sign in", err)
+	}
+	if h := header(); !strings.Contains(h, "ada") || !strings.Contains(strings.ToLower(h), "admin") {
+		t.Errorf("the header reads %q, want the admin's name and role", h)
+	}
+
+	// A file the appliance refuses: each problem listed with its path.
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`),
+		poll(`document.body.dataset.plotsDrawn === "2"`),
+		chromedp.SetUploadFiles(chromedp.CSS("#plot-file"), []string{broken}),
+		poll(`document.querySelector(".upload-problems li") !== null`),
+	)
+	if err != nil {
+		fail("a refused file was not explained", err)
+	}
+	problem, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".upload-problems li").innerText`))
+	if !strings.Contains(problem, "features[0].geometry") {
+		t.Errorf("the refused file's problem reads %q, want its path in the file", problem)
+	}
+	consoleScreenshot(t, ctx, "console-upload-refused.png", shots)
+
+	// The good file: screened, counted by verdict, drawn.
+	err = chromedp.Do(ctx,
+		chromedp.SetUploadFiles(chromedp.CSS("#plot-file"), []string{upload}),
+		poll(`document.querySelector('[data-job-status="COMPLETED"]') !== null`),
+		poll(`document.body.dataset.plotsDrawn === "5"`),
+	)
+	if err != nil {
+		fail("the upload was not screened onto the map", err)
+	}
+	counts, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".upload-counts").innerText`))
+	if !strings.Contains(counts, "1 high risk") || !strings.Contains(counts, "2 compliant") {
+		t.Errorf("the upload's counts read %q, want 1 high risk and 2 compliant", counts)
+	}
+	consoleScreenshot(t, ctx, "console-upload.png", shots)
+
+	// A reload keeps the session: the cookie lives on, the CSRF token is
+	// asked for again.
+	err = chromedp.Do(ctx, chromedp.Reload(), poll(`document.body.dataset.plotsDrawn === "5"`))
+	if err != nil {
+		fail("the reloaded page was not signed in", err)
+	}
+	if h := header(); !strings.Contains(h, "ada") {
+		t.Errorf("after a reload the header reads %q, want ada", h)
+	}
+
+	// Sign out ends the session on the appliance, not only in the page.
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".sign-out")), chromedp.WaitVisible(chromedp.CSS("#username")))
+	if err != nil {
+		fail("sign out did not bring back the sign-in form", err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch(document.body.dataset.api + "/auth/session").then((r) => r.status)`,
+		chromedp.EvalAwaitPromise))
+	if err != nil || status != 401 {
+		t.Errorf("after sign out GET /auth/session answers %d (%v), want 401", status, err)
+	}
+
+	// The reader sees the plots, and no upload.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`delete document.body.dataset.plotsDrawn`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := signIn("rita", readerPassword); err != nil {
+		fail("the reader did not sign in", err)
+	}
+	if h := header(); !strings.Contains(h, "rita") || !strings.Contains(strings.ToLower(h), "reader") {
+		t.Errorf("the header reads %q, want the reader's name and role", h)
+	}
+	err = chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`), poll(`document.body.dataset.plotsDrawn === "5"`))
+	if err != nil {
+		fail("the reader's map did not draw the plots", err)
+	}
+	upl, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector(".plot-upload, #plot-file") !== null`))
+	if upl {
+		t.Error("the reader is offered the upload")
+	}
+	consoleScreenshot(t, ctx, "console-reader.png", shots)
+
+	// A write with the reader's cookie and CSRF token is refused by the
+	// appliance, whatever the page shows.
+	refused, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(async () => {
+		const api = document.body.dataset.api;
+		const s = await (await fetch(api + "/auth/session")).json();
+		const r = await fetch(api + "/eudr/polygons", {method: "POST", body: %q,
+			headers: {"Content-Type": "application/geo+json", "Idempotency-Key": "reader-1", "X-CSRF-Token": s.csrfToken}});
+		const e = await r.json();
+		return r.status + " " + e.details.map((d) => d.code).join(",");
+	})()`, body), chromedp.EvalAwaitPromise))
+	if err != nil || refused != "403 SCOPE_REQUIRED" {
+		t.Errorf("the reader's write was answered %q (%v), want 403 SCOPE_REQUIRED", refused, err)
+	}
+
+	// A session that ends behind the page's back (here signed out by
+	// another request) brings the sign-in back at the next request, saying
+	// why.
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`(async () => {
+			const api = document.body.dataset.api;
+			const s = await (await fetch(api + "/auth/session")).json();
+			await fetch(api + "/auth/session", {method: "DELETE", headers: {"X-CSRF-Token": s.csrfToken}});
+			location.hash = "#/overview";
+		})()`, chromedp.EvalAwaitPromise),
+		poll(`document.querySelector(".sign-in-page > .console-error")?.innerText.includes("ended") === true`),
+	)
+	if err != nil {
+		fail("an ended session did not bring back the sign-in", err)
+	}
+	consoleScreenshot(t, ctx, "console-session-ended.png", shots)
+
+	// No request left the appliance; the browser logged only the refusals
+	// the test asked for.
+	requests, blocked, problems := activity.snapshot()
+	for _, u := range requests {
+		if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+			t.Errorf("the console requested %s, which is not on the appliance (%s)", u, base)
+		}
+	}
+	for _, b := range blocked {
+		t.Errorf("the browser blocked a request of the console: %s", b)
+	}
+	for _, pr := range problems {
+		if strings.Contains(pr, "status of 400") || strings.Contains(pr, "status of 401") || strings.Contains(pr, "status of 403") {
+			continue
+		}
+		t.Errorf("the console reported a problem: %s", pr)
+	}
+}
