@@ -122,7 +122,26 @@ func TestConsole_SessionBrowser(t *testing.T) {
 	if err != nil {
 		fail("the sign-in page did not show the key sign-in too", err)
 	}
+	// A wrong password is refused in words.
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#username"), "ada"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "not-the-password"),
+		chromedp.Click(chromedp.CSS(".sign-in-user button")),
+		poll(`document.querySelector(".sign-in-user .console-error")?.innerText === "The username or password is wrong"`),
+	)
+	if err != nil {
+		fail("a wrong password was not refused in words", err)
+	}
 	shots := consoleScreenshot(t, ctx, "console-session-sign-in.png", "")
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`for (const id of ["username", "password"]) {
+			const input = document.getElementById(id);
+			input.value = "";
+			input.dispatchEvent(new Event("input", { bubbles: true }));
+		}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := signIn("ada", adminPassword); err != nil {
 		fail("the admin did not sign in", err)
 	}

@@ -36,8 +36,12 @@ export class ApiError extends Error {
     this.status = status;
     this.code = body && body.code;
     this.details = (body && body.details) || [];
-    // The API words every 403 for keys; a reader is told in words of
-    // roles.
+    // The API words every 401 and 403 for keys: a user signing in, and a
+    // reader, are told in their own words.
+    if (this.details.some((d) => d.code === "INVALID_CREDENTIALS")) {
+      this.message = "The username or password is wrong";
+      this.details = [];
+    }
     if (this.details.some((d) => d.code === "SCOPE_REQUIRED")) {
       this.message = "Not allowed: you are signed in to read only";
     }
