@@ -63,14 +63,14 @@ async function refused(res) {
   return new ApiError(res.status, body);
 }
 
-async function request(path) {
+async function request(path, { text = false } = {}) {
   const res = await fetch(base + path, {
     headers: { Accept: "application/json", ...(credential || {}) },
     credentials: "same-origin",
     cache: "no-store",
   });
   if (!res.ok) throw await refused(res);
-  return { data: await res.json(), next: res.headers.get("X-Next-Cursor") };
+  return { data: await (text ? res.text() : res.json()), next: res.headers.get("X-Next-Cursor") };
 }
 
 // write sends a change with a body of its type (or none): the
@@ -167,6 +167,19 @@ export async function get(path) {
   return (await request(path)).data;
 }
 
+// getText is the body of a GET as the appliance sent it, unparsed: a
+// document whose hash is checked must be read as it came.
+export async function getText(path) {
+  return (await request(path, { text: true })).data;
+}
+
+// headers are the credential's headers, for requests the console does not
+// make itself: the map's tiles, which MapLibre fetches (a session's cookie
+// goes with them by itself).
+export function headers() {
+  return { ...(credential || {}) };
+}
+
 // getAll follows the pages of a list to its end; onPage hears how many
 // items have arrived so far.
 export async function getAll(path, onPage) {
@@ -202,3 +215,15 @@ export const uploadPlots = (text) => write("POST", "/eudr/polygons", text, "appl
 // job reads a job's state and counts; one result is enough, the counts
 // cover them all.
 export const job = (id) => get("/eudr/jobs/" + encodeURIComponent(id) + "?limit=1");
+
+// evidence is a plot's evidence document as the appliance sent it (text),
+// and publicKey the ledger's verifier key that checks its proof.
+export const evidence = (polygonId) => getText(`/eudr/polygons/${encodeURIComponent(polygonId)}/evidence`);
+export const publicKey = () => get("/eudr/ledger/public-key");
+
+export const deletePolygon = (polygonId) => send("DELETE", `/eudr/polygons/${encodeURIComponent(polygonId)}`);
+
+// layers lists the environment's reference layers; tileURL is the tile
+// template of a raster layer, for the map.
+export const layers = () => get("/eudr/layers");
+export const tileURL = (layerId) => `${location.origin}${base}/eudr/layers/${encodeURIComponent(layerId)}/tiles/{z}/{x}/{y}.png`;

@@ -67,9 +67,16 @@ export function bounds(geometries) {
   return w === Infinity ? null : [[w, s], [e, n]];
 }
 
+// Overlays of reference layers are drawn under the plots, which stay on
+// top; a vector layer's overlay is the outline of its coverage box.
+const overlaysBelow = "plot-areas";
+const coverageOutline = { "line-color": "#17324d", "line-width": 1.5, "line-dasharray": [3, 2] };
+
 // PlotMap draws a list of plots (the API's polygon items, with geometry).
+// tileHeaders gives the headers a tile request of an overlay needs (the
+// credential): MapLibre fetches tiles itself.
 export class PlotMap {
-  constructor(container, { onSelect } = {}) {
+  constructor(container, { onSelect, tileHeaders } = {}) {
     maplibregl.setWorkerUrl(document.body.dataset.maplibreWorker);
     this.map = new maplibregl.Map({
       container,
@@ -78,6 +85,7 @@ export class PlotMap {
       zoom: 1,
       renderWorldCopies: false,
       attributionControl: { compact: true },
+      transformRequest: (url, kind) => (kind === "Tile" && tileHeaders ? { url, headers: tileHeaders() } : { url }),
     });
     this.map.addControl(new maplibregl.NavigationControl({ showCompass: false }));
     this.ready = new Promise((resolve) => this.map.once("load", resolve));
@@ -136,6 +144,52 @@ export class PlotMap {
       this.map.once("idle", () => (document.body.dataset.plotShown = id));
     });
     this.map.fitBounds(bounds([g]), { padding: 80, maxZoom: 15 });
+  }
+
+  // addOverlays adds reference layers, hidden until shown: each
+  // {id, name, tiles, minZoom, bbox} with tiles the XYZ template of a
+  // raster layer, or without tiles a vector layer drawn as the outline of
+  // bbox ([west, south, east, north]).
+  async addOverlays(overlays) {
+    await this.ready;
+    for (const o of overlays) {
+      const id = "overlay-" + o.id;
+      if (this.map.getSource(id)) continue;
+      const hasBox = o.bbox && o.bbox.length === 4;
+      if (o.tiles) {
+        // The source's bounds keep MapLibre from asking for tiles where
+        // the layer has none; below minZoom it asks for none at all.
+        this.map.addSource(id, { type: "raster", tiles: [o.tiles], tileSize: 256, minzoom: o.minZoom || 0,
+          ...(hasBox ? { bounds: o.bbox } : {}), attribution: o.name });
+        this.map.addLayer({ id, type: "raster", source: id, layout: { visibility: "none" },
+          paint: { "raster-opacity": 0.85, "raster-resampling": "nearest" } }, overlaysBelow);
+      } else if (hasBox) {
+        const [w, s, e, n] = o.bbox;
+        this.map.addSource(id, { type: "geojson", data: { type: "Feature", properties: {},
+          geometry: { type: "Polygon", coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] } } });
+        this.map.addLayer({ id, type: "line", source: id, layout: { visibility: "none" }, paint: coverageOutline }, overlaysBelow);
+      }
+    }
+  }
+
+  // showOverlay shows or hides the overlay of layer id.
+  // While a layer shows, the plots' fill is fainter, so the pixels under
+  // a plot show through it.
+  showOverlay(id, shown) {
+    if (!this.map.getLayer("overlay-" + id)) return;
+    this.map.setLayoutProperty("overlay-" + id, "visibility", shown ? "visible" : "none");
+    this.overlaysShown = (this.overlaysShown || new Set());
+    if (shown) this.overlaysShown.add(id);
+    else this.overlaysShown.delete(id);
+    this.map.setPaintProperty("plot-areas", "fill-opacity", this.overlaysShown.size ? 0.12 : 0.45);
+    // Once drawn, the layers shown are in document.body.dataset.overlaysDrawn
+    // (read by the browser test).
+    delete document.body.dataset.overlaysDrawn;
+    this.map.once("idle", () => (document.body.dataset.overlaysDrawn = Array.from(this.overlaysShown).join(" ")));
+  }
+
+  zoom() {
+    return this.map.getZoom();
   }
 
   remove() {

@@ -5,6 +5,7 @@ import { html, useEffect, useMemo, useRef, useState } from "./standalone.module.
 import * as api from "./api.js";
 import { PlotMap, verdictColours, verdicts } from "./map.js";
 import { PlotUpload } from "./upload.js";
+import { Overlays, PlotPanel } from "./plot.js";
 
 // The table beside the map lists this many plots; the map draws them all.
 const tableRows = 200;
@@ -82,6 +83,7 @@ export function Plots({ selected }) {
   const [error, setError] = useState(null);
   const [shown, setShown] = useState(verdicts);
   const [commodity, setCommodity] = useState("");
+  const [overlayMap, setOverlayMap] = useState(null);
 
   // load reads every plot and draws them, in place of those drawn before.
   const load = () => {
@@ -92,8 +94,10 @@ export function Plots({ selected }) {
     }).catch(setError);
   };
   useEffect(() => {
-    const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`) });
+    const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`),
+      tileHeaders: api.headers });
     plotMap.current = m;
+    setOverlayMap(m);
     load();
     return () => m.remove();
   }, []);
@@ -110,6 +114,12 @@ export function Plots({ selected }) {
   const listed = useMemo(() => (plots || []).filter((p) => shown.includes(p.eudrStatus) && (!commodity || p.commodity === commodity)), [plots, shown, commodity]);
   const current = selected && plots && plots.find((p) => p.polygonId === selected);
   const toggle = (v) => setShown(shown.includes(v) ? shown.filter((s) => s !== v) : [...shown, v]);
+  const deleted = (id) => {
+    const rest = plots.filter((p) => p.polygonId !== id);
+    setPlots(rest);
+    plotMap.current.show(rest);
+    location.hash = "#/plots";
+  };
 
   return html`<section class="plots">
     <div class="plots-map">
@@ -123,13 +133,14 @@ export function Plots({ selected }) {
           <option value="">All commodities</option>
           ${commodities.map((c) => html`<option value=${c}>${c}</option>`)}
         </select>
+        <${Overlays} plotMap=${overlayMap} />
       </div>
     </div>
     <aside class="plots-side">
       ${api.canWrite() && html`<${PlotUpload} onScreened=${load} />`}
       ${error && html`<${Problem} error=${error} />`}
       ${!plots && !error && html`<p class="muted">Loading plots… ${loaded || ""}</p>`}
-      ${current && html`<${PlotDetail} plot=${current} />`}
+      ${current && html`<${PlotPanel} plot=${current} Verdict=${Verdict} Problem=${Problem} onDeleted=${deleted} />`}
       ${plots && html`<p class="muted">${listed.length} of ${plots.length} plots${listed.length > tableRows ? `, the first ${tableRows} listed` : ""}</p>
       <table class="plots-table">
         <thead><tr><th>Plot</th><th>Commodity</th><th>Country</th><th>Area (ha)</th><th>Verdict</th></tr></thead>
@@ -143,21 +154,4 @@ export function Plots({ selected }) {
       </table>`}
     </aside>
   </section>`;
-}
-
-function PlotDetail({ plot }) {
-  const r = plot.risk;
-  return html`<div class="card plot-detail">
-    <h2>${plot.externalId || plot.polygonId} <${Verdict} status=${plot.eudrStatus} /></h2>
-    <dl>
-      <dt>Plot</dt><dd>${plot.polygonId}</dd>
-      <dt>Commodity</dt><dd>${plot.commodity}, ${plot.producerCountry}</dd>
-      <dt>Area</dt><dd>${plot.areaHa.toFixed(2)} ha</dd>
-      ${plot.failureReason && html`<dt>Why</dt><dd><strong>${plot.failureReason}</strong>${plot.failureDetail ? html`<br />${plot.failureDetail}` : ""}</dd>`}
-      ${r && html`<dt>Risk score</dt><dd>${r.riskScore}</dd>
-        <dt>Deforested</dt><dd>${r.deforestedHa.toFixed(2)} ha (${r.deforestedPct.toFixed(1)} %)</dd>
-        <dt>Protected area</dt><dd>${r.protectedHa.toFixed(2)} ha (${r.protectedPct.toFixed(1)} %)</dd>`}
-      <dt>Screened</dt><dd>${plot.screenedAt}</dd>
-    </dl>
-  </div>`;
 }
