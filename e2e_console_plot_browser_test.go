@@ -187,8 +187,8 @@ func TestConsole_PlotBrowser(t *testing.T) {
 	shots := consoleScreenshot(t, ctx, "console-plot-evidence.png", "")
 
 	// The check itself: a byte changed in the document fails its hash, one
-	// changed in the checkpoint's signature fails the signature, and the
-	// rest still checks. eudrProof is published by proof.js for this.
+	// changed in the checkpoint's signature fails the signature, one of the
+	// inclusion proof fails the proof, and the rest still checks. eudrProof is published by proof.js for this.
 	tamper := fmt.Sprintf(`(async () => {
 		const headers = { "X-API-Key": %s };
 		const api = document.body.dataset.api + "/eudr";
@@ -198,15 +198,17 @@ func TestConsole_PlotBrowser(t *testing.T) {
 		const doc = flip(text, text.indexOf('"areaHa":') + 9);
 		const dash = text.lastIndexOf("\u2014 ");
 		const sig = flip(text, text.indexOf(" ", dash + 2) + 20);
+		const proof = flip(text, text.indexOf('"proof":["') + 20);
 		const run = async (t) => (await window.eudrProof.verifyEvidence(t, vkey)).map((s) => s.name + ":" + s.ok).join(",");
-		return [await run(text), await run(doc), await run(sig)].join(" | ");
+		return [await run(text), await run(doc), await run(sig), await run(proof)].join(" | ");
 	})()`, jsString(key), highRisk)
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](tamper, chromedp.EvalAwaitPromise))
 	want := "document:true,entry:true,inclusion:true,checkpoint:true | " +
 		"document:false,entry:true,inclusion:true,checkpoint:true | " +
-		"document:true,entry:true,inclusion:true,checkpoint:false"
+		"document:true,entry:true,inclusion:true,checkpoint:false | " +
+		"document:true,entry:true,inclusion:false,checkpoint:true"
 	if err != nil || got != want {
-		t.Errorf("verifying the evidence as sent | with a byte of areaHa changed | with a byte of the signature changed:\ngot  %q (%v)\nwant %q", got, err, want)
+		t.Errorf("verifying the evidence as sent | with a byte of areaHa changed | of the signature | of the inclusion proof:\ngot  %q (%v)\nwant %q", got, err, want)
 	}
 	// The canonical form is the appliance's, byte for byte.
 	wantCanon, err := ledger.CanonicalJSON(json.RawMessage(consoleCanonicalSample))

@@ -179,14 +179,16 @@ export function PlotPanel({ plot, Verdict, Problem, onDeleted }) {
 export function Overlays({ plotMap }) {
   const [layers, setLayers] = useState([]);
   const [shown, setShown] = useState({});
+  const [error, setError] = useState(null);
   useEffect(() => {
     if (!plotMap) return;
     api.layers().then((list) => {
       plotMap.addOverlays(list.map((l) => ({ id: l.layerId, name: l.name, bbox: l.coverage && l.coverage.bbox,
         tiles: l.raster ? api.tileURL(l.layerId) : null, minZoom: l.raster ? l.raster.minZoom : 0 })));
       setLayers(list);
-    }, () => setLayers([])); // the plots still show without their layers
+    }, setError); // the plots still show without their layers
   }, [plotMap]);
+  if (error) return html`<p class="muted overlays-error">Reference layers not shown: ${error.message}</p>`;
   if (!layers.length) return null;
   const toggle = (id) => {
     const on = !shown[id];
