@@ -90,6 +90,7 @@ export class PlotMap {
     this.map.addControl(new maplibregl.NavigationControl({ showCompass: false }));
     this.ready = new Promise((resolve) => this.map.once("load", resolve));
     this.filter = null;
+    this.overlaysShown = new Set(); // the IDs of the layers shown
     for (const layer of ["plot-areas", "plot-points", "plot-dots"]) {
       this.map.on("click", layer, (ev) => onSelect && onSelect(ev.features[0].properties.id));
       this.map.on("mouseenter", layer, () => (this.map.getCanvas().style.cursor = "pointer"));
@@ -178,7 +179,6 @@ export class PlotMap {
   showOverlay(id, shown) {
     if (!this.map.getLayer("overlay-" + id)) return;
     this.map.setLayoutProperty("overlay-" + id, "visibility", shown ? "visible" : "none");
-    this.overlaysShown = (this.overlaysShown || new Set());
     if (shown) this.overlaysShown.add(id);
     else this.overlaysShown.delete(id);
     this.map.setPaintProperty("plot-areas", "fill-opacity", this.overlaysShown.size ? 0.12 : 0.45);
@@ -186,10 +186,6 @@ export class PlotMap {
     // (read by the browser test).
     delete document.body.dataset.overlaysDrawn;
     this.map.once("idle", () => (document.body.dataset.overlaysDrawn = Array.from(this.overlaysShown).join(" ")));
-  }
-
-  zoom() {
-    return this.map.getZoom();
   }
 
   remove() {
