@@ -168,7 +168,7 @@ export function PlotPanel({ plot, Verdict, Problem, onDeleted }) {
       <h3>Proof</h3><${Proof} steps=${steps} ledger=${doc.ledger} />
       <h3>Datasets</h3><${Datasets} doc=${doc} />
       <h3>Thresholds applied</h3><${Thresholds} rules=${doc.rules} />`}
-    <${Delete} plot=${plot} Problem=${Problem} onDeleted=${onDeleted} />
+    ${api.canWrite() && html`<${Delete} plot=${plot} Problem=${Problem} onDeleted=${onDeleted} />`}
   </div>`;
 }
 
