@@ -82,7 +82,8 @@ async function write(method, path, body, contentType) {
   if (body !== undefined) headers["Content-Type"] = contentType;
   const res = await fetch(base + path, { method, headers, body, credentials: "same-origin", cache: "no-store" });
   if (!res.ok) throw await refused(res);
-  return res.status === 204 ? null : res.json();
+  const text = await res.text();
+  return text ? JSON.parse(text) : null;
 }
 
 // signIn checks the key against the API before keeping it, so a wrong key
@@ -196,7 +197,8 @@ export async function getAll(path, onPage) {
 }
 
 // send makes a change: a POST, PUT or DELETE with a JSON body (or none).
-// It answers the body, or null for 204.
+// It answers the body, or null when there is none (a 204, or a 200 whose
+// headers say all, as a bulk replay's).
 export function send(method, path, body) {
   return write(method, path, body === undefined ? undefined : JSON.stringify(body), "application/json");
 }

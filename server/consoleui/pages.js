@@ -10,6 +10,9 @@ import { Overlays, PlotPanel } from "./plot.js";
 // The table beside the map lists this many plots; the map draws them all.
 const tableRows = 200;
 
+// The overview counts dead letters up to this many (one request).
+const dlqCounted = 1000;
+
 const verdictLabels = { COMPLIANT: "Compliant", HIGH_RISK: "High risk", FAILED: "Failed" };
 
 function Verdict({ status }) {
@@ -37,9 +40,15 @@ export function Overview() {
   const [health, setHealth] = useState(null);
   const [plots, setPlots] = useState(null);
   const [error, setError] = useState(null);
+  const [dlq, setDlq] = useState(null);
+  const [checkpoint, setCheckpoint] = useState(null);
   useEffect(() => {
     api.health().then(setHealth, setError);
     api.polygons().then(setPlots, setError);
+    // The API's largest page: past it the card says "1000 or more".
+    api.get(`/eudr/webhooks/dlq?limit=${dlqCounted}`).then((l) => setDlq(l.retrievedCount), setError);
+    // 404: the ledger has no entries yet.
+    api.get("/eudr/ledger/checkpoint").then(setCheckpoint, (err) => (err.status === 404 ? setCheckpoint(false) : setError(err)));
   }, []);
   const byVerdict = plots ? count(plots, "eudrStatus") : {};
   const byCommodity = plots ? Object.entries(count(plots, "commodity")).sort((a, b) => b[1] - a[1]) : [];
@@ -64,6 +73,15 @@ export function Overview() {
           <li><span>All plots</span><strong data-verdict="ALL">${plots.length}</strong></li>
         </ul>
         <a href="#/plots">Open the map</a>` : html`<p class="muted">Loading…</p>`}
+      </div>
+      <div class="card">
+        <h2>Operations</h2>
+        <dl>
+          <dt>Dead letters</dt><dd>${dlq === null ? "…" : html`<a href="#/webhooks" class=${dlq ? "overview-dlq attention" : "overview-dlq"}
+            data-dlq=${dlq}>${dlq >= dlqCounted ? `${dlqCounted} or more` : dlq}</a>`}</dd>
+          <dt>Ledger</dt><dd class="overview-ledger">${checkpoint === null ? "…" : checkpoint === false ? "no entries yet"
+            : html`<a href="#/ledger">${checkpoint.treeSize} entries</a>, signed`}</dd>
+        </dl>
       </div>
       <div class="card">
         <h2>Plots by commodity</h2>
