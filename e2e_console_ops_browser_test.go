@@ -37,8 +37,12 @@ func TestConsole_OpsBrowser(t *testing.T) {
 		return apitest.Answer{Status: http.StatusOK, Body: "thanks"}
 	})
 	p := startWebhookServer(t, rc, noRateLimit...)
-	base := p.SandboxURL
 	key := p.createKey(t, sandbox)
+	// An administrator, who manages keys in the console.
+	p.Stop(t)
+	adminPassword := sessionCreateUser(t, p.DataDir, "ada", "admin")
+	p = p.Restart(t)
+	base := p.SandboxURL
 	const hookPath = "/console-ops"
 	sub := subscribe(t, p, key, rc, hookPath, "job.failed")
 	ev := publishEvent(t, p, key, "job.failed", map[string]any{"jobId": "job_console_ops"})
@@ -235,6 +239,65 @@ func TestConsole_OpsBrowser(t *testing.T) {
 		t.Errorf("the keys page reads %q", got)
 	}
 	consoleScreenshot(t, ctx, "console-ops-keys.png", shots)
+
+	// Signed in as the administrator: a key made in the console is shown
+	// once and works; rotated, the old value is refused and the new one
+	// works; revoked, it is refused and no longer listed.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(".sign-out")),
+		chromedp.WaitVisible(chromedp.CSS("#username")),
+		chromedp.SendKeys(chromedp.CSS("#username"), "ada"),
+		chromedp.SendKeys(chromedp.CSS("#password"), adminPassword),
+		chromedp.Click(chromedp.CSS(".sign-in-user button")),
+		poll(`document.querySelector(".console-user") !== null`),
+		chromedp.Evaluate[chromedp.Void](`location.hash = "#/keys"`),
+		chromedp.WaitVisible(chromedp.CSS(".keys-new input[name=name]")),
+		chromedp.SendKeys(chromedp.CSS(".keys-new input[name=name]"), "made in the console"),
+		chromedp.Click(chromedp.CSS(".keys-new input[type=checkbox]")),
+		chromedp.Click(chromedp.CSS(".keys-new button[type=submit]")),
+		poll(`document.querySelector(".once-secret input")?.value.startsWith("sk_test_")`),
+		poll(`document.querySelector('.keys-table tr[data-name="made in the console"]') !== null`),
+	)
+	if err != nil {
+		fail("the administrator did not create a key in the console", err)
+	}
+	made, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".once-secret input").value`))
+	if err != nil {
+		fail("read the new key", err)
+	}
+	if got := text(`.keys-table tr[data-name="made in the console"]`); !strings.Contains(got, "read, write") || !strings.Contains(got, made[:12]+"…"+made[len(made)-4:]) {
+		t.Errorf("the new key's row reads %q, want its scopes and %s…%s", got, made[:12], made[len(made)-4:])
+	}
+	apitest.Do(t, "GET", base+eudrAPI+"/health", apitest.WithKey(made), nil).WantStatus(t, http.StatusOK)
+	consoleScreenshot(t, ctx, "console-ops-key-created.png", shots)
+
+	madeRow := `.keys-table tr[data-name="made in the console"]`
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(".once-secret button.secondary")), // Done
+		chromedp.Click(chromedp.CSS(madeRow+" .key-rotate")),
+		chromedp.Click(chromedp.CSS(madeRow+" .ops-confirm-yes")),
+		poll(`document.querySelector(".once-secret input")?.value.startsWith("sk_test_")`),
+	)
+	if err != nil {
+		fail("rotating the key did not show its new value", err)
+	}
+	rotated, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".once-secret input").value`))
+	if err != nil || rotated == made {
+		t.Errorf("the rotated value shown is %q (%v), want a new one", rotated, err)
+	}
+	apitest.Do(t, "GET", base+eudrAPI+"/health", apitest.WithKey(rotated), nil).WantStatus(t, http.StatusOK)
+	apitest.WantError(t, apitest.Do(t, "GET", base+eudrAPI+"/health", apitest.WithKey(made), nil), http.StatusForbidden, "FORBIDDEN", "KEY_ROTATED")
+
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(".once-secret button.secondary")),
+		chromedp.Click(chromedp.CSS(madeRow+" .key-revoke")),
+		chromedp.Click(chromedp.CSS(madeRow+" .ops-confirm-yes")),
+		poll(fmt.Sprintf(`document.querySelector(%q) === null && document.querySelector(".keys-table") !== null`, madeRow)),
+	)
+	if err != nil {
+		fail("revoking the key did not remove it", err)
+	}
+	apitest.WantError(t, apitest.Do(t, "GET", base+eudrAPI+"/health", apitest.WithKey(rotated), nil), http.StatusUnauthorized, "UNAUTHORIZED")
 
 	requests, blocked, problems := activity.snapshot()
 	for _, u := range requests {

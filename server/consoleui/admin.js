@@ -53,14 +53,14 @@ export function Keys() {
       ${!keys && !error && html`<p class="muted">Loading…</p>`}
       ${keys && html`<table class="ops-table keys-table">
         <thead><tr><th>Name</th><th>Environment</th><th>Scopes</th><th>Key</th><th>Created</th><th>Last used</th>${write && html`<th></th>`}</tr></thead>
-        <tbody>${keys.map((k) => html`<tr key=${k.keyId}>
+        <tbody>${keys.map((k) => html`<tr key=${k.keyId} data-name=${k.name}>
           <td>${k.name || html`<span class="muted">(no name)</span>`}</td><td>${k.environment}</td><td>${k.scopes.join(", ")}</td>
           <td><code>${k.prefix}…${k.last4}</code></td><td>${when(k.createdAt)}${k.rotatedAt ? html`<br /><span class="muted">rotated ${when(k.rotatedAt)}</span>` : ""}</td>
           <td>${when(k.lastUsedAt)}</td>
           ${write && html`<td class="ops-row-actions">
-            <${Confirm} label="Rotate" className="secondary" confirmLabel="Rotate" question="The old value stops working at once. Rotate?"
+            <${Confirm} label="Rotate" className="secondary key-rotate" confirmLabel="Rotate" question="The old value stops working at once. Rotate?"
               onConfirm=${() => change("POST", `/api-keys/${encodeURIComponent(k.keyId)}/rotate`, undefined, `New value of ${k.name || k.keyId}`)} />
-            <${Confirm} label="Revoke" className="secondary" confirmLabel="Revoke" question="Requests with this key are refused from now on. Revoke?"
+            <${Confirm} label="Revoke" className="secondary key-revoke" confirmLabel="Revoke" question="Requests with this key are refused from now on. Revoke?"
               onConfirm=${() => change("DELETE", `/api-keys/${encodeURIComponent(k.keyId)}`)} />
           </td>`}
         </tr>`)}</tbody>
@@ -76,10 +76,11 @@ function NewKey({ onCreate }) {
     e.preventDefault();
     onCreate({ name: name.trim(), environment: document.body.dataset.environment, scopes: writeScope ? ["read", "write"] : ["read"] });
     setName("");
+    setWriteScope(false);
   };
-  return html`<form class="card ops-form" onSubmit=${submit}>
+  return html`<form class="card ops-form keys-new" onSubmit=${submit}>
     <h2>New key (${document.body.dataset.environment})</h2>
-    <label>Name <input value=${name} maxlength="100" required onInput=${(e) => setName(e.target.value)} /></label>
+    <label>Name <input name="name" value=${name} maxlength="100" required onInput=${(e) => setName(e.target.value)} /></label>
     <label class="inline"><input type="checkbox" checked=${writeScope} onChange=${(e) => setWriteScope(e.target.checked)} />
       May change data (scope <code>write</code>); without it, read only</label>
     <button type="submit">Create key</button>
