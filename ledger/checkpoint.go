@@ -22,7 +22,8 @@ import (
 var verifierRecord = []byte("verifier-key")
 
 // signedRecord, beside it, holds when the store's newest checkpoint (of
-// any log) was signed: BE(unix nanos).
+// any log) was signed: BE(unix nanos). Each log's bucket holds the same
+// record for its own newest checkpoint.
 var signedRecord = []byte("last-signed-at")
 
 // Key is a checkpoint signing key in note format: the signer key (secret)
@@ -113,6 +114,9 @@ type Checkpoint struct {
 	// Note is the whole signed note: the body, a blank line and the
 	// signature lines.
 	Note []byte
+	// SignedAt is when the log's newest checkpoint was signed, as Sign
+	// was told; zero for one signed before the store recorded it.
+	SignedAt time.Time
 }
 
 // checkpointBody is the C2SP tlog-checkpoint body: origin, tree size and
@@ -135,7 +139,7 @@ func Sign(tx *bolt.Tx, log, origin string, signer note.Signer, at time.Time) (Ch
 		return Checkpoint{}, fmt.Errorf("%w: the log %q has no entries to sign", ErrNotFound, log)
 	}
 	if k, v := b.checkpoints.Cursor().Last(); k != nil && index(k) == size {
-		return parseStored(v, size)
+		return b.parseNewest(v, size)
 	}
 	root, err := tlog.TreeHash(size, b)
 	if err != nil {
@@ -148,10 +152,12 @@ func Sign(tx *bolt.Tx, log, origin string, signer note.Signer, at time.Time) (Ch
 	if err := b.checkpoints.Put(key(size), msg); err != nil {
 		return Checkpoint{}, err
 	}
-	if err := tx.Bucket(bucketLedger).Put(signedRecord, key(at.UnixNano())); err != nil {
-		return Checkpoint{}, err
+	for _, bk := range []*bolt.Bucket{tx.Bucket(bucketLedger), b.log} {
+		if err := bk.Put(signedRecord, key(at.UnixNano())); err != nil {
+			return Checkpoint{}, err
+		}
 	}
-	return Checkpoint{Origin: origin, Size: size, Root: root, Note: msg}, nil
+	return Checkpoint{Origin: origin, Size: size, Root: root, Note: msg, SignedAt: time.Unix(0, at.UnixNano())}, nil
 }
 
 // LastSigned reports when the newest checkpoint of any log was signed;
@@ -181,7 +187,17 @@ func LatestCheckpoint(tx *bolt.Tx, log string) (Checkpoint, error) {
 	if k == nil {
 		return Checkpoint{}, ErrNotFound
 	}
-	return parseStored(v, index(k))
+	return b.parseNewest(v, index(k))
+}
+
+// parseNewest reads the log's newest checkpoint, stored for size, with
+// the time it was signed when the log recorded it.
+func (b logBuckets) parseNewest(msg []byte, size int64) (Checkpoint, error) {
+	c, err := parseStored(msg, size)
+	if v := b.log.Get(signedRecord); err == nil && len(v) == 8 {
+		c.SignedAt = time.Unix(0, index(v))
+	}
+	return c, err
 }
 
 // parseStored reads a stored checkpoint's body without checking its

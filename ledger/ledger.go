@@ -62,6 +62,7 @@ func Init(tx *bolt.Tx) error {
 // logBuckets holds the buckets of one log; all nil when the log does not
 // exist in a read-only transaction.
 type logBuckets struct {
+	log                          *bolt.Bucket // holds the three below and the log's signedRecord
 	entries, hashes, checkpoints *bolt.Bucket
 }
 
@@ -88,7 +89,7 @@ func openLog(tx *bolt.Tx, log string) (logBuckets, error) {
 			}
 		}
 	}
-	return logBuckets{entries: lb.Bucket(bucketEntries), hashes: lb.Bucket(bucketHashes),
+	return logBuckets{log: lb, entries: lb.Bucket(bucketEntries), hashes: lb.Bucket(bucketHashes),
 		checkpoints: lb.Bucket(bucketCheckpoints)}, nil
 }
 

@@ -573,3 +573,48 @@ func TestLastSigned(t *testing.T) {
 		t.Errorf("after a checkpoint of another log: LastSigned = %v, want %v", at, t2)
 	}
 }
+
+// Each log's newest checkpoint carries its own signing time: a checkpoint
+// of another log, newer, does not change it.
+func TestCheckpointSignedAt(t *testing.T) {
+	db := openDB(t)
+	k := newKey(t, db, "eudr.test")
+	latest := func(log string) ledger.Checkpoint {
+		var cp ledger.Checkpoint
+		mustView(t, db, func(tx *bolt.Tx) error {
+			var err error
+			cp, err = ledger.LatestCheckpoint(tx, log)
+			return err
+		})
+		return cp
+	}
+	t1 := signTime
+	appendN(t, db, testLog, 0, 2)
+	signAt(t, db, k, t1)
+	if got := latest(testLog).SignedAt; !got.Equal(t1) {
+		t.Errorf("SignedAt = %v, want %v", got, t1)
+	}
+	s, err := note.NewSigner(k.Signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, db, "other/log", 0, 1)
+	mustUpdate(t, db, func(tx *bolt.Tx) error {
+		cp, err := ledger.Sign(tx, "other/log", "eudr.test/other/log", s, t1.Add(time.Hour))
+		if err == nil && !cp.SignedAt.Equal(t1.Add(time.Hour)) {
+			t.Errorf("Sign's SignedAt = %v, want %v", cp.SignedAt, t1.Add(time.Hour))
+		}
+		return err
+	})
+	if got := latest(testLog).SignedAt; !got.Equal(t1) {
+		t.Errorf("after another log's checkpoint: SignedAt = %v, want %v", got, t1)
+	}
+	// Signing an unchanged log answers its checkpoint with its own time.
+	mustUpdate(t, db, func(tx *bolt.Tx) error {
+		cp, err := ledger.Sign(tx, testLog, "eudr.test/"+testLog, s, t1.Add(2*time.Hour))
+		if err == nil && !cp.SignedAt.Equal(t1) {
+			t.Errorf("unchanged log: SignedAt = %v, want %v", cp.SignedAt, t1)
+		}
+		return err
+	})
+}

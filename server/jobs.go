@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -23,6 +25,21 @@ type jobResponse struct {
 	ResultCounts resultCountsBody `json:"resultCounts"`
 	NextResults  *string          `json:"nextResults"`
 	LedgerProofs []anchor.Proof   `json:"ledgerProofs"`
+	Error        *jobErrorBody    `json:"error"`
+	CreatedAt    string           `json:"createdAt"`
+	StartedAt    *string          `json:"startedAt"`
+	CompletedAt  *string          `json:"completedAt"`
+	retryBody
+}
+
+// jobSummaryResponse is a job as GET /jobs lists it: its record without
+// its results or proofs.
+type jobSummaryResponse struct {
+	JobID        string           `json:"jobId"`
+	Type         string           `json:"type"`
+	Status       string           `json:"status"`
+	Progress     progressBody     `json:"progress"`
+	ResultCounts resultCountsBody `json:"resultCounts"`
 	Error        *jobErrorBody    `json:"error"`
 	CreatedAt    string           `json:"createdAt"`
 	StartedAt    *string          `json:"startedAt"`
@@ -53,25 +70,70 @@ type jobErrorBody struct {
 // link to the next page (next, "" for none) and the proofs of its entries.
 func toJobResponse(p *work.Page, next string) jobResponse {
 	j := p.Job
-	resp := jobResponse{JobID: j.ID, Type: j.Type, Status: j.Status,
+	s := toJobSummary(j, p.Counts)
+	resp := jobResponse{JobID: s.JobID, Type: s.Type, Status: s.Status, Progress: s.Progress,
+		Results: p.ResultsJSON(), ResultCounts: s.ResultCounts, NextResults: storage.Optional(next), LedgerProofs: p.Proofs,
+		Error: s.Error, CreatedAt: s.CreatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt, retryBody: s.retryBody}
+	if resp.LedgerProofs == nil {
+		resp.LedgerProofs = []anchor.Proof{}
+	}
+	return resp
+}
+
+// toJobSummary answers job j whose results counts are c.
+func toJobSummary(j *storage.Job, c storage.JobResultCounts) jobSummaryResponse {
+	resp := jobSummaryResponse{JobID: j.ID, Type: j.Type, Status: j.Status,
 		Progress: progressBody{Total: j.Progress.Total, Processed: j.Progress.Processed,
 			Succeeded: j.Progress.Succeeded, Failed: j.Progress.Failed},
-		Results: p.ResultsJSON(), ResultCounts: resultCountsBody{Total: p.Counts.Total, ByStatus: p.Counts.ByStatus},
-		NextResults: storage.Optional(next), LedgerProofs: p.Proofs, CreatedAt: storage.FormatTime(j.CreatedAt),
+		ResultCounts: resultCountsBody{Total: c.Total, ByStatus: c.ByStatus}, CreatedAt: storage.FormatTime(j.CreatedAt),
 		StartedAt: storage.FormatTimePtr(j.StartedAt), CompletedAt: storage.FormatTimePtr(j.CompletedAt), retryBody: toRetryBody(j.Retry)}
+	if resp.ResultCounts.ByStatus == nil {
+		resp.ResultCounts.ByStatus = map[string]int{}
+	}
 	switch {
 	case j.Status == storage.JobCompleted || j.Status == storage.JobFailed:
 		resp.Progress.Percent = 100
 	case j.Progress.Total > 0:
 		resp.Progress.Percent = 100 * j.Progress.Processed / j.Progress.Total
 	}
-	if resp.LedgerProofs == nil {
-		resp.LedgerProofs = []anchor.Proof{}
-	}
 	if j.Error != nil {
 		resp.Error = &jobErrorBody{Code: j.Error.Code, Message: j.Error.Message}
 	}
 	return resp
+}
+
+// handleJobsList answers one page of the caller's jobs, newest first,
+// without their results (?status=, ?type=).
+func (a *App) handleJobsList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	page, err := parsePage(r)
+	q := r.URL.Query()
+	f := storage.JobFilter{Status: q.Get("status"), Type: q.Get("type")}
+	probs := apierr.DetailsOf(err)
+	switch f.Status {
+	case "", storage.JobQueued, storage.JobRunning, storage.JobCompleted, storage.JobFailed:
+	default:
+		probs.Add(apierr.DetailInvalidValue, "query.status", "must be QUEUED, RUNNING, COMPLETED or FAILED")
+	}
+	if f.Type != "" && !slices.Contains(work.Kinds, f.Type) {
+		probs.Add(apierr.DetailInvalidValue, "query.type", "must be one of "+strings.Join(work.Kinds, ", "))
+	}
+	if err := probs.Err(); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list, more, err := a.jobs.List(r.Context(), tenantFrom(r.Context()), f, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]jobSummaryResponse, len(list))
+	for i, j := range list {
+		out[i] = toJobSummary(j, *j.ResultCounts)
+	}
+	if more {
+		setNextPage(w, r, page, list[len(list)-1].ID)
+	}
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // handleJobsGet answers a job's record with the first page of its results

@@ -15,9 +15,10 @@ import (
 )
 
 type checkpointResponse struct {
-	TreeSize int64  `json:"treeSize"`
-	RootHash string `json:"rootHash"`
-	Note     string `json:"note"`
+	TreeSize int64   `json:"treeSize"`
+	RootHash string  `json:"rootHash"`
+	Note     string  `json:"note"`
+	SignedAt *string `json:"signedAt"` // null for a checkpoint signed before the store recorded the time
 }
 
 type publicKeyResponse struct {
@@ -56,7 +57,15 @@ func (a *App) handleLedgerCheckpoint(w http.ResponseWriter, r *http.Request, _ h
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, checkpointResponse{TreeSize: cp.Size, RootHash: anchor.Hex(cp.Root), Note: string(cp.Note)})
+	writeJSON(w, r, http.StatusOK, checkpointResponse{TreeSize: cp.Size, RootHash: anchor.Hex(cp.Root), Note: string(cp.Note),
+		SignedAt: signedAt(cp)})
+}
+
+func signedAt(cp ledger.Checkpoint) *string {
+	if cp.SignedAt.IsZero() {
+		return nil
+	}
+	return storage.Optional(storage.FormatTime(cp.SignedAt))
 }
 
 func (a *App) handleLedgerPublicKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {

@@ -360,6 +360,16 @@ func (c *oaConformance) ledgerAndShipments(recv *apitest.Receiver, base string, 
 	if err != nil || cp.Origin != keyName+"/"+sandbox.String() || cp.Size != size || anchor.Hex(cp.Root) != root || size != before+2 {
 		t.Fatalf("checkpoint %v: %v (note says %s, %d, %s)", an.body, err, cp.Origin, cp.Size, anchor.Hex(cp.Root))
 	}
+	// Signed when the last link's entry was appended: by the app's clock.
+	if at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(an.body["signedAt"])); err != nil || at.After(c.a.now()) {
+		t.Errorf("checkpoint signedAt %v, at or before %v: %v", an.body["signedAt"], c.a.now(), err)
+	}
+	// The jobs of those links, listed without their results.
+	an = get("", eudrPrefix+"/jobs?type="+work.ShipmentLink+"&limit=1", eudrPrefix+"/jobs", ro, 200)
+	if len(an.list) != 1 || an.rec.Header().Get("X-Next-Cursor") == "" {
+		t.Errorf("GET /jobs?type=shipment_link&limit=1: %v, next %q", an.list, an.rec.Header().Get("X-Next-Cursor"))
+	}
+	get("", eudrPrefix+"/jobs?status=LATE", eudrPrefix+"/jobs", ro, 400)
 
 	// Every entry: its leaf hash, its place in the chain, its canonical
 	// form, its schema by type, its proof in the checkpoint.

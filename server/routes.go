@@ -87,6 +87,7 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsGet},
 		{"PUT", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsPut},
 
+		{"GET", eudrPrefix + "/jobs", authKey, idemNone, a.handleJobsList},
 		{"GET", eudrPrefix + "/jobs/:jobId", authKey, idemNone, a.handleJobsGet},
 		{"GET", eudrPrefix + "/jobs/:jobId/results", authKey, idemNone, a.handleJobResults},
 

@@ -116,6 +116,42 @@ func (tx *Tx) FindJob(t Tenant, id string) (*Job, error) {
 	return &j, nil
 }
 
+// JobFilter selects jobs; an empty field matches any.
+type JobFilter struct {
+	Status string
+	Type   string
+}
+
+func (f JobFilter) match(j *Job) bool {
+	return (f.Status == "" || j.Status == f.Status) && (f.Type == "" || j.Type == f.Type)
+}
+
+// FindJobs returns the tenant's jobs that match f, newest first (job IDs
+// are ULIDs: in creation order), one page, and whether more follow. It
+// reads from the cursor on and stops once the page is full.
+func (tx *Tx) FindJobs(t Tenant, f JobFilter, p Page) ([]*Job, bool, error) {
+	b, err := tx.tenantBucket(t, bucketJobs)
+	if err != nil || b == nil {
+		return nil, false, err
+	}
+	var out []*Job
+	c := b.Cursor()
+	for k, v := lastBefore(c, []byte(p.After)); k != nil; k, v = c.Prev() {
+		var j Job
+		if err := unmarshal(v, &j); err != nil {
+			return nil, false, fmt.Errorf("read job %s: %w", k, err)
+		}
+		if !f.match(&j) {
+			continue
+		}
+		if len(out) == p.Limit {
+			return out, true, nil
+		}
+		out = append(out, &j)
+	}
+	return out, false, nil
+}
+
 // PutJobInput keeps a job's input, such as a polygon request body, until
 // the job ends. It is kept here rather than in the queue entry, which is
 // rewritten at every lease.

@@ -129,9 +129,10 @@ type ManifestFile struct {
 // Checkpoint is ledger/checkpoint.json: the signed checkpoint, as GET
 // /ledger/checkpoint answers it.
 type Checkpoint struct {
-	TreeSize int64  `json:"treeSize"`
-	RootHash string `json:"rootHash"`
-	Note     string `json:"note"`
+	TreeSize int64   `json:"treeSize"`
+	RootHash string  `json:"rootHash"`
+	Note     string  `json:"note"`
+	SignedAt *string `json:"signedAt"` // null for a checkpoint signed before the store recorded the time
 }
 
 // PublicKey is ledger/public-key.json: the key that signs checkpoints, as
@@ -250,7 +251,11 @@ func (s *Service) writeArchive(ctx context.Context, t storage.Tenant, rep *stora
 	if snap.cp != nil {
 		root := anchor.Hex(snap.cp.Root)
 		led.TreeSize, led.RootHash = snap.cp.Size, &root
-		if err := z.addJSON(PathCheckpoint, Checkpoint{TreeSize: snap.cp.Size, RootHash: root, Note: string(snap.cp.Note)}); err != nil {
+		cp := Checkpoint{TreeSize: snap.cp.Size, RootHash: root, Note: string(snap.cp.Note)}
+		if !snap.cp.SignedAt.IsZero() {
+			cp.SignedAt = storage.Optional(storage.FormatTime(snap.cp.SignedAt))
+		}
+		if err := z.addJSON(PathCheckpoint, cp); err != nil {
 			return err
 		}
 	}

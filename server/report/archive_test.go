@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -87,7 +88,8 @@ func TestService_Archive(t *testing.T) {
 	var checkpoint report.Checkpoint
 	b.Update(t, func(tx *storage.Tx) error {
 		c, err := anchor.Latest(tx, tenant)
-		checkpoint = report.Checkpoint{TreeSize: c.Size, RootHash: anchor.Hex(c.Root), Note: string(c.Note)}
+		checkpoint = report.Checkpoint{TreeSize: c.Size, RootHash: anchor.Hex(c.Root), Note: string(c.Note),
+			SignedAt: storage.Optional(storage.FormatTime(c.SignedAt))}
 		return err
 	})
 
@@ -140,7 +142,7 @@ func TestService_Archive(t *testing.T) {
 	var gotCP report.Checkpoint
 	var key report.PublicKey
 	if err := errors.Join(json.Unmarshal(files[report.PathCheckpoint], &gotCP), json.Unmarshal(files[report.PathPublicKey], &key)); err != nil ||
-		gotCP != checkpoint || key != (report.PublicKey{KeyName: b.Ledger.KeyName(), VerifierKey: b.Ledger.VerifierKey()}) {
+		!reflect.DeepEqual(gotCP, checkpoint) || key != (report.PublicKey{KeyName: b.Ledger.KeyName(), VerifierKey: b.Ledger.VerifierKey()}) {
 		t.Errorf("checkpoint.json %s, public-key.json %s (%v); want %+v", files[report.PathCheckpoint], files[report.PathPublicKey], err, checkpoint)
 	}
 	if v, err := note.NewVerifier(key.VerifierKey); err != nil {

@@ -103,6 +103,31 @@ func (q *Queue) Find(ctx context.Context, t storage.Tenant, id string, limit int
 	return p, apierr.Named(err, "job", id)
 }
 
+// List returns one page of the tenant's jobs that match f, newest first,
+// without their results, and whether more follow. Each has its
+// ResultCounts (a job recorded before jobs kept counts is counted here).
+func (q *Queue) List(ctx context.Context, t storage.Tenant, f storage.JobFilter, page storage.Page) ([]*storage.Job, bool, error) {
+	var jobs []*storage.Job
+	var more bool
+	err := q.db.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		if jobs, more, err = tx.FindJobs(t, f, page); err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if j.ResultCounts == nil {
+				c, err := countRecorded(tx, t, j)
+				if err != nil {
+					return err
+				}
+				j.ResultCounts = &c
+			}
+		}
+		return nil
+	})
+	return jobs, more, err
+}
+
 // Results returns the page of the tenant's job's results after
 // page.After (the Next of the page before; "" for the first page), at
 // most page.Limit of them, without counts or proofs. It fails with a 400
