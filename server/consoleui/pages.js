@@ -13,6 +13,14 @@ const tableRows = 200;
 // The overview counts dead letters up to this many (one request).
 const dlqCounted = 1000;
 
+// The overview shows this many queued and this many running jobs, and
+// reads them again this often while any are.
+const jobsShown = 20;
+const jobsRefreshMillis = 2000;
+
+const batchStatuses = ["ASSESSING", "VERIFIED", "HIGH_RISK"];
+const statementStatuses = ["DRAFT", "SUBMITTED", "VALIDATED", "REJECTED", "REVOKED"];
+
 const verdictLabels = { COMPLIANT: "Compliant", HIGH_RISK: "High risk", FAILED: "Failed" };
 
 function Verdict({ status }) {
@@ -31,6 +39,70 @@ function count(items, key) {
   return out;
 }
 
+// ago says how long before now an RFC 3339 time is, in words.
+function ago(time) {
+  const minutes = Math.max(0, Math.floor((Date.now() - Date.parse(time)) / 60000));
+  if (minutes < 1) return "less than a minute ago";
+  if (minutes < 120) return `${minutes} minute${minutes === 1 ? "" : "s"} ago`;
+  if (minutes < 48 * 60) return `${Math.floor(minutes / 60)} hours ago`;
+  return `${Math.floor(minutes / 1440)} days ago`;
+}
+
+// jobLink is where a job's work is seen, when a page shows it.
+function jobLink(job) {
+  return { polygon_ingestion: "#/plots", batch_risk_assessment: "#/batches", shipment_link: "#/shipments",
+    dds_submission: "#/dds" }[job.type];
+}
+
+function StatusCounts({ items, statuses, kind }) {
+  if (!items) return html`<p class="muted">Loading…</p>`;
+  const by = count(items, "status");
+  return html`<ul class="counts">
+    ${statuses.map((s) => html`<li><span>${s}</span><strong data-status=${s}>${by[s] || 0}</strong></li>`)}
+    <li><span>All</span><strong data-status="ALL">${items.length}</strong></li>
+  </ul>
+  <a href=${"#/" + kind}>Open the list</a>`;
+}
+
+// JobsCard shows the jobs queued and running, each running one with its
+// progress, read again every few seconds while there are any.
+function JobsCard({ onError }) {
+  const [jobs, setJobs] = useState(null);
+  useEffect(() => {
+    let timer = null;
+    let stopped = false;
+    const load = () => Promise.all(["RUNNING", "QUEUED"].map((s) => api.get(`/eudr/jobs?status=${s}&limit=${jobsShown}`)))
+      .then(([running, queued]) => {
+        if (stopped) return;
+        setJobs({ running, queued });
+        if (running.length || queued.length) timer = setTimeout(load, jobsRefreshMillis);
+      }, onError);
+    load();
+    return () => { stopped = true; clearTimeout(timer); };
+  }, []);
+  if (!jobs) return html`<div class="card overview-jobs"><h2>Jobs</h2><p class="muted">Loading…</p></div>`;
+  const more = (list) => (list.length >= jobsShown ? `${jobsShown} or more` : list.length);
+  return html`<div class="card overview-jobs">
+    <h2>Jobs</h2>
+    <dl>
+      <dt>Running</dt><dd data-jobs="RUNNING">${more(jobs.running)}</dd>
+      <dt>Queued</dt><dd data-jobs="QUEUED">${more(jobs.queued)}</dd>
+    </dl>
+    ${!jobs.running.length && !jobs.queued.length && html`<p class="muted">No work waiting.</p>`}
+    <ul class="job-list">
+      ${[...jobs.running, ...jobs.queued].map((j) => html`<li class="job" data-job=${j.jobId}>
+        <div class="job-head">
+          ${jobLink(j) ? html`<a href=${jobLink(j)}>${j.type}</a>` : html`<span>${j.type}</span>`}
+          <span class="muted">${j.status === "RUNNING" ? `${j.progress.processed} of ${j.progress.total}` : "queued"}</span>
+        </div>
+        ${j.status === "RUNNING" && html`<progress max="100" value=${j.progress.percent}
+          aria-label=${`${j.type} ${j.progress.percent}%`}></progress>`}
+        ${j.lastAttempt && html`<p class="attention">Trying again: ${j.lastAttempt.message}</p>`}
+      </li>`)}
+    </ul>
+  </div>`;
+}
+
 function formatBytes(n) {
   if (n < 1 << 20) return `${(n / 1024).toFixed(0)} KiB`;
   return `${(n / (1 << 20)).toFixed(1)} MiB`;
@@ -42,7 +114,11 @@ export function Overview() {
   const [error, setError] = useState(null);
   const [dlq, setDlq] = useState(null);
   const [checkpoint, setCheckpoint] = useState(null);
+  const [batches, setBatches] = useState(null);
+  const [statements, setStatements] = useState(null);
   useEffect(() => {
+    api.getAll("/eudr/batches").then(setBatches, setError);
+    api.getAll("/eudr/declarations/dds").then(setStatements, setError);
     api.health().then(setHealth, setError);
     api.polygons().then(setPlots, setError);
     // The API's largest page: past it the card says "1000 or more".
@@ -74,13 +150,29 @@ export function Overview() {
         </ul>
         <a href="#/plots">Open the map</a>` : html`<p class="muted">Loading…</p>`}
       </div>
+      <${JobsCard} onError=${setError} />
+      <div class="card overview-batches">
+        <h2>Batches by status</h2>
+        <${StatusCounts} items=${batches} statuses=${batchStatuses} kind="batches" />
+      </div>
+      <div class="card overview-statements">
+        <h2>Statements by status</h2>
+        <${StatusCounts} items=${statements} statuses=${statementStatuses} kind="dds" />
+      </div>
       <div class="card">
         <h2>Operations</h2>
         <dl>
           <dt>Dead letters</dt><dd>${dlq === null ? "…" : html`<a href="#/webhooks" class=${dlq ? "overview-dlq attention" : "overview-dlq"}
             data-dlq=${dlq}>${dlq >= dlqCounted ? `${dlqCounted} or more` : dlq}</a>`}</dd>
-          <dt>Ledger</dt><dd class="overview-ledger">${checkpoint === null ? "…" : checkpoint === false ? "no entries yet"
-            : html`<a href="#/ledger">${checkpoint.treeSize} entries</a>, signed`}</dd>
+        </dl>
+      </div>
+      <div class="card">
+        <h2>Ledger</h2>
+        <dl>
+          <dt>Entries</dt><dd class="overview-ledger">${checkpoint === null ? "…" : checkpoint === false ? "no entries yet"
+            : html`<a href="#/ledger">${checkpoint.treeSize}</a>`}</dd>
+          <dt>Last checkpoint</dt><dd class="overview-checkpoint">${checkpoint === null ? "…" : checkpoint === false ? "none yet"
+            : checkpoint.signedAt ? html`<span title=${checkpoint.signedAt}>signed ${ago(checkpoint.signedAt)}</span>` : "signed"}</dd>
         </dl>
       </div>
       <div class="card">
