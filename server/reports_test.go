@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,7 +197,7 @@ func TestReports_Archive(t *testing.T) {
 	if err := json.Unmarshal(files[report.PathPublicKey], &pk); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(files[report.PathCheckpoint], &acp); err != nil || acp != cp {
+	if err := json.Unmarshal(files[report.PathCheckpoint], &acp); err != nil || !reflect.DeepEqual(acp, cp) {
 		t.Errorf("checkpoint.json %s: %v, want %+v", files[report.PathCheckpoint], err, cp)
 	}
 	verifier, err := note.NewVerifier(pk.VerifierKey)
