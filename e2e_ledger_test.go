@@ -129,6 +129,7 @@ type ledCheckpoint struct {
 	TreeSize int64  `json:"treeSize"`
 	RootHash string `json:"rootHash"`
 	Note     string `json:"note"`
+	SignedAt string `json:"signedAt"`
 }
 
 type ledEntry struct {

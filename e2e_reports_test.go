@@ -200,6 +200,7 @@ func TestReport_Archive(t *testing.T) {
 		TreeSize int64  `json:"treeSize"`
 		RootHash string `json:"rootHash"`
 		Note     string `json:"note"`
+		SignedAt string `json:"signedAt"`
 	}
 	ledGet(t, base, key, "/ledger/checkpoint", &cp)
 	if m.ReportID != reportID || m.Organisation != "default" || m.Environment != sandbox || m.AppVersion != testVersion ||
