@@ -138,3 +138,15 @@ func (a *App) handleMapTile(w http.ResponseWriter, r *http.Request, ps httproute
 	h.Set("Content-Length", strconv.Itoa(len(t.PNG)))
 	w.Write(t.PNG)
 }
+
+// handleLayerFeatures answers a vector layer of the caller's environment
+// as a GeoJSON FeatureCollection, those in ?bbox= when given, at most
+// layer.MaxFeaturesServed (layer.Features).
+func (a *App) handleLayerFeatures(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	fc, err := a.layers.Features(r.Context(), tenantFrom(r.Context()).Env, ps.ByName("layerId"), r.URL.Query().Get("bbox"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, fc)
+}

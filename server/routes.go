@@ -62,6 +62,7 @@ func (a *App) routes() []route {
 
 		{"GET", eudrPrefix + "/layers", authKey, idemNone, a.handleLayersList},
 		{"GET", eudrPrefix + "/layers/:layerId/tiles/:z/:x/:y.png", authKey, idemNone, a.handleMapTile},
+		{"GET", eudrPrefix + "/layers/:layerId/features", authKey, idemNone, a.handleLayerFeatures},
 
 		{"GET", eudrPrefix + "/polygons", authKey, idemNone, a.handlePolygonsList},
 		{"POST", eudrPrefix + "/polygons", authKey, idemRequired, a.handlePolygonsCreate},
