@@ -68,9 +68,14 @@ export function bounds(geometries) {
 }
 
 // Overlays of reference layers are drawn under the plots, which stay on
-// top; a vector layer's overlay is the outline of its coverage box.
+// top; a vector layer's overlay is its features (those of the view, read
+// when it is shown and after each move), coloured by its kind, inside the
+// dashed outline of its coverage box.
 const overlaysBelow = "plot-areas";
 const coverageOutline = { "line-color": "#17324d", "line-width": 1.5, "line-dasharray": [3, 2] };
+const colourOfKind = ["match", ["get", "kind"],
+  "deforestation", "#c62828", "protected_area", "#6a1b9a", "forest_cover_2020", "#2e7d32", "#17324d"];
+const noFeatures = { type: "FeatureCollection", features: [] };
 
 // PlotMap draws a list of plots (the API's polygon items, with geometry).
 // tileHeaders gives the headers a tile request of an overlay needs (the
@@ -91,6 +96,14 @@ export class PlotMap {
     this.ready = new Promise((resolve) => this.map.once("load", resolve));
     this.filter = null;
     this.overlaysShown = new Set(); // the IDs of the layers shown
+    this.vectorOverlays = new Map(); // layer ID -> its features(bbox) reader
+    this.featuresAsked = {}; // layer ID -> number of its last request
+    this.map.on("moveend", () => {
+      for (const id of this.overlaysShown) this.loadFeatures(id);
+    });
+    // A hook for the browser test, which pans the map to measure frame
+    // times: deliberately on window, the map itself and nothing else.
+    window.eudrMap = this.map;
     for (const layer of ["plot-areas", "plot-points", "plot-dots"]) {
       this.map.on("click", layer, (ev) => onSelect && onSelect(ev.features[0].properties.id));
       this.map.on("mouseenter", layer, () => (this.map.getCanvas().style.cursor = "pointer"));
@@ -99,8 +112,8 @@ export class PlotMap {
   }
 
   // show draws plots in place of those drawn before, fits the map to them
-  // and, once the map has drawn them, records their number in
-  // document.body.dataset.plotsDrawn (read by the browser test).
+  // and, once the map has drawn them, records how many the filter lets
+  // through (countDrawn).
   async show(plots) {
     await this.ready;
     const features = [];
@@ -108,31 +121,49 @@ export class PlotMap {
     this.geometries = new Map();
     for (const p of plots) {
       if (!p.geometry) continue;
-      const properties = { id: p.polygonId, status: p.eudrStatus, commodity: p.commodity };
+      const properties = { id: p.polygonId, status: p.eudrStatus, commodity: p.commodity,
+        supplier: p.supplierId || "", job: p.jobId || "", country: p.producerCountry || "" };
       features.push({ type: "Feature", properties, geometry: p.geometry });
       const b = bounds([p.geometry]);
       dots.push({ type: "Feature", properties, geometry: { type: "Point", coordinates: [(b[0][0] + b[1][0]) / 2, (b[0][1] + b[1][1]) / 2] } });
       this.geometries.set(p.polygonId, p.geometry);
     }
-    delete document.body.dataset.plotsDrawn;
+    this.features = features;
     this.map.getSource("plots").setData({ type: "FeatureCollection", features });
     this.map.getSource("dots").setData({ type: "FeatureCollection", features: dots });
     const all = bounds(features.map((f) => f.geometry));
     if (all) this.map.fitBounds(all, { padding: 40, maxZoom: 12, duration: 0 });
+    this.countDrawn();
+  }
+
+  // countDrawn records, once the map has drawn them, the number of plots
+  // the filter lets through in document.body.dataset.plotsDrawn (read by
+  // the browser tests).
+  countDrawn() {
+    delete document.body.dataset.plotsDrawn;
+    const { statuses, match } = this.shown || { statuses: verdicts, match: {} };
+    const n = (this.features || []).filter(({ properties: p }) => statuses.includes(p.status) &&
+      Object.entries(match).every(([key, value]) => !value || p[key] === value)).length;
+    const asked = (this.counted = (this.counted || 0) + 1);
     this.map.once("idle", () => {
-      document.body.dataset.plotsDrawn = String(features.length);
+      if (asked === this.counted) document.body.dataset.plotsDrawn = String(n);
     });
   }
 
-  // only shows the plots whose verdict is in statuses and, when given, of
-  // that commodity.
-  only(statuses, commodity) {
+  // only shows the plots whose verdict is in statuses and, for each
+  // property of match given a value (commodity, supplier, job, country),
+  // those with that value.
+  only(statuses, match = {}) {
     const f = ["all", ["in", ["get", "status"], ["literal", statuses]]];
-    if (commodity) f.push(["==", ["get", "commodity"], commodity]);
+    for (const [key, value] of Object.entries(match)) {
+      if (value) f.push(["==", ["get", key], value]);
+    }
     this.map.setFilter("plot-areas", ["all", isArea, f]);
     this.map.setFilter("plot-outlines", ["all", isArea, f]);
     this.map.setFilter("plot-points", ["all", isPoint, f]);
     this.map.setFilter("plot-dots", f);
+    this.shown = { statuses, match };
+    this.countDrawn();
   }
 
   // flyTo brings one plot into view and, once there, records its ID in
@@ -148,9 +179,10 @@ export class PlotMap {
   }
 
   // addOverlays adds reference layers, hidden until shown: each
-  // {id, name, tiles, minZoom, bbox} with tiles the XYZ template of a
-  // raster layer, or without tiles a vector layer drawn as the outline of
-  // bbox ([west, south, east, north]).
+  // {id, name, tiles, minZoom, bbox, features} with tiles the XYZ template
+  // of a raster layer, or without tiles a vector layer: the outline of
+  // bbox ([west, south, east, north]) and its features, read by
+  // features(bbox of the view), a promise of a FeatureCollection.
   async addOverlays(overlays) {
     await this.ready;
     for (const o of overlays) {
@@ -164,11 +196,17 @@ export class PlotMap {
           ...(hasBox ? { bounds: o.bbox } : {}), attribution: o.name });
         this.map.addLayer({ id, type: "raster", source: id, layout: { visibility: "none" },
           paint: { "raster-opacity": 0.85, "raster-resampling": "nearest" } }, overlaysBelow);
-      } else if (hasBox) {
-        const [w, s, e, n] = o.bbox;
-        this.map.addSource(id, { type: "geojson", data: { type: "Feature", properties: {},
-          geometry: { type: "Polygon", coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] } } });
+      } else {
+        const data = hasBox ? { type: "Feature", properties: {}, geometry: { type: "Polygon",
+          coordinates: [[[o.bbox[0], o.bbox[1]], [o.bbox[2], o.bbox[1]], [o.bbox[2], o.bbox[3]], [o.bbox[0], o.bbox[3]], [o.bbox[0], o.bbox[1]]]] } } : noFeatures;
+        this.map.addSource(id, { type: "geojson", data });
         this.map.addLayer({ id, type: "line", source: id, layout: { visibility: "none" }, paint: coverageOutline }, overlaysBelow);
+        this.map.addSource(id + "-features", { type: "geojson", data: noFeatures, attribution: o.name });
+        this.map.addLayer({ id: id + "-fill", type: "fill", source: id + "-features", layout: { visibility: "none" },
+          paint: { "fill-color": colourOfKind, "fill-opacity": 0.25 } }, overlaysBelow);
+        this.map.addLayer({ id: id + "-line", type: "line", source: id + "-features", layout: { visibility: "none" },
+          paint: { "line-color": colourOfKind, "line-width": 1 } }, overlaysBelow);
+        if (o.features) this.vectorOverlays.set(o.id, o.features);
       }
     }
   }
@@ -178,14 +216,42 @@ export class PlotMap {
   // a plot show through it.
   showOverlay(id, shown) {
     if (!this.map.getLayer("overlay-" + id)) return;
-    this.map.setLayoutProperty("overlay-" + id, "visibility", shown ? "visible" : "none");
+    for (const layer of ["overlay-" + id, "overlay-" + id + "-fill", "overlay-" + id + "-line"]) {
+      if (this.map.getLayer(layer)) this.map.setLayoutProperty(layer, "visibility", shown ? "visible" : "none");
+    }
     if (shown) this.overlaysShown.add(id);
     else this.overlaysShown.delete(id);
+    if (shown) this.loadFeatures(id);
     this.map.setPaintProperty("plot-areas", "fill-opacity", this.overlaysShown.size ? 0.12 : 0.45);
     // Once drawn, the layers shown are in document.body.dataset.overlaysDrawn
     // (read by the browser test).
     delete document.body.dataset.overlaysDrawn;
     this.map.once("idle", () => (document.body.dataset.overlaysDrawn = Array.from(this.overlaysShown).join(" ")));
+  }
+
+  // loadFeatures reads the features of vector overlay id in the view and
+  // draws them; the answer to an older view is dropped. Past the API's
+  // cap the answer is truncated: document.body.dataset.featuresTruncated
+  // then names the layer, and zooming in shows the rest.
+  async loadFeatures(id) {
+    const read = this.vectorOverlays.get(id);
+    if (!read) return;
+    const b = this.map.getBounds();
+    const view = [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()]
+      .map((v, i) => Math.max(i % 2 ? -90 : -180, Math.min(i % 2 ? 90 : 180, v)));
+    const asked = (this.featuresAsked[id] || 0) + 1;
+    this.featuresAsked[id] = asked;
+    let fc;
+    try {
+      fc = await read(view);
+    } catch (err) {
+      console.warn(`features of layer ${id}: ${err.message}`); // the outline still shows
+      return;
+    }
+    if (asked !== this.featuresAsked[id] || !this.overlaysShown.has(id)) return;
+    this.map.getSource("overlay-" + id + "-features").setData(fc);
+    document.body.dataset.featuresTruncated = fc.truncated ? id : "";
+    this.map.once("idle", () => (document.body.dataset.featuresDrawn = `${id} ${fc.features.length}`));
   }
 
   remove() {

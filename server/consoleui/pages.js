@@ -21,6 +21,15 @@ const jobsRefreshMillis = 2000;
 const batchStatuses = ["ASSESSING", "VERIFIED", "HIGH_RISK"];
 const statementStatuses = ["DRAFT", "SUBMITTED", "VALIDATED", "REJECTED", "REVOKED"];
 
+// The filters of the plots map besides verdict: key is the map feature's
+// property (map.js), field the plot's.
+const plotFilters = [
+  { key: "commodity", field: "commodity", label: "Commodity", all: "All commodities" },
+  { key: "supplier", field: "supplierId", label: "Supplier", all: "All suppliers" },
+  { key: "job", field: "jobId", label: "Job", all: "All jobs" },
+  { key: "country", field: "producerCountry", label: "Producer country", all: "All countries" },
+];
+
 const verdictLabels = { COMPLIANT: "Compliant", HIGH_RISK: "High risk", FAILED: "Failed" };
 
 function Verdict({ status }) {
@@ -192,7 +201,8 @@ export function Plots({ selected }) {
   const [loaded, setLoaded] = useState(0);
   const [error, setError] = useState(null);
   const [shown, setShown] = useState(verdicts);
-  const [commodity, setCommodity] = useState("");
+  // The plots' own properties to filter on, each "" for all.
+  const [match, setMatch] = useState({ commodity: "", supplier: "", job: "", country: "" });
   const [overlayMap, setOverlayMap] = useState(null);
 
   // load reads every plot and draws them, in place of those drawn before.
@@ -213,15 +223,21 @@ export function Plots({ selected }) {
   }, []);
 
   useEffect(() => {
-    if (plots) plotMap.current.ready.then(() => plotMap.current.only(shown, commodity));
-  }, [plots, shown, commodity]);
+    if (plots) plotMap.current.ready.then(() => plotMap.current.only(shown, match));
+  }, [plots, shown, match]);
 
   useEffect(() => {
     if (plots && selected) plotMap.current.ready.then(() => plotMap.current.flyTo(selected));
   }, [plots, selected]);
 
-  const commodities = useMemo(() => (plots ? Object.keys(count(plots, "commodity")).sort() : []), [plots]);
-  const listed = useMemo(() => (plots || []).filter((p) => shown.includes(p.eudrStatus) && (!commodity || p.commodity === commodity)), [plots, shown, commodity]);
+  // The choices of each filter are the values of the plots loaded.
+  const choices = useMemo(() => {
+    const out = {};
+    for (const f of plotFilters) out[f.key] = plots ? Object.keys(count(plots.filter((p) => p[f.field]), f.field)).sort() : [];
+    return out;
+  }, [plots]);
+  const listed = useMemo(() => (plots || []).filter((p) => shown.includes(p.eudrStatus) &&
+    plotFilters.every((f) => !match[f.key] || p[f.field] === match[f.key])), [plots, shown, match]);
   const current = selected && plots && plots.find((p) => p.polygonId === selected);
   const toggle = (v) => setShown(shown.includes(v) ? shown.filter((s) => s !== v) : [...shown, v]);
   const deleted = (id) => {
@@ -239,10 +255,11 @@ export function Plots({ selected }) {
           <input type="checkbox" checked=${shown.includes(v)} onChange=${() => toggle(v)} />
           <${Verdict} status=${v} />
         </label>`)}
-        <select aria-label="Commodity" value=${commodity} onChange=${(e) => setCommodity(e.target.value)}>
-          <option value="">All commodities</option>
-          ${commodities.map((c) => html`<option value=${c}>${c}</option>`)}
-        </select>
+        ${plotFilters.map((f) => html`<select aria-label=${f.label} title=${f.label} data-filter=${f.key} value=${match[f.key]}
+            onChange=${(e) => setMatch({ ...match, [f.key]: e.target.value })}>
+          <option value="">${f.all}</option>
+          ${choices[f.key].map((c) => html`<option value=${c}>${c}</option>`)}
+        </select>`)}
         <${Overlays} plotMap=${overlayMap} />
       </div>
     </div>

@@ -174,8 +174,8 @@ export function PlotPanel({ plot, Verdict, Problem, onDeleted }) {
 
 // Overlays lists the environment's reference layers with a box each that
 // shows it on the map: raster layers as their tiles (from the layer's
-// minZoom on), vector layers as the outline of their coverage, since the
-// API serves no layer's features.
+// minZoom on), vector layers as their features in the view inside the
+// outline of their coverage.
 export function Overlays({ plotMap }) {
   const [layers, setLayers] = useState([]);
   const [shown, setShown] = useState({});
@@ -184,7 +184,8 @@ export function Overlays({ plotMap }) {
     if (!plotMap) return;
     api.layers().then((list) => {
       plotMap.addOverlays(list.map((l) => ({ id: l.layerId, name: l.name, bbox: l.coverage && l.coverage.bbox,
-        tiles: l.raster ? api.tileURL(l.layerId) : null, minZoom: l.raster ? l.raster.minZoom : 0 })));
+        tiles: l.raster ? api.tileURL(l.layerId) : null, minZoom: l.raster ? l.raster.minZoom : 0,
+        features: l.raster ? null : (bbox) => api.get(`/eudr/layers/${encodeURIComponent(l.layerId)}/features?bbox=${bbox.join(",")}`) })));
       setLayers(list);
     }, setError); // the plots still show without their layers
   }, [plotMap]);
@@ -199,7 +200,7 @@ export function Overlays({ plotMap }) {
     <legend>Reference layers</legend>
     ${layers.map((l) => html`<label key=${l.layerId} title=${`${l.kind}, version ${l.version}`}>
       <input type="checkbox" data-layer=${l.layerId} data-kind=${l.kind} checked=${!!shown[l.layerId]} onChange=${() => toggle(l.layerId)} />
-      <span>${l.name}<span class="muted">${l.raster ? `, from zoom ${l.raster.minZoom}` : ", coverage outline"}</span></span>
+      <span>${l.name}<span class="muted">${l.raster ? `, from zoom ${l.raster.minZoom}` : `, ${l.featureCount} feature${l.featureCount === 1 ? "" : "s"}`}</span></span>
     </label>`)}
   </fieldset>`;
 }
