@@ -77,6 +77,18 @@ func TestLayerFeatures(t *testing.T) {
 		}
 	}
 
+	// A deleted layer is no longer served, though its features were read.
+	gone := importSquares(t, ta, storage.Production, 1)
+	if _, code, _ = get(storage.Production, prodKey, url(gone, "")); code != http.StatusOK {
+		t.Fatalf("before delete: %d", code)
+	}
+	if err := ta.layers.Delete(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, _ = get(storage.Production, prodKey, url(gone, "")); code != http.StatusNotFound {
+		t.Errorf("a deleted layer: %d, want 404", code)
+	}
+
 	// Another environment's layer is not found; a raster layer is refused.
 	if _, code, _ = get(storage.Sandbox, sandboxKey, url(squares, "")); code != http.StatusNotFound {
 		t.Errorf("the production layer from the sandbox: %d, want 404", code)

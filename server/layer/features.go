@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/apierr"
@@ -43,8 +44,8 @@ type geometryGeoJSON struct {
 // Features returns the features of vector layer id of env whose bounding
 // box meets bbox ("minLon,minLat,maxLon,maxLat"; "" for all), at most
 // MaxFeaturesServed of them. The screening index keeps no features, so
-// they are read from the store and decoded on each call: the cost grows
-// with the layer, not with the box. It refuses with 400 a malformed bbox
+// they are read from the store and decoded, and the last layers read are
+// kept (featureCache): a map asks for one layer again after each move. It refuses with 400 a malformed bbox
 // and a raster layer (drawn as map tiles), with 404 a layer that env does
 // not screen against.
 func (s *Service) Features(ctx context.Context, env storage.Environment, id, bbox string) (*FeatureCollection, error) {
@@ -85,6 +86,9 @@ func (s *Service) vectorLayer(ctx context.Context, env storage.Environment, id s
 			}
 		}
 	}
+	if l := s.features.get(env, id); l != nil {
+		return l, nil
+	}
 	var rec *storage.Layer
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
 		var err error
@@ -104,7 +108,55 @@ func (s *Service) vectorLayer(ctx context.Context, env storage.Environment, id s
 	if err != nil {
 		return nil, fmt.Errorf("decode layer %s: %w", id, err)
 	}
-	return &geo.Layer{ID: rec.ID, Kind: geo.LayerKind(rec.Kind), Features: feats}, nil
+	l := &geo.Layer{ID: rec.ID, Kind: geo.LayerKind(rec.Kind), Features: feats}
+	s.features.put(env, l)
+	return l, nil
+}
+
+// featuresCached is how many decoded vector layers featureCache keeps: a
+// layer of 100,000 polygons takes some 20 MB decoded, and a second of
+// decoding.
+const featuresCached = 2
+
+// featureCache keeps the features of the vector layers read last, most
+// recent first. Its methods are safe for concurrent use.
+type featureCache struct {
+	mu     sync.Mutex
+	layers []cachedFeatures
+}
+
+type cachedFeatures struct {
+	env storage.Environment
+	l   *geo.Layer
+}
+
+func (c *featureCache) get(env storage.Environment, id string) *geo.Layer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.layers {
+		if e.env == env && e.l.ID == id {
+			copy(c.layers[1:i+1], c.layers[:i])
+			c.layers[0] = e
+			return e.l
+		}
+	}
+	return nil
+}
+
+func (c *featureCache) put(env storage.Environment, l *geo.Layer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.layers = append([]cachedFeatures{{env, l}}, c.layers...)
+	if len(c.layers) > featuresCached {
+		c.layers = c.layers[:featuresCached]
+	}
+}
+
+// clear forgets every layer: one may have been deleted.
+func (c *featureCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.layers = nil
 }
 
 // parseBBox reads "minLon,minLat,maxLon,maxLat"; "" is the whole world.

@@ -59,6 +59,8 @@ type Service struct {
 	// read the store before another import committed must not replace the
 	// index that import's own rebuild made.
 	reloading sync.Mutex
+	// features keeps the last vector layers a map read (Features).
+	features featureCache
 }
 
 // New returns the service with the sandbox index holding the fixture
@@ -101,6 +103,7 @@ func (s *Service) Index(env storage.Environment) *geo.Index {
 func (s *Service) Load(ctx context.Context) error {
 	s.reloading.Lock()
 	defer s.reloading.Unlock()
+	s.features.clear()
 	var stored []*storage.Layer
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
 		list, err := tx.FindLayers()
