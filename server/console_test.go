@@ -32,12 +32,12 @@ func TestConsole_Page(t *testing.T) {
 			}
 			csp := w.Header().Get("Content-Security-Policy")
 			checkConsolePolicy(t, name, csp)
-			if !bytes.Equal(w.Body.Bytes(), operatorConsole.Page(string(env)).Data) {
+			if !bytes.Equal(w.Body.Bytes(), operatorConsole.Page(string(env), false).Data) {
 				t.Errorf("%s: body is not the %s page", name, env)
 			}
 		}
 		// Each listener's page says which environment it shows.
-		page := string(operatorConsole.Page(string(env)).Data)
+		page := string(operatorConsole.Page(string(env), false).Data)
 		if !strings.Contains(page, `<body class="env-`+string(env)+`"`) {
 			t.Errorf("the %s page does not mark its environment", env)
 		}
@@ -90,7 +90,7 @@ func TestConsole_Files(t *testing.T) {
 		".txt":     "text/plain; charset=utf-8",
 	}
 	served := map[string]bool{}
-	for _, l := range consoleLinkRE.FindAllStringSubmatch(string(operatorConsole.Page("sandbox").Data), -1) {
+	for _, l := range consoleLinkRE.FindAllStringSubmatch(string(operatorConsole.Page("sandbox", false).Data), -1) {
 		u := l[1]
 		name, ok := strings.CutPrefix(u, "/console/")
 		if !ok {
@@ -127,5 +127,35 @@ func TestConsole_Files(t *testing.T) {
 	}
 	for _, u := range []string{"/console/app.js", "/console/app.000000000000.js", "/console/page.html", "/console/x/y"} {
 		wantError(t, ta.do("GET", u, ""), http.StatusNotFound, apierr.CodeNotFound, "")
+	}
+}
+
+// The page says whether its request carried the listener's session cookie
+// (whose session the page then asks for), so that the console keeps
+// nothing in the browser's storage; caches are told it varies by cookie.
+func TestConsole_PageSessionMark(t *testing.T) {
+	ta := newTestApp(t)
+	for _, env := range []storage.Environment{storage.Production, storage.Sandbox} {
+		for _, tc := range []struct {
+			cookie *http.Cookie
+			want   string
+		}{
+			{nil, `data-session=""`},
+			{&http.Cookie{Name: sessionCookie(env), Value: "stale"}, `data-session="1"`},
+			{&http.Cookie{Name: "unrelated", Value: "x"}, `data-session=""`},
+		} {
+			w := ta.withCookie(env, tc.cookie, "GET", "/console", "")
+			if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), tc.want) {
+				t.Errorf("%s with cookie %v: status %d, want a page with %s", env, tc.cookie, w.Code, tc.want)
+			}
+			if v := w.Header().Get("Vary"); v != "Cookie" {
+				t.Errorf("%s: Vary %q, want Cookie", env, v)
+			}
+		}
+	}
+	// The other listener's cookie is not this one's session.
+	w := ta.withCookie(storage.Sandbox, &http.Cookie{Name: sessionCookie(storage.Production), Value: "x"}, "GET", "/console", "")
+	if !strings.Contains(w.Body.String(), `data-session=""`) {
+		t.Errorf("the sandbox page took the production cookie for its session")
 	}
 }

@@ -24,7 +24,11 @@ func handleDocs(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 }
 
 func handleConsole(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	f, ok := operatorConsole.File(string(infoFrom(r.Context()).env), ps.ByName("file"))
+	env := infoFrom(r.Context()).env
+	// The page says whether a session cookie came with it; whether that
+	// session lives is for the page to ask (GET /auth/session).
+	_, err := r.Cookie(sessionCookie(env))
+	f, ok := operatorConsole.File(string(env), ps.ByName("file"), err == nil)
 	writeEmbedded(w, r, f.Header, f.Data, ok)
 }
 

@@ -12,12 +12,6 @@ const base = document.body.dataset.api; // "/api/v1/enterprise"
 // thousand plots.
 const pageLimit = 1000;
 
-// sessionHint marks in this browser's storage that a session cookie was
-// set here, so that a reloaded page asks the appliance who is signed in,
-// and a page never signed in does not (that answer would be a 401). It is
-// no credential: the cookie is HttpOnly, the CSRF token stays in memory.
-const sessionHint = "eudr-console-session";
-
 let credential = null; // the headers of an API key sign-in
 let session = null; // who is signed in by cookie, with the CSRF token
 let onEnded = () => {}; // told when the appliance ends the session
@@ -51,7 +45,6 @@ export class ApiError extends Error {
 async function refused(res) {
   if (res.status === 401 && session) {
     session = null;
-    localStorage.removeItem(sessionHint);
     onEnded();
   }
   let body = null;
@@ -110,20 +103,21 @@ export async function signInUser(username, password) {
   if (!res.ok) throw await refused(res);
   credential = null;
   session = await res.json();
-  localStorage.setItem(sessionHint, "1");
   return session;
 }
 
 // restore finds the session of a reloaded page: the cookie survived, and
 // the appliance gives the CSRF token again. It answers the session, or
-// null when there is none (never signed in here, ended, signed out).
+// null when there is none. The appliance marks the page (data-session)
+// when its request carried a session cookie: without one there is nothing
+// to ask (the answer would be a 401), and the console keeps nothing in
+// the browser's storage to remember it by.
 export async function restore() {
-  if (!localStorage.getItem(sessionHint)) return null;
+  if (document.body.dataset.session !== "1") return null;
   try {
     session = await get("/auth/session");
     return session;
   } catch {
-    localStorage.removeItem(sessionHint);
     return null;
   }
 }
@@ -132,7 +126,6 @@ export async function restore() {
 export async function signOut() {
   const was = session;
   credential = null;
-  localStorage.removeItem(sessionHint);
   if (!was) return;
   try {
     await fetch(base + "/auth/session", {

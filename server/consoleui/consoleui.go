@@ -77,14 +77,24 @@ type File struct {
 // Console is the page of each environment and every file the pages use.
 type Console struct {
 	files map[string]File // by name
-	pages map[string]File // by environment
+	pages map[pageKey]File
+}
+
+// pageKey names a page: its environment, and whether the request for it
+// carried a session cookie. The page tells its scripts the latter
+// (data-session), so that a page never signed in does not ask the
+// appliance who is (a 401), and nothing is kept in the browser's storage.
+type pageKey struct {
+	env     string
+	session bool
 }
 
 // File returns the file served as /console/<name>, or for "" the page of
-// env ("production" or "sandbox").
-func (c *Console) File(env, name string) (File, bool) {
+// env ("production" or "sandbox") for a request that carried a session
+// cookie or not.
+func (c *Console) File(env, name string, session bool) (File, bool) {
 	if name == "" {
-		f, ok := c.pages[env]
+		f, ok := c.pages[pageKey{env, session}]
 		return f, ok
 	}
 	f, ok := c.files[name]
@@ -92,7 +102,7 @@ func (c *Console) File(env, name string) (File, bool) {
 }
 
 // Page is the HTML page of the console on env's listener.
-func (c *Console) Page(env string) File { return c.pages[env] }
+func (c *Console) Page(env string, session bool) File { return c.pages[pageKey{env, session}] }
 
 // Files lists every file served under /console/, the pages excluded.
 func (c *Console) Files() []File {
@@ -130,7 +140,7 @@ var Environments = []string{"production", "sandbox"}
 // "/console"), with every file it uses under prefix + "/", calling the API
 // under apiPrefix (as "/api/v1/enterprise").
 func New(prefix, apiPrefix string) (*Console, error) {
-	c := &Console{files: map[string]File{}, pages: map[string]File{}}
+	c := &Console{files: map[string]File{}, pages: map[pageKey]File{}}
 	// page.html's {{name}} placeholders, filled by plain replacement:
 	// html/template would make the linker keep every exported method of
 	// the program (it calls methods by reflection), a megabyte of code.
@@ -168,11 +178,19 @@ func New(prefix, apiPrefix string) (*Console, error) {
 		return nil, err
 	}
 	for _, env := range Environments {
-		p := []byte(strings.NewReplacer(append(fill, "{{environment}}", env)...).Replace(string(page)))
-		if i := bytes.Index(p, []byte("{{")); i >= 0 {
-			return nil, fmt.Errorf("page.html: unknown placeholder at %q", p[i:min(i+40, len(p))])
+		for _, session := range []bool{false, true} {
+			mark := ""
+			if session {
+				mark = "1"
+			}
+			p := []byte(strings.NewReplacer(append(fill, "{{environment}}", env, "{{session}}", mark)...).Replace(string(page)))
+			if i := bytes.Index(p, []byte("{{")); i >= 0 {
+				return nil, fmt.Errorf("page.html: unknown placeholder at %q", p[i:min(i+40, len(p))])
+			}
+			f := newFile("", ".html", p, cacheRevalidate)
+			f.Header["Vary"] = "Cookie" // the page differs with the session cookie
+			c.pages[pageKey{env, session}] = f
 		}
-		c.pages[env] = newFile("", ".html", p, cacheRevalidate)
 	}
 	return c, nil
 }
