@@ -57,7 +57,7 @@ export function Keys() {
           <td>${k.name || html`<span class="muted">(no name)</span>`}</td><td>${k.environment}</td><td>${k.scopes.join(", ")}</td>
           <td><code>${k.prefix}…${k.last4}</code></td><td>${when(k.createdAt)}${k.rotatedAt ? html`<br /><span class="muted">rotated ${when(k.rotatedAt)}</span>` : ""}</td>
           <td>${when(k.lastUsedAt)}</td>
-          ${write && html`<td class="ops-row-actions">
+          ${write && html`<td class="ops-row-actions" data-write>
             <${Confirm} label="Rotate" className="secondary key-rotate" confirmLabel="Rotate" question="The old value stops working at once. Rotate?"
               onConfirm=${() => change("POST", `/api-keys/${encodeURIComponent(k.keyId)}/rotate`, undefined, `New value of ${k.name || k.keyId}`)} />
             <${Confirm} label="Revoke" className="secondary key-revoke" confirmLabel="Revoke" question="Requests with this key are refused from now on. Revoke?"
@@ -78,7 +78,7 @@ function NewKey({ onCreate }) {
     setName("");
     setWriteScope(false);
   };
-  return html`<form class="card ops-form keys-new" onSubmit=${submit}>
+  return html`<form class="card ops-form keys-new" data-write onSubmit=${submit}>
     <h2>New key (${document.body.dataset.environment})</h2>
     <label>Name <input name="name" value=${name} maxlength="100" required onInput=${(e) => setName(e.target.value)} /></label>
     <label class="inline"><input type="checkbox" checked=${writeScope} onChange=${(e) => setWriteScope(e.target.checked)} />
@@ -128,7 +128,7 @@ export function Suppliers() {
     <h1>Suppliers</h1>
     <p class="muted">Each of your ERP's vendors and its operator in the EU information system.</p>
     ${error && html`<${Problem} error=${error} />`}
-    ${write && html`<form class="card ops-form supplier-form" onSubmit=${save}>
+    ${write && html`<form class="card ops-form supplier-form" data-write onSubmit=${save}>
       <h2>${editing ? `Edit ${form.erpVendorId}` : "New supplier"}</h2>
       <div class="ops-form-grid">
         <label>ERP vendor ID <input name="erpVendorId" required value=${form.erpVendorId} readonly=${editing} onInput=${field("erpVendorId")} /></label>
@@ -152,8 +152,8 @@ export function Suppliers() {
         <tbody>${list.map((s) => html`<tr key=${s.supplierId} data-vendor=${s.erpVendorId}>
           <td>${s.erpVendorId}</td><td>${s.name}</td><td>${s.country}</td><td><code>${s.euOperatorUuid}</code></td>
           <td>${s.eori || ""}</td><td>${s.role}</td><td>${when(s.updatedAt)}</td>
-          ${write && html`<td class="ops-row-actions">
-            <button type="button" class="secondary" onClick=${() => edit(s)}>Edit</button>
+          ${write && html`<td class="ops-row-actions" data-write>
+            <button type="button" class="secondary" aria-label=${"Edit " + s.erpVendorId} onClick=${() => edit(s)}>Edit</button>
             <${Confirm} label="Delete" className="secondary" confirmLabel="Delete" question=${`Delete ${s.erpVendorId}?`} onConfirm=${() => remove(s)} />
           </td>`}
         </tr>`)}</tbody>

@@ -7,6 +7,17 @@ import { html, useEffect, useRef, useState } from "./standalone.module.js";
 import * as api from "./api.js";
 import { verifyEvidence } from "./proof.js";
 
+// useFocus focuses the element of the ref it returns whenever open turns
+// true: a confirmation puts the keyboard on its Cancel (the safe answer)
+// when it opens; Escape closes it.
+function useFocus(open) {
+  const ref = useRef(null);
+  useEffect(() => {
+    if (open && ref.current) ref.current.focus();
+  }, [open]);
+  return ref;
+}
+
 // The cutoff of the regulation: loss after it is deforestation.
 const cutoffYear = 2020;
 
@@ -105,6 +116,7 @@ function Delete({ plot, Problem, onDeleted }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
+  const cancel = useFocus(asking);
   const inUse = error && error.details.some((d) => d.code === "POLYGON_IN_USE");
   const remove = async () => {
     setBusy(true);
@@ -119,7 +131,7 @@ function Delete({ plot, Problem, onDeleted }) {
       setBusy(false);
     }
   };
-  return html`<div class="plot-delete">
+  return html`<div class="plot-delete" data-write onKeyDown=${(e) => { if (e.key === "Escape" && !busy) setAsking(false); }}>
     ${inUse && html`<p class="console-message console-error" role="alert">A batch uses this plot, so it stays: delete
       the batch or take the plot out of it first.<br />${error.details.map((d) => d.issue).join("; ")}</p>`}
     ${error && !inUse && html`<${Problem} error=${error} />`}
@@ -127,7 +139,7 @@ function Delete({ plot, Problem, onDeleted }) {
       plot again afterwards.</p>
       <div class="buttons">
         <button type="button" class="danger confirm-delete" disabled=${busy} onClick=${remove}>Delete the plot</button>
-        <button type="button" class="secondary" disabled=${busy} onClick=${() => setAsking(false)}>Cancel</button>
+        <button type="button" class="secondary" disabled=${busy} onClick=${() => setAsking(false)} ref=${cancel}>Cancel</button>
       </div>`
     : html`<button type="button" class="secondary ask-delete" onClick=${() => setAsking(true)}>Delete…</button>`}
   </div>`;

@@ -3,9 +3,20 @@
 // (draft, submit, revoke), each change behind a confirmation where it
 // cannot be undone.
 
-import { html, useEffect, useState } from "./standalone.module.js";
+import { html, useEffect, useRef, useState } from "./standalone.module.js";
 import * as api from "./api.js";
 import { Problem } from "./pages.js";
+
+// useFocus focuses the element of the ref it returns whenever open turns
+// true: a confirmation puts the keyboard on its Cancel (the safe answer)
+// when it opens; Escape closes it.
+function useFocus(open) {
+  const ref = useRef(null);
+  useEffect(() => {
+    if (open && ref.current) ref.current.focus();
+  }, [open]);
+  return ref;
+}
 
 // How often a page that waits for the appliance or the EU system asks again.
 const pollMs = 1000;
@@ -55,12 +66,14 @@ function StatusFilter({ value, statuses, onChange }) {
 
 // Confirm is a modal question before a change that cannot be undone.
 function Confirm({ title, children, action, danger, onConfirm, onCancel, busy }) {
-  return html`<div class="trade-modal" role="dialog" aria-modal="true" aria-labelledby="trade-confirm-title">
+  const cancel = useFocus(true);
+  return html`<div class="trade-modal" role="dialog" aria-modal="true" aria-labelledby="trade-confirm-title"
+    onKeyDown=${(e) => { if (e.key === "Escape" && !busy) onCancel(); }}>
     <div class="card trade-confirm">
       <h2 id="trade-confirm-title">${title}</h2>
       ${children}
       <div class="trade-actions">
-        <button type="button" class="secondary" onClick=${onCancel} disabled=${busy}>Cancel</button>
+        <button type="button" class="secondary" onClick=${onCancel} disabled=${busy} ref=${cancel}>Cancel</button>
         <button type="button" class=${"confirm" + (danger ? " danger" : "")} onClick=${onConfirm} disabled=${busy}>${action}</button>
       </div>
     </div>
@@ -175,7 +188,7 @@ function DraftStatement({ batch, operatorUuid }) {
       setBusy(false);
     }
   };
-  return html`<form class="card draft-form" onSubmit=${submit}>
+  return html`<form class="card draft-form" data-write onSubmit=${submit}>
     <h2>Draft a due-diligence statement</h2>
     <p class="muted">A draft is not filed: it is built from this batch, and can be checked before it is submitted.</p>
     <label>Activity <select name="activityType" value=${activityType} onChange=${(e) => setActivityType(e.target.value)}>
@@ -304,7 +317,7 @@ function Statement({ id }) {
     <h1>${d.internalReference || d.ddsId} <${Status} status=${d.status} /></h1>
     ${error && html`<${Problem} error=${error} />`}
     ${actionError && html`<${Problem} error=${actionError} />`}
-    ${write && (d.status === "DRAFT" || d.status === "SUBMITTED" || d.status === "VALIDATED") && html`<div class="trade-actions dds-actions">
+    ${write && (d.status === "DRAFT" || d.status === "SUBMITTED" || d.status === "VALIDATED") && html`<div class="trade-actions dds-actions" data-write>
       ${d.status === "DRAFT" && html`<button type="button" class="dds-submit" disabled=${busy || waiting(d)} onClick=${() => setAsking("submit")}>Submit to the EU system</button>`}
       ${d.status !== "DRAFT" && html`<button type="button" class="dds-revoke danger" disabled=${busy} onClick=${() => setAsking("revoke")}>Revoke</button>`}
     </div>`}

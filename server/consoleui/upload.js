@@ -51,7 +51,7 @@ export function PlotUpload({ onScreened }) {
     setOver(false);
     if (!busy) upload(e.dataTransfer.files[0]);
   };
-  return html`<div class=${"card plot-upload" + (over ? " over" : "")}
+  return html`<div class=${"card plot-upload" + (over ? " over" : "")} data-write
       onDragOver=${(e) => { e.preventDefault(); setOver(true); }} onDragLeave=${() => setOver(false)} onDrop=${drop}>
     <h2>Add plots</h2>
     <p class="muted">Drop a GeoJSON FeatureCollection file here, or <label class="file-pick">choose a file<input id="plot-file" type="file" accept=".geojson,.json,application/geo+json,application/json"

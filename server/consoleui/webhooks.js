@@ -3,9 +3,20 @@
 // small pieces the operations pages share (admin.js imports them): the
 // check for write access, a confirmation step and a secret shown once.
 
-import { html, useEffect, useState } from "./standalone.module.js";
+import { html, useEffect, useRef, useState } from "./standalone.module.js";
 import * as api from "./api.js";
 import { Problem } from "./pages.js";
+
+// useFocus focuses the element of the ref it returns whenever open turns
+// true: a confirmation puts the keyboard on its Cancel (the safe answer)
+// when it opens; Escape closes it.
+function useFocus(open) {
+  const ref = useRef(null);
+  useEffect(() => {
+    if (open && ref.current) ref.current.focus();
+  }, [open]);
+  return ref;
+}
 
 // canWrite says whether to show the controls that change something: a user
 // who may only read does not get buttons the API would refuse.
@@ -31,7 +42,8 @@ export function ago(ts) {
 export function Confirm({ label, question, confirmLabel, onConfirm, className = "" }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
-  if (!asking) return html`<button type="button" class=${className} onClick=${() => setAsking(true)}>${label}</button>`;
+  const cancel = useFocus(asking);
+  if (!asking) return html`<button type="button" class=${className} data-write onClick=${() => setAsking(true)}>${label}</button>`;
   const yes = async () => {
     setBusy(true);
     try {
@@ -41,10 +53,10 @@ export function Confirm({ label, question, confirmLabel, onConfirm, className = 
       setAsking(false);
     }
   };
-  return html`<span class="ops-confirm" role="group">
+  return html`<span class="ops-confirm" role="group" data-write onKeyDown=${(e) => { if (e.key === "Escape" && !busy) setAsking(false); }}>
     <span>${question}</span>
     <button type="button" class="danger ops-confirm-yes" disabled=${busy} onClick=${yes}>${confirmLabel || label}</button>
-    <button type="button" class="secondary" disabled=${busy} onClick=${() => setAsking(false)}>Cancel</button>
+    <button type="button" class="secondary" disabled=${busy} onClick=${() => setAsking(false)} ref=${cancel}>Cancel</button>
   </span>`;
 }
 
@@ -148,7 +160,7 @@ function DeadLetters({ subs }) {
     ${!list && !error && html`<p class="muted">Loading…</p>`}
     ${list && list.length === 0 && html`<p class="muted dlq-empty">The dead-letter queue is empty.</p>`}
     ${list && list.length > 0 && html`
-      ${write && html`<div class="ops-toolbar">
+      ${write && html`<div class="ops-toolbar" data-write>
         <button type="button" class="dlq-replay-selected" disabled=${!chosen.length} onClick=${() => act("replay", chosen)}>
           Replay selected (${chosen.length})</button>
         ${chosen.length > 0 && html`<${Confirm} label=${`Acknowledge selected (${chosen.length})`} className="secondary dlq-ack-selected"
@@ -157,19 +169,19 @@ function DeadLetters({ subs }) {
       ${list.length === dlqLimit && html`<p class="muted">The newest ${dlqLimit} are listed.</p>`}
       <table class="ops-table dlq-table">
         <thead><tr>
-          ${write && html`<th><input type="checkbox" aria-label="Select all" checked=${all}
+          ${write && html`<th data-write><input type="checkbox" aria-label="Select all" checked=${all}
             onChange=${() => setSelected(all ? new Set() : new Set(ids))} /></th>`}
           <th>Event</th><th>Receiver</th><th>Attempts</th><th>Last answer</th><th>Failed</th>${write && html`<th></th>`}
         </tr></thead>
         <tbody>${list.map((m) => html`<tr key=${m.eventId + m.webhookId} data-event-id=${m.eventId}>
-          ${write && html`<td><input type="checkbox" aria-label=${"Select " + m.eventId} checked=${selected.has(m.eventId)}
+          ${write && html`<td data-write><input type="checkbox" aria-label=${"Select " + m.eventId} checked=${selected.has(m.eventId)}
             onChange=${() => toggle(m.eventId)} /></td>`}
           <td><strong>${m.eventType}</strong><br /><code class="muted">${m.eventId}</code></td>
           <td><a href=${"#/webhooks/" + encodeURIComponent(m.webhookId)}>${target(m)}</a></td>
           <td class="number">${m.attempts}</td>
           <td>${m.lastStatus ? html`<span class="ops-http-status bad">${m.lastStatus}</span> ` : ""}${m.lastError === `HTTP ${m.lastStatus}` ? "" : m.lastError}</td>
           <td>${when(m.failedAt)}</td>
-          ${write && html`<td class="ops-row-actions">
+          ${write && html`<td class="ops-row-actions" data-write>
             <button type="button" class="secondary dlq-replay" onClick=${() => act("replay", [m.eventId])}>Replay</button>
             <${Confirm} label="Acknowledge" className="secondary dlq-ack" question="Delete it for good?"
               onConfirm=${() => act("acknowledge", [m.eventId])} />
@@ -231,7 +243,7 @@ function Subscription({ id }) {
         <dt>Secret</dt><dd><code>${sub.signingSecret}</code></dd>
         <dt>Created</dt><dd>${when(sub.createdAt)}</dd>
       </dl>
-      ${write && html`<div class="ops-toolbar">
+      ${write && html`<div class="ops-toolbar" data-write>
         <button type="button" class="webhook-ping" onClick=${ping}>Ping</button>
         <${Confirm} label="Rotate secret" className="secondary webhook-rotate" confirmLabel="Rotate"
           question="Every later delivery is signed with the new secret at once, with no overlap: the receiver must be given it. Rotate?"
