@@ -182,11 +182,5 @@ func TestConsole_MapBrowser(t *testing.T) {
 	t.Logf("deforestation layer over its box: %s", drawn)
 	consoleScreenshot(t, ctx, "console-map-layer.png", shots)
 
-	_, blocked, problems := activity.snapshot()
-	for _, b := range blocked {
-		t.Errorf("the browser blocked a request of the console: %s", b)
-	}
-	for _, pr := range problems {
-		t.Errorf("the console reported a problem: %s", pr)
-	}
+	checkStayedOnAppliance(t, activity, base, nil)
 }

@@ -211,16 +211,5 @@ func TestConsole_TradeBrowser(t *testing.T) {
 
 	// No request left the appliance, and the page's own policy refused
 	// nothing.
-	requests, blocked, problems := activity.snapshot()
-	for _, u := range requests {
-		if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
-			t.Errorf("the console requested %s, which is not on the appliance (%s)", u, base)
-		}
-	}
-	for _, b := range blocked {
-		t.Errorf("the browser blocked a request of the console: %s", b)
-	}
-	for _, pr := range problems {
-		t.Errorf("the console reported a problem: %s", pr)
-	}
+	checkStayedOnAppliance(t, activity, base, nil)
 }

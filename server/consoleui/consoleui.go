@@ -17,14 +17,13 @@ package consoleui
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"html"
 	"path"
-	"strconv"
 	"strings"
+
+	"github.com/eudr/eudr/server/webasset"
 )
 
 //go:embed page.html app.js api.js map.js upload.js proof.js plot.js pages.js trade.js webhooks.js admin.js style.css logo.svg
@@ -49,30 +48,9 @@ const Policy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
 	"img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; worker-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Cache-Control values: a file under a hashed name never changes; the page
-// and the licence texts are revalidated, so an upgrade is seen at once.
-const (
-	cacheForever    = "public, max-age=31536000, immutable"
-	cacheRevalidate = "no-cache"
-)
-
-// contentTypes are the media types of the files, by extension.
-var contentTypes = map[string]string{
-	".html":    "text/html; charset=utf-8",
-	".js":      "text/javascript; charset=utf-8",
-	".css":     "text/css; charset=utf-8",
-	".svg":     "image/svg+xml",
-	".geojson": "application/geo+json",
-	".txt":     "text/plain; charset=utf-8",
-}
-
 // File is a page or one file the pages use, with the headers it is served
 // with.
-type File struct {
-	Name   string // the last path segment it is served under; "" for the page
-	Data   []byte
-	Header map[string]string
-}
+type File = webasset.File
 
 // Console is the page of each environment and every file the pages use.
 type Console struct {
@@ -161,8 +139,8 @@ func New(prefix, apiPrefix string) (*Console, error) {
 		if path.Ext(base) == ".js" && len(imports) > 0 {
 			data = []byte(strings.NewReplacer(imports...).Replace(string(data)))
 		}
-		name := hashedName(base, data)
-		c.files[name] = newFile(name, path.Ext(base), data, cacheForever)
+		name := webasset.HashedName(base, data)
+		c.files[name] = webasset.New(name, path.Ext(base), data, webasset.CacheForever, Policy)
 		fill = append(fill, "{{"+base+"}}", html.EscapeString(prefix+"/"+name))
 		imports = append(imports, `"./`+base+`"`, `"./`+name+`"`)
 	}
@@ -171,7 +149,7 @@ func New(prefix, apiPrefix string) (*Console, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.files[name] = newFile(name, ".txt", data, cacheRevalidate)
+		c.files[name] = webasset.New(name, ".txt", data, webasset.CacheRevalidate, Policy)
 	}
 	page, err := files.ReadFile("page.html")
 	if err != nil {
@@ -187,7 +165,7 @@ func New(prefix, apiPrefix string) (*Console, error) {
 			if i := bytes.Index(p, []byte("{{")); i >= 0 {
 				return nil, fmt.Errorf("page.html: unknown placeholder at %q", p[i:min(i+40, len(p))])
 			}
-			f := newFile("", ".html", p, cacheRevalidate)
+			f := webasset.New("", ".html", p, webasset.CacheRevalidate, Policy)
 			f.Header["Vary"] = "Cookie" // the page differs with the session cookie
 			c.pages[pageKey{env, session}] = f
 		}
@@ -202,23 +180,4 @@ func Must(c *Console, err error) *Console {
 		panic("operator console: " + err.Error())
 	}
 	return c
-}
-
-func newFile(name, ext string, data []byte, cache string) File {
-	return File{Name: name, Data: data, Header: map[string]string{
-		"Content-Type":            contentTypes[ext],
-		"Content-Length":          strconv.Itoa(len(data)),
-		"Cache-Control":           cache,
-		"Content-Security-Policy": Policy,
-		"X-Content-Type-Options":  "nosniff",
-		"Referrer-Policy":         "no-referrer",
-	}}
-}
-
-// hashedName puts the first 12 hex digits of data's SHA-256 before the
-// extension: app.js -> app.0123456789ab.js.
-func hashedName(base string, data []byte) string {
-	sum := sha256.Sum256(data)
-	ext := path.Ext(base)
-	return strings.TrimSuffix(base, ext) + "." + hex.EncodeToString(sum[:6]) + ext
 }

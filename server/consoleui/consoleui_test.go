@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/eudr/eudr/server/webasset"
 )
 
 // The vendored files are exactly those vendor.sh took from npm: an edit by
@@ -133,7 +135,7 @@ func TestNew(t *testing.T) {
 			f.Header["Content-Type"] == "" {
 			t.Errorf("%s: headers %v", f.Name, f.Header)
 		}
-		if f.Header["Cache-Control"] != cacheForever {
+		if f.Header["Cache-Control"] != webasset.CacheForever {
 			continue
 		}
 		// Every hashed file is linked from the page or imported by a
@@ -148,7 +150,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, name := range []string{"maplibre-LICENSE.txt", "htm-LICENSE.txt", "preact-LICENSE.txt", "world-atlas-LICENSE.txt",
 		"maplibre-VERSION.txt", "preact-VERSION.txt", "basemap-VERSION.txt"} {
-		if f, ok := c.File("production", name, false); !ok || f.Header["Cache-Control"] != cacheRevalidate || len(f.Data) == 0 {
+		if f, ok := c.File("production", name, false); !ok || f.Header["Cache-Control"] != webasset.CacheRevalidate || len(f.Data) == 0 {
 			t.Errorf("File(%q) = %v, %v; want the text, revalidated", name, ok, f.Header)
 		}
 		if !strings.Contains(prod, `"/console/`+name+`"`) && !strings.HasSuffix(name, "VERSION.txt") {
@@ -194,14 +196,4 @@ func importedByAModule(c *Console, name string) bool {
 		}
 	}
 	return false
-}
-
-func TestHashedName(t *testing.T) {
-	a, b := hashedName("app.js", []byte("a")), hashedName("app.js", []byte("b"))
-	if a == b {
-		t.Errorf("two contents, one name %s", a)
-	}
-	if !strings.HasPrefix(a, "app.") || !strings.HasSuffix(a, ".js") || len(a) != len("app..js")+12 {
-		t.Errorf("hashedName = %q, want app.<12 hex>.js", a)
-	}
 }

@@ -13,14 +13,13 @@ package docsui
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"html"
 	"path"
-	"strconv"
 	"strings"
+
+	"github.com/eudr/eudr/server/webasset"
 )
 
 //go:embed page.html eudr-docs.js eudr-docs.css eudr-logo.svg
@@ -41,28 +40,8 @@ const Policy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-
 	"img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Cache-Control values: a file under a hashed name never changes; the page
-// and the licence texts are revalidated, so an upgrade is seen at once.
-const (
-	cacheForever    = "public, max-age=31536000, immutable"
-	cacheRevalidate = "no-cache"
-)
-
-// contentTypes are the media types of the files, by extension.
-var contentTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".svg":  "image/svg+xml",
-	".txt":  "text/plain; charset=utf-8",
-}
-
 // File is the page or one file it uses, with the headers it is served with.
-type File struct {
-	Name   string // the last path segment it is served under; "" for the page
-	Data   []byte
-	Header map[string]string
-}
+type File = webasset.File
 
 // Reference is the page and every file it uses.
 type Reference struct {
@@ -120,8 +99,8 @@ func New(prefix, openAPIURL string) (*Reference, error) {
 		if err != nil {
 			return nil, err
 		}
-		name := hashedName(path.Base(src), data)
-		r.files[name] = newFile(name, path.Ext(src), data, cacheForever)
+		name := webasset.HashedName(path.Base(src), data)
+		r.files[name] = webasset.New(name, path.Ext(src), data, webasset.CacheForever, Policy)
 		fill = append(fill, "{{"+path.Base(src)+"}}", html.EscapeString(prefix+"/"+name))
 	}
 	for name, src := range plain {
@@ -129,7 +108,7 @@ func New(prefix, openAPIURL string) (*Reference, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.files[name] = newFile(name, ".txt", data, cacheRevalidate)
+		r.files[name] = webasset.New(name, ".txt", data, webasset.CacheRevalidate, Policy)
 	}
 	page, err := files.ReadFile("page.html")
 	if err != nil {
@@ -139,7 +118,7 @@ func New(prefix, openAPIURL string) (*Reference, error) {
 	if i := bytes.Index(page, []byte("{{")); i >= 0 {
 		return nil, fmt.Errorf("page.html: unknown placeholder at %q", page[i:min(i+40, len(page))])
 	}
-	r.files[""] = newFile("", ".html", page, cacheRevalidate)
+	r.files[""] = webasset.New("", ".html", page, webasset.CacheRevalidate, Policy)
 	return r, nil
 }
 
@@ -150,23 +129,4 @@ func Must(r *Reference, err error) *Reference {
 		panic("API reference: " + err.Error())
 	}
 	return r
-}
-
-func newFile(name, ext string, data []byte, cache string) File {
-	return File{Name: name, Data: data, Header: map[string]string{
-		"Content-Type":            contentTypes[ext],
-		"Content-Length":          strconv.Itoa(len(data)),
-		"Cache-Control":           cache,
-		"Content-Security-Policy": Policy,
-		"X-Content-Type-Options":  "nosniff",
-		"Referrer-Policy":         "no-referrer",
-	}}
-}
-
-// hashedName puts the first 12 hex digits of data's SHA-256 before the
-// extension: swagger-ui.css -> swagger-ui.0123456789ab.css.
-func hashedName(base string, data []byte) string {
-	sum := sha256.Sum256(data)
-	ext := path.Ext(base)
-	return strings.TrimSuffix(base, ext) + "." + hex.EncodeToString(sum[:6]) + ext
 }
