@@ -64,7 +64,6 @@ func consolePlotBody(n int) (body string, highRisk, failed int) {
 }
 
 func TestConsole_Browser(t *testing.T) {
-	chromium := chromiumPath(t)
 	p := startServer(t, noRateLimit...)
 	base := p.SandboxURL
 	key := p.createKey(t, sandbox)
@@ -72,28 +71,7 @@ func TestConsole_Browser(t *testing.T) {
 	body, highRisk, failed := consolePlotBody(n)
 	polWaitJob(t, base, key, polMustPost(t, base, key, body, n), 5*time.Minute)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		// MapLibre draws with WebGL: without a GPU, Chromium's software
-		// renderer does it.
-		chromedp.Flag("use-angle", "swiftshader"),
-		chromedp.Flag("enable-unsafe-swiftshader", true),
-		chromedp.WindowSize(1400, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	activity := &pageActivity{}
-	if err := chromedp.Listen(browserCtx, activity.record); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(browserCtx, 4*time.Minute)
-	defer cancel()
+	ctx, activity := consoleBrowser(t)
 	poll := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
 	}
@@ -186,6 +164,35 @@ func TestConsole_Browser(t *testing.T) {
 	// nothing.
 	// The wrong key's 401 is logged by the browser as a failed load.
 	checkStayedOnAppliance(t, activity, base, func(pr string) bool { return strings.Contains(pr, "401") })
+}
+
+// consoleBrowser starts a headless Chromium recording what the page
+// requests; it returns the context to drive it, and ends with the test.
+func consoleBrowser(t *testing.T) (context.Context, *pageActivity) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		// MapLibre draws with WebGL: without a GPU, Chromium's software
+		// renderer does it.
+		chromedp.Flag("use-angle", "swiftshader"),
+		chromedp.Flag("enable-unsafe-swiftshader", true),
+		chromedp.WindowSize(1400, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelBrowser)
+	activity := &pageActivity{}
+	if err := chromedp.Listen(browserCtx, activity.record); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(browserCtx, 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx, activity
 }
 
 // checkStayedOnAppliance fails t for each request of the page that went

@@ -74,7 +74,7 @@ func TestConsole_ReaderBrowser(t *testing.T) {
 		{"#/ledger", `document.querySelector(".ledger-checkpoint") !== null && document.querySelector(".ledger-entry") !== null`, false},
 	}
 
-	ctx, activity := sessionConsoleBrowser(t)
+	ctx, activity := consoleBrowser(t)
 	poll := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
 	}

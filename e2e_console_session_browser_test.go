@@ -7,7 +7,6 @@ package main_test
 // and the appliance refuses a write made with the reader's session.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,33 +16,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 )
-
-// sessionConsoleBrowser starts a headless Chromium recording what its page
-// does, as TestConsole_Browser does.
-func sessionConsoleBrowser(t *testing.T) (context.Context, *pageActivity) {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Flag("use-angle", "swiftshader"),
-		chromedp.Flag("enable-unsafe-swiftshader", true),
-		chromedp.WindowSize(1400, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(cancelBrowser)
-	activity := &pageActivity{}
-	if err := chromedp.Listen(browserCtx, activity.record); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(browserCtx, 5*time.Minute)
-	t.Cleanup(cancel)
-	return ctx, activity
-}
 
 // sessionCreateUser makes a user with the CLI on a stopped appliance's data
 // dir and returns its password.
@@ -91,7 +63,7 @@ func TestConsole_SessionBrowser(t *testing.T) {
 		}
 	}
 
-	ctx, activity := sessionConsoleBrowser(t)
+	ctx, activity := consoleBrowser(t)
 	poll := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
 	}

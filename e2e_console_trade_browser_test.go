@@ -9,7 +9,6 @@ package main_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,33 +17,6 @@ import (
 
 	"github.com/eudr/eudr/server/apitest"
 )
-
-// consoleBrowser starts a headless Chromium recording what the page
-// requests; it returns the context to drive it, and ends with the test.
-func consoleBrowser(t *testing.T) (context.Context, *pageActivity) {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Flag("use-angle", "swiftshader"),
-		chromedp.Flag("enable-unsafe-swiftshader", true),
-		chromedp.WindowSize(1400, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(cancelBrowser)
-	activity := &pageActivity{}
-	if err := chromedp.Listen(browserCtx, activity.record); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(browserCtx, 4*time.Minute)
-	t.Cleanup(cancel)
-	return ctx, activity
-}
 
 // consoleSignIn opens the console at base and signs in with key.
 func consoleSignIn(ctx context.Context, base, key string) error {
