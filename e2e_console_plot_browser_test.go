@@ -260,8 +260,7 @@ func TestConsole_PlotBrowser(t *testing.T) {
 	// first, then done.
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots/`+failed+`"`),
-		poll(`document.querySelector(".plot-detail h2")?.innerText.includes("CI-10") && document.querySelector(".ask-delete") !== null`),
-		chromedp.Click(chromedp.CSS(".ask-delete")),
+		poll(askDelete("CI-10")),
 		chromedp.WaitVisible(chromedp.CSS(".confirm-delete")),
 	)
 	if err != nil {
@@ -269,7 +268,7 @@ func TestConsole_PlotBrowser(t *testing.T) {
 	}
 	consoleScreenshot(t, ctx, "console-plot-delete.png", shots)
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(".confirm-delete")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(".confirm-delete").click()`),
 		poll(fmt.Sprintf(`location.hash === "#/plots" && document.querySelectorAll(".plots-table tbody tr").length === %d`, len(ids)-1)),
 	)
 	if err != nil {
@@ -280,9 +279,8 @@ func TestConsole_PlotBrowser(t *testing.T) {
 	// The plot a batch uses stays, and the page says why, naming the batch.
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots/`+inBatch+`"`),
-		poll(`document.querySelector(".plot-detail h2")?.innerText.includes("CI-04") && document.querySelector(".ask-delete") !== null`),
-		chromedp.Click(chromedp.CSS(".ask-delete")),
-		chromedp.Click(chromedp.CSS(".confirm-delete")),
+		poll(askDelete("CI-04")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(".confirm-delete").click()`),
 		poll(`document.querySelector(".plot-delete .console-error") !== null`),
 	)
 	if err != nil {
@@ -300,6 +298,19 @@ func TestConsole_PlotBrowser(t *testing.T) {
 
 	// The refused delete's 409 is logged by the browser as a failed load.
 	checkStayedOnAppliance(t, activity, base, func(pr string) bool { return strings.Contains(pr, "409") })
+}
+
+// askDelete is a condition that clicks the plot panel's Delete of the plot
+// named externalID until its confirmation shows. The click is made in the
+// page, again at each poll: the panel re-renders as what it shows arrives,
+// and a button found by one call and clicked by the next may be gone.
+func askDelete(externalID string) string {
+	return `(() => {
+		if (!document.querySelector(".plot-detail h2")?.innerText.includes(` + jsString(externalID) + `)) return false;
+		if (document.querySelector(".confirm-delete")) return true;
+		document.querySelector(".ask-delete")?.click();
+		return false;
+	})()`
 }
 
 // jsString is s as a JavaScript string literal.
