@@ -75,11 +75,7 @@ func TestConsole_Browser(t *testing.T) {
 	poll := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
 	}
-	fail := func(what string, err error) {
-		t.Helper()
-		requests, _, problems := activity.snapshot()
-		t.Fatalf("%s: %v\nrequests: %v\nproblems: %v", what, err, requests, problems)
-	}
+	fail := func(what string, err error) { t.Helper(); activity.fatal(t, what, err) }
 
 	// Signed out, the page asks for a key; the SANDBOX badge is there
 	// already, from the listener.

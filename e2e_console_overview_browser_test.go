@@ -27,11 +27,7 @@ func TestConsole_OverviewBrowser(t *testing.T) {
 
 	ctx, activity := consoleBrowser(t)
 	poll := func(expr string) chromedp.Action[chromedp.Void] { return opsPoll(expr, 50*time.Millisecond) }
-	fail := func(what string, err error) {
-		t.Helper()
-		requests, _, problems := activity.snapshot()
-		t.Fatalf("%s: %v\nrequests: %v\nproblems: %v", what, err, requests, problems)
-	}
+	fail := func(what string, err error) { t.Helper(); activity.fatal(t, what, err) }
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.innerText ?? ""`, sel)))

@@ -67,11 +67,7 @@ func TestConsole_SessionBrowser(t *testing.T) {
 	poll := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
 	}
-	fail := func(what string, err error) {
-		t.Helper()
-		requests, _, problems := activity.snapshot()
-		t.Fatalf("%s: %v\nrequests: %v\nproblems: %v", what, err, requests, problems)
-	}
+	fail := func(what string, err error) { t.Helper(); activity.fatal(t, what, err) }
 	signIn := func(username, password string) error {
 		return chromedp.Do(ctx,
 			chromedp.WaitVisible(chromedp.CSS("#username")),

@@ -46,11 +46,7 @@ func TestConsole_TradeBrowser(t *testing.T) {
 	poll := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
 	}
-	fail := func(what string, err error) {
-		t.Helper()
-		requests, _, problems := activity.snapshot()
-		t.Fatalf("%s: %v\nrequests: %v\nproblems: %v", what, err, requests, problems)
-	}
+	fail := func(what string, err error) { t.Helper(); activity.fatal(t, what, err) }
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.innerText ?? ""`, sel)))

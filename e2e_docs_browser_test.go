@@ -79,6 +79,14 @@ func (a *pageActivity) record(ev any) {
 	}
 }
 
+// fatal ends t with what failed and err, and what the page requested and
+// logged until then: what a failed step in a browser test needs to be read.
+func (a *pageActivity) fatal(t *testing.T, what string, err error) {
+	t.Helper()
+	requests, _, problems := a.snapshot()
+	t.Fatalf("%s: %v\nrequests: %v\nproblems: %v", what, err, requests, problems)
+}
+
 func (a *pageActivity) snapshot() (requests, blocked, problems []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
