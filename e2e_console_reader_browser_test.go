@@ -4,9 +4,11 @@ package main_test
 // page is visited as a reader and as an administrator. Each control that
 // changes something carries data-write, so one selector finds them all: it
 // matches nothing on any page for the reader, and something on each page
-// that writes for the administrator. On every page each control has a name
-// a screen reader can say; the confirmations take the keyboard's focus and
-// close on Escape; and the console keeps nothing in the browser's storage.
+// that writes for the administrator, and nothing for an API key with the
+// read scope only. On every page each control has a name a screen reader
+// can say; the confirmations take the keyboard's focus, close on Escape and
+// give the focus back; and the console keeps nothing in the browser's
+// storage.
 
 import (
 	"fmt"
@@ -52,6 +54,7 @@ func TestConsole_ReaderBrowser(t *testing.T) {
 	sub := subscribe(t, p, key, rc, "/reader", "job.failed")
 	ev := publishEvent(t, p, key, "job.failed", map[string]any{"jobId": "job_console_reader"})
 	waitDLQ(t, base, key, "", "the event in the DLQ", func(l dlqList) bool { return dlqIDs(l)[ev.EventID] })
+	readKey := p.createKey(t, sandbox, "read")
 	p.Stop(t)
 	adminPassword := sessionCreateUser(t, p.DataDir, "ada", "admin")
 	readerPassword := sessionCreateUser(t, p.DataDir, "rita", "reader")
@@ -123,22 +126,27 @@ func TestConsole_ReaderBrowser(t *testing.T) {
 		t.Errorf("a page asked for without a session cookie is marked as having one")
 	}
 
-	// The reader: not one write control, and no form, on any page.
-	signIn("rita", readerPassword)
+	// Whoever may only read: not one write control, and no form, on any
+	// page.
 	shots := ""
-	for _, pg := range pages {
-		err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, pg.hash)), poll(pg.loaded))
-		if err != nil {
-			fail("the reader's "+pg.hash+" did not load", err)
-		}
-		if n := eval(`document.querySelectorAll("[data-write], main form").length`); n != 0 {
-			t.Errorf("the reader's %s shows %d write controls", pg.hash, n)
-		}
-		unnamed("the reader's " + pg.hash)
-		if pg.hash == "#/webhooks" || pg.hash == "#/dds/"+dds.DDSID {
-			shots = consoleScreenshot(t, ctx, "console-reader-"+strings.Split(pg.hash, "/")[1]+".png", shots)
+	readOnly := func(who string) {
+		t.Helper()
+		for _, pg := range pages {
+			err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, pg.hash)), poll(pg.loaded))
+			if err != nil {
+				fail(who+"'s "+pg.hash+" did not load", err)
+			}
+			if n := eval(`document.querySelectorAll("[data-write], main form").length`); n != 0 {
+				t.Errorf("%s's %s shows %d write controls", who, pg.hash, n)
+			}
+			unnamed(who + "'s " + pg.hash)
+			if who == "the reader" && (pg.hash == "#/webhooks" || pg.hash == "#/dds/"+dds.DDSID) {
+				shots = consoleScreenshot(t, ctx, "console-reader-"+strings.Split(pg.hash, "/")[1]+".png", shots)
+			}
 		}
 	}
+	signIn("rita", readerPassword)
+	readOnly("the reader")
 	// A reload asks for the session again: the page is marked, the
 	// storage empty.
 	err = chromedp.Do(ctx, chromedp.Reload(), poll(`document.querySelector(".console-user") !== null`))
@@ -154,6 +162,21 @@ func TestConsole_ReaderBrowser(t *testing.T) {
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".sign-out")), chromedp.WaitVisible(chromedp.CSS("#username")))
 	if err != nil {
 		fail("the reader did not sign out", err)
+	}
+
+	// An API key with the read scope only is offered no write either: the
+	// console asks the appliance what the key may do (GET /auth/whoami).
+	if err := consoleSignIn(ctx, base, readKey); err != nil {
+		fail("sign in with the read key", err)
+	}
+	role, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".console-role").textContent`))
+	if err != nil || role != "read only" {
+		t.Errorf("the header names a read key's role %q (%v), want \"read only\"", role, err)
+	}
+	readOnly("the read key")
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".sign-out")), chromedp.WaitVisible(chromedp.CSS("#username")))
+	if err != nil {
+		fail("the read key did not sign out", err)
 	}
 
 	// The administrator, on the same pages: each page that writes offers it.
@@ -198,6 +221,14 @@ func TestConsole_ReaderBrowser(t *testing.T) {
 		err = chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape), poll(fmt.Sprintf(`document.querySelector(%q) === null`, c.question)))
 		if err != nil {
 			fail("the confirmation of "+c.open+" did not close on Escape", err)
+		}
+		// Closed, the question gives the focus back to the button that
+		// asked it.
+		err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.activeElement === document.querySelector(%q)`, c.open),
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+		if err != nil {
+			active, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement?.outerHTML.slice(0, 160) ?? "none"`))
+			t.Errorf("closing the confirmation of %s leaves the focus on %s, want it back on the button", c.open, active)
 		}
 	}
 	// No request left the appliance, and the browser logged no refusal but

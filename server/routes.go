@@ -43,6 +43,7 @@ func (a *App) routes() []route {
 		{"POST", enterprisePrefix + "/auth/session", authNone, idemNone, a.handleSessionCreate},
 		{"GET", enterprisePrefix + "/auth/session", authSession, idemNone, a.handleSessionGet},
 		{"DELETE", enterprisePrefix + "/auth/session", authSession, idemNone, a.handleSessionDelete},
+		{"GET", enterprisePrefix + "/auth/whoami", authKey, idemNone, a.handleWhoami},
 		{"GET", enterprisePrefix + "/api-keys", authAdmin, idemNone, a.handleKeysList},
 		{"POST", enterprisePrefix + "/api-keys", authAdmin, idemRequired, a.handleKeysCreate},
 		{"POST", enterprisePrefix + "/api-keys/:keyId/rotate", authAdmin, idemOptional, a.handleKeysRotate},

@@ -100,3 +100,37 @@ func (a *App) handleSessionDelete(w http.ResponseWriter, r *http.Request, _ http
 	setSessionCookie(w, r, env, "")
 	writeNoContent(w)
 }
+
+// whoamiResponse is who a request's credential names and what it may do:
+// the console offers the controls that write only to a credential with
+// the write scope, an API key's as much as a session's.
+type whoamiResponse struct {
+	Credential  string   `json:"credential"` // "apiKey" or "session"
+	Org         string   `json:"org"`
+	Environment string   `json:"environment"`
+	Scopes      []string `json:"scopes"`
+	KeyID       string   `json:"keyId,omitempty"`
+	KeyName     string   `json:"keyName,omitempty"`
+	Username    string   `json:"username,omitempty"`
+	Role        string   `json:"role,omitempty"`
+}
+
+// handleWhoami answers the caller's credential and scopes: an API key's
+// own, or a session's by its user's role (a reader reads, an admin also
+// writes).
+func (a *App) handleWhoami(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	ri := infoFrom(r.Context())
+	p := ri.who
+	res := whoamiResponse{Org: p.tenant.Org, Environment: string(ri.env)}
+	if p.session != nil {
+		res.Credential, res.Username, res.Role = "session", p.user.Username, p.user.Role
+		res.Scopes = []string{account.ScopeRead}
+		if p.user.Role == account.RoleAdmin {
+			res.Scopes = append(res.Scopes, account.ScopeWrite)
+		}
+	} else {
+		res.Credential, res.KeyID, res.KeyName, res.Scopes = "apiKey", p.key.ID, p.key.Name, p.key.Scopes
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, r, http.StatusOK, res)
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,4 +234,61 @@ func TestSession_SignInRefused(t *testing.T) {
 	}
 	w = ta.do("POST", sessionPath, `{"username":"admin"}`)
 	wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailRequired)
+}
+
+// GET /auth/whoami tells a key its scopes and a session its role's, so
+// the console offers writes only to who may make them.
+func TestSession_Whoami(t *testing.T) {
+	ta := newTestApp(t)
+	const path = enterprisePrefix + "/auth/whoami"
+	readKey, readValue := ta.newKey(storage.Sandbox, account.ScopeRead)
+	_, writeValue := ta.newKey(storage.Sandbox, account.ScopeRead, account.ScopeWrite)
+	reader := ta.createUser(ta.adminToken(), `{"username":"rita","role":"reader"}`, "u1")
+	readerCookie, _ := ta.signIn(storage.Sandbox, "rita", reader.Password)
+	adminCookie, _ := ta.signIn(storage.Sandbox, adminUsername, testAdminPassword)
+
+	for _, c := range []struct {
+		name   string
+		send   func() *httptest.ResponseRecorder
+		want   whoamiResponse
+		scopes string
+	}{
+		{"ReadKey", func() *httptest.ResponseRecorder {
+			return ta.serve(storage.Sandbox, newRequest("GET", path, "", "X-API-Key", readValue))
+		}, whoamiResponse{Credential: "apiKey", KeyID: readKey.ID, KeyName: "test"}, "read"},
+		{"WriteKeyAsBearer", func() *httptest.ResponseRecorder {
+			return ta.serve(storage.Sandbox, newRequest("GET", path, "", "Authorization", "Bearer "+writeValue))
+		}, whoamiResponse{Credential: "apiKey", KeyName: "test"}, "read write"},
+		{"ReaderSession", func() *httptest.ResponseRecorder {
+			return ta.withCookie(storage.Sandbox, readerCookie, "GET", path, "")
+		}, whoamiResponse{Credential: "session", Username: "rita", Role: "reader"}, "read"},
+		{"AdminSession", func() *httptest.ResponseRecorder {
+			return ta.withCookie(storage.Sandbox, adminCookie, "GET", path, "")
+		}, whoamiResponse{Credential: "session", Username: adminUsername, Role: "admin"}, "read write"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := c.send()
+			var got whoamiResponse
+			mustDecode(t, w, &got)
+			if w.Code != http.StatusOK {
+				t.Fatalf("got %d %s, want 200", w.Code, w.Body)
+			}
+			if c.want.KeyID == "" {
+				c.want.KeyID = got.KeyID // a key made here: its id is the store's
+			}
+			scopes := strings.Join(got.Scopes, " ")
+			got.Scopes = nil
+			c.want.Org, c.want.Environment = defaultOrg, "sandbox"
+			if !reflect.DeepEqual(got, c.want) || scopes != c.scopes {
+				t.Errorf("got %+v scopes %q, want %+v scopes %q", got, scopes, c.want, c.scopes)
+			}
+		})
+	}
+	t.Run("NoCredential", func(t *testing.T) {
+		wantError(t, ta.serve(storage.Sandbox, newRequest("GET", path, "")), http.StatusUnauthorized, apierr.CodeUnauthorized, apierr.DetailMissingAPIKey)
+	})
+	t.Run("KeyOfTheOtherListener", func(t *testing.T) {
+		w := ta.serve(storage.Production, newRequest("GET", path, "", "X-API-Key", readValue))
+		wantError(t, w, http.StatusForbidden, apierr.CodeForbidden, apierr.DetailWrongEnvironment)
+	})
 }

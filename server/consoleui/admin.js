@@ -4,7 +4,7 @@
 import { html, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
 import { Problem } from "./pages.js";
-import { Confirm, OnceSecret, canWrite, when } from "./webhooks.js";
+import { Confirm, OnceSecret, when } from "./webhooks.js";
 
 // refusedFor tells why key management refused the user (the detail code),
 // so that the page can say it plainly: JWT_REQUIRED for an API key (it takes
@@ -28,7 +28,7 @@ export function Keys() {
     }
     await load();
   };
-  const write = canWrite();
+  const write = api.canWrite();
   if (refusedFor(error, "JWT_REQUIRED") && !keys) {
     return html`<section class="page ops">
       <h1>Keys</h1>
@@ -123,7 +123,7 @@ export function Suppliers() {
     setForm({ erpVendorId: s.erpVendorId, euOperatorUuid: s.euOperatorUuid, name: s.name, country: s.country, eori: s.eori || "", role: s.role });
     setEditing(true);
   };
-  const write = canWrite();
+  const write = api.canWrite();
   return html`<section class="page ops">
     <h1>Suppliers</h1>
     <p class="muted">Each of your ERP's vendors and its operator in the EU information system.</p>

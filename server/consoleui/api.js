@@ -13,6 +13,7 @@ const base = document.body.dataset.api; // "/api/v1/enterprise"
 const pageLimit = 1000;
 
 let credential = null; // the headers of an API key sign-in
+let keyScopes = []; // what that key may do (GET /auth/whoami)
 let session = null; // who is signed in by cookie, with the CSRF token
 let onEnded = () => {}; // told when the appliance ends the session
 
@@ -80,10 +81,12 @@ async function write(method, path, body, contentType) {
 }
 
 // signIn checks the key against the API before keeping it, so a wrong key
-// is told at once; it returns the health of the environment.
+// is told at once, and learns its scopes; it returns the health of the
+// environment.
 export async function signIn(apiKey) {
   credential = { "X-API-Key": apiKey };
   try {
+    keyScopes = (await get("/auth/whoami")).scopes;
     return await health();
   } catch (err) {
     credential = null;
@@ -143,18 +146,18 @@ export function signedIn() {
   return credential !== null || session !== null;
 }
 
-// who is signed in: { username, role } of a session, or { apiKey: true }.
+// who is signed in: { username, role } of a session, or { apiKey: true,
+// role } of a key, its role named by its scopes.
 export function who() {
   if (session) return { username: session.username, role: session.role };
-  return credential ? { apiKey: true } : null;
+  return credential ? { apiKey: true, role: keyScopes.includes("write") ? "read and write" : "read only" } : null;
 }
 
-// canWrite says whether to offer changes. A reader's session reads only;
-// the API does not tell a key its scopes, so a key is offered them and a
-// read-only one is refused by the API (403 SCOPE_REQUIRED).
+// canWrite says whether to offer changes: a reader's session and a key
+// without the write scope read only.
 export function canWrite() {
   if (session) return session.role !== "reader";
-  return credential !== null;
+  return credential !== null && keyScopes.includes("write");
 }
 
 export async function get(path) {

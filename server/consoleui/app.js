@@ -93,7 +93,7 @@ function Nav({ page, onSignOut }) {
   return html`
     ${Object.entries(pages).map(([name, p]) => html`<a href=${"#/" + name} class=${page === name ? "active" : ""}>${p.label}</a>`)}
     <span class="console-user" title=${who.apiKey ? "Signed in with an API key" : "Signed in as"}>
-      ${who.apiKey ? "API key" : html`${who.username} <span class="console-role">${who.role}</span>`}</span>
+      ${who.apiKey ? "API key" : who.username} <span class="console-role">${who.role}</span></span>
     <button type="button" class="sign-out" onClick=${onSignOut}>Sign out</button>`;
 }
 

@@ -5,18 +5,8 @@
 
 import { html, useEffect, useRef, useState } from "./standalone.module.js";
 import * as api from "./api.js";
+import { useAskFocus } from "./ui.js";
 import { verifyEvidence } from "./proof.js";
-
-// useFocus focuses the element of the ref it returns whenever open turns
-// true: a confirmation puts the keyboard on its Cancel (the safe answer)
-// when it opens; Escape closes it.
-function useFocus(open) {
-  const ref = useRef(null);
-  useEffect(() => {
-    if (open && ref.current) ref.current.focus();
-  }, [open]);
-  return ref;
-}
 
 // The cutoff of the regulation: loss after it is deforestation.
 const cutoffYear = 2020;
@@ -116,7 +106,7 @@ function Delete({ plot, Problem, onDeleted }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
-  const cancel = useFocus(asking);
+  const [cancel, opener] = useAskFocus(asking);
   const inUse = error && error.details.some((d) => d.code === "POLYGON_IN_USE");
   const remove = async () => {
     setBusy(true);
@@ -141,7 +131,7 @@ function Delete({ plot, Problem, onDeleted }) {
         <button type="button" class="danger confirm-delete" disabled=${busy} onClick=${remove}>Delete the plot</button>
         <button type="button" class="secondary" disabled=${busy} onClick=${() => setAsking(false)} ref=${cancel}>Cancel</button>
       </div>`
-    : html`<button type="button" class="secondary ask-delete" onClick=${() => setAsking(true)}>Delete…</button>`}
+    : html`<button type="button" class="secondary ask-delete" onClick=${() => setAsking(true)} ref=${opener}>Delete…</button>`}
   </div>`;
 }
 

@@ -3,20 +3,10 @@
 // (draft, submit, revoke), each change behind a confirmation where it
 // cannot be undone.
 
-import { html, useEffect, useRef, useState } from "./standalone.module.js";
+import { html, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
+import { useModalFocus } from "./ui.js";
 import { Problem } from "./pages.js";
-
-// useFocus focuses the element of the ref it returns whenever open turns
-// true: a confirmation puts the keyboard on its Cancel (the safe answer)
-// when it opens; Escape closes it.
-function useFocus(open) {
-  const ref = useRef(null);
-  useEffect(() => {
-    if (open && ref.current) ref.current.focus();
-  }, [open]);
-  return ref;
-}
 
 // How often a page that waits for the appliance or the EU system asks again.
 const pollMs = 1000;
@@ -24,11 +14,6 @@ const pollMs = 1000;
 const batchStatuses = ["ASSESSING", "VERIFIED", "HIGH_RISK"];
 const ddsStatuses = ["DRAFT", "SUBMITTED", "VALIDATED", "REJECTED", "REVOKED"];
 const activityTypes = ["IMPORT", "EXPORT", "DOMESTIC"];
-
-// canWrite says whether the signed-in user may make changes; without the
-// function (an API key's scopes are not known to the page) the appliance
-// itself refuses what the key may not do.
-const canWrite = () => typeof api.canWrite !== "function" || api.canWrite();
 
 const enc = encodeURIComponent;
 
@@ -66,7 +51,7 @@ function StatusFilter({ value, statuses, onChange }) {
 
 // Confirm is a modal question before a change that cannot be undone.
 function Confirm({ title, children, action, danger, onConfirm, onCancel, busy }) {
-  const cancel = useFocus(true);
+  const cancel = useModalFocus();
   return html`<div class="trade-modal" role="dialog" aria-modal="true" aria-labelledby="trade-confirm-title"
     onKeyDown=${(e) => { if (e.key === "Escape" && !busy) onCancel(); }}>
     <div class="card trade-confirm">
@@ -142,7 +127,7 @@ function Batch({ id }) {
       </div>
     </div>
     <${RiskAssessment} risk=${risk} />
-    ${b.status === "VERIFIED" && canWrite() && (shipment && shipment.status === "LINKED"
+    ${b.status === "VERIFIED" && api.canWrite() && (shipment && shipment.status === "LINKED"
       ? html`<${DraftStatement} batch=${b} operatorUuid=${supplier ? supplier.euOperatorUuid : ""} />`
       : html`<p class="muted">A statement can be drafted once the batch is linked to a shipment (POST /shipments/link).</p>`)}
   </section>`;
@@ -311,7 +296,7 @@ function Statement({ id }) {
     setAsking(null);
     reload();
   };
-  const write = canWrite();
+  const write = api.canWrite();
   return html`<section class="page trade dds-page">
     <p class="trade-back"><a href="#/dds">All statements</a></p>
     <h1>${d.internalReference || d.ddsId} <${Status} status=${d.status} /></h1>

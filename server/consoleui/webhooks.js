@@ -1,28 +1,12 @@
 // The console's pages of webhook subscriptions, their deliveries and the
 // dead-letter queue (#/webhooks, #/webhooks/{webhookId}). It also holds the
 // small pieces the operations pages share (admin.js imports them): the
-// check for write access, a confirmation step and a secret shown once.
+// confirmation step and a secret shown once.
 
-import { html, useEffect, useRef, useState } from "./standalone.module.js";
+import { html, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
+import { useAskFocus } from "./ui.js";
 import { Problem } from "./pages.js";
-
-// useFocus focuses the element of the ref it returns whenever open turns
-// true: a confirmation puts the keyboard on its Cancel (the safe answer)
-// when it opens; Escape closes it.
-function useFocus(open) {
-  const ref = useRef(null);
-  useEffect(() => {
-    if (open && ref.current) ref.current.focus();
-  }, [open]);
-  return ref;
-}
-
-// canWrite says whether to show the controls that change something: a user
-// who may only read does not get buttons the API would refuse.
-export function canWrite() {
-  return typeof api.canWrite !== "function" || api.canWrite();
-}
 
 export function when(ts) {
   return ts ? new Date(ts).toLocaleString() : "never";
@@ -42,8 +26,8 @@ export function ago(ts) {
 export function Confirm({ label, question, confirmLabel, onConfirm, className = "" }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
-  const cancel = useFocus(asking);
-  if (!asking) return html`<button type="button" class=${className} data-write onClick=${() => setAsking(true)}>${label}</button>`;
+  const [cancel, opener] = useAskFocus(asking);
+  if (!asking) return html`<button type="button" class=${className} data-write onClick=${() => setAsking(true)} ref=${opener}>${label}</button>`;
   const yes = async () => {
     setBusy(true);
     try {
@@ -150,7 +134,7 @@ function DeadLetters({ subs }) {
   const ids = list ? [...new Set(list.map((m) => m.eventId))] : [];
   const all = list && list.length > 0 && ids.every((id) => selected.has(id));
   const chosen = [...selected];
-  const write = canWrite();
+  const write = api.canWrite();
   return html`<div class="card dlq">
     <h2>Dead letters <span class="ops-count" data-dlq-count=${list ? list.length : ""}>${list ? list.length : ""}</span></h2>
     <p class="muted">Events every attempt failed for (or the receiver answered 410 Gone). Replay sends them again,
@@ -229,7 +213,7 @@ function Subscription({ id }) {
       setError(err);
     }
   };
-  const write = canWrite();
+  const write = api.canWrite();
   return html`<section class="page ops">
     <p><a href="#/webhooks">← Webhooks</a></p>
     <h1>Webhook <code>${id}</code></h1>
