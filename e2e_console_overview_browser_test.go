@@ -2,8 +2,8 @@ package main_test
 
 // The console's overview in a real browser: a sandbox test job working
 // through its items shows with its progress, the ledger's last checkpoint
-// with its age, and the batches and statements counted by status, with
-// not one request leaving the appliance.
+// with its age, the batches and statements counted by status, and the EU
+// system's last answer, with not one request leaving the appliance.
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ func TestConsole_OverviewBrowser(t *testing.T) {
 	key := p.createKey(t, sandbox)
 	ddsMapOperator(t, base, key, "V-OVW", ddsOperatorUUID, ddsEORI)
 	batch, _ := ddsLinkedBatch(t, base, key, "V-OVW", ddsPlots(2, -1.4, 6.9, "V-OVW")...)
-	ddsDraft(t, base, key, ddsBody(ddsOperatorUUID, batch))
+	draft := ddsDraft(t, base, key, ddsBody(ddsOperatorUUID, batch))
 	// A job that stays RUNNING for minutes: 1,000 items of 300 ms.
 	job := queueJob(t, p, key, map[string]any{"items": 1000, "itemMillis": 300})
 
@@ -82,6 +82,24 @@ func TestConsole_OverviewBrowser(t *testing.T) {
 	}
 	if got := text(".overview-ledger"); got != "4" {
 		t.Errorf("the ledger reads %q, want the 4 entries of the plots, the batch and its link", got)
+	}
+	if got := text(".overview-eu"); !strings.Contains(got, "No call since the appliance started") {
+		t.Errorf("the EU system card reads %q before any call, want that none was made", got)
+	}
+
+	// Filed, the statement's last call is the poll that found it
+	// VALIDATED: the card says so when the overview opens again.
+	ddsSubmit(t, base, key, draft.DDSID)
+	ddsWaitStatus(t, base, key, draft.DDSID, "VALIDATED")
+	// (Signed in with a key, which a reload forgets.)
+	if err := consoleSignIn(ctx, base, key); err != nil {
+		fail("sign in with the key again", err)
+	}
+	if err := chromedp.Do(ctx, poll(`document.querySelector(".overview-eu-outcome") !== null`)); err != nil {
+		fail("the overview did not show the EU system's answer", err)
+	}
+	if got := text(".overview-eu"); !strings.Contains(got, "answered") || !strings.Contains(got, "getDds") || !strings.Contains(got, "ago") {
+		t.Errorf("the EU system card reads %q, want getDds answered moments ago", got)
 	}
 	consoleScreenshot(t, ctx, "console-overview.png", "")
 

@@ -170,8 +170,8 @@ func TestConsole_ReaderBrowser(t *testing.T) {
 		fail("sign in with the read key", err)
 	}
 	role, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".console-role").textContent`))
-	if err != nil || role != "read only" {
-		t.Errorf("the header names a read key's role %q (%v), want \"read only\"", role, err)
+	if err != nil || role != "read-only" {
+		t.Errorf("the header names a read key's role %q (%v), want \"read-only\"", role, err)
 	}
 	readOnly("the read key")
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".sign-out")), chromedp.WaitVisible(chromedp.CSS("#username")))

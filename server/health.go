@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/storage"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -18,6 +19,20 @@ type healthResponse struct {
 	Version       string      `json:"version"`
 	UptimeSeconds int64       `json:"uptimeSeconds"`
 	Store         storeHealth `json:"store"`
+	// EUSystem is how the EU information system last answered the
+	// caller's organisation in this environment.
+	EUSystem euSystemHealth `json:"euSystem"`
+}
+
+type euSystemHealth struct {
+	LastAnswer *euAnswer `json:"lastAnswer"` // null: no call since the appliance started
+}
+
+type euAnswer struct {
+	Operation string `json:"operation"`
+	Outcome   string `json:"outcome"`
+	Message   string `json:"message,omitempty"`
+	At        string `json:"at"`
 }
 
 type storeHealth struct {
@@ -46,11 +61,15 @@ func (a *App) handleHealth(w http.ResponseWriter, r *http.Request, _ httprouter.
 		writeError(w, r, &apierr.Error{Status: http.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable, Message: "store unavailable", Err: err})
 		return
 	}
-	writeJSON(w, r, http.StatusOK, healthResponse{
+	res := healthResponse{
 		Status:        "ok",
 		Environment:   string(infoFrom(r.Context()).env),
 		Version:       a.version,
 		UptimeSeconds: int64(a.now().Sub(a.started) / time.Second),
 		Store:         storeHealth{Status: "ok", SchemaVersion: st.SchemaVersion, SizeBytes: st.SizeBytes},
-	})
+	}
+	if last, ok := a.dds.LastAnswer(tenantFrom(r.Context())); ok {
+		res.EUSystem.LastAnswer = &euAnswer{Operation: last.Operation, Outcome: last.Outcome, Message: last.Message, At: storage.FormatTime(last.At)}
+	}
+	writeJSON(w, r, http.StatusOK, res)
 }

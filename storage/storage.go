@@ -176,6 +176,9 @@ func WrapTx(btx *bolt.Tx, now time.Time) *Tx { return &Tx{Tx: btx, now: now.UTC(
 // Now is the time fixed for this transaction.
 func (tx *Tx) Now() time.Time { return tx.now }
 
+// Now is the store's clock, for times recorded outside a transaction.
+func (db *DB) Now() time.Time { return db.now().UTC() }
+
 // Update runs fn in a read-write transaction, committed when fn returns nil.
 // The commit is synced to disk before Update returns.
 func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {

@@ -150,7 +150,7 @@ export function signedIn() {
 // role } of a key, its role named by its scopes.
 export function who() {
   if (session) return { username: session.username, role: session.role };
-  return credential ? { apiKey: true, role: keyScopes.includes("write") ? "read and write" : "read only" } : null;
+  return credential ? { apiKey: true, role: keyScopes.includes("write") ? "read-write" : "read-only" } : null;
 }
 
 // canWrite says whether to offer changes: a reader's session and a key

@@ -112,6 +112,32 @@ function JobsCard({ onError }) {
   </div>`;
 }
 
+// What each outcome of a call to the EU information system means.
+const euOutcomes = {
+  ok: "answered",
+  rejected: "rejected the statement on its rules",
+  fault: "refused the call",
+  transient: "did not answer (trying again)",
+  error: "could not be called",
+};
+
+// EUSystemCard shows how the EU information system (the sandbox's
+// simulator on the sandbox listener) last answered this organisation.
+function EUSystemCard({ health }) {
+  const last = health && health.euSystem.lastAnswer;
+  return html`<div class="card overview-eu">
+    <h2>EU information system</h2>
+    ${!health ? html`<p class="muted">Loading…</p>` : !last ? html`<p class="muted">No call since the appliance started.</p>`
+      : html`<dl>
+        <dt>Last answer</dt><dd class=${last.outcome === "ok" ? "overview-eu-outcome" : "overview-eu-outcome attention"}
+          data-outcome=${last.outcome}>${euOutcomes[last.outcome] || last.outcome}</dd>
+        <dt>To</dt><dd><code>${last.operation}</code></dd>
+        <dt>When</dt><dd title=${last.at}>${ago(last.at)}</dd>
+      </dl>
+      ${last.message && html`<p class="overview-eu-message">${last.message}</p>`}`}
+  </div>`;
+}
+
 function formatBytes(n) {
   if (n < 1 << 20) return `${(n / 1024).toFixed(0)} KiB`;
   return `${(n / (1 << 20)).toFixed(1)} MiB`;
@@ -184,6 +210,7 @@ export function Overview() {
             : checkpoint.signedAt ? html`<span title=${checkpoint.signedAt}>signed ${ago(checkpoint.signedAt)}</span>` : "signed"}</dd>
         </dl>
       </div>
+      <${EUSystemCard} health=${health} />
       <div class="card">
         <h2>Plots by commodity</h2>
         ${plots ? html`<ul class="counts">

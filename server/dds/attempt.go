@@ -32,7 +32,6 @@ func AttemptOf(err error) storage.JobAttempt {
 		pe    *euis.ProtocolError
 		ne    net.Error
 	)
-	const again = "; trying again"
 	switch {
 	case errors.As(err, &fault):
 		what := oneLine(fault.Message, maxFaultText)
@@ -40,7 +39,7 @@ func AttemptOf(err error) storage.JobAttempt {
 			what = "fault code " + fault.Code
 		}
 		return storage.JobAttempt{Code: apierr.AttemptEUSystemUnavailable,
-			Message: fmt.Sprintf("the EU information system answered %s with a server fault (%s)%s", fault.Operation, what, again)}
+			Message: fmt.Sprintf("the EU information system answered %s with a server fault (%s)%s", fault.Operation, what, attemptAgain)}
 	case errors.As(err, &he):
 		code := apierr.AttemptEUSystemUnavailable
 		switch he.StatusCode {
@@ -53,16 +52,19 @@ func AttemptOf(err error) storage.JobAttempt {
 		if text := he.StatusText(); text != "" {
 			status += " (" + text + ")"
 		}
-		return storage.JobAttempt{Code: code, Message: fmt.Sprintf("the EU information system answered HTTP %s to %s%s", status, he.Operation, again)}
+		return storage.JobAttempt{Code: code, Message: fmt.Sprintf("the EU information system answered HTTP %s to %s%s", status, he.Operation, attemptAgain)}
 	case errors.As(err, &pe):
 		return storage.JobAttempt{Code: apierr.AttemptEUSystemUnreadableAnswer,
-			Message: fmt.Sprintf("the EU information system's answer to %s could not be read (%v)%s", pe.Operation, pe.Err, again)}
+			Message: fmt.Sprintf("the EU information system's answer to %s could not be read (%v)%s", pe.Operation, pe.Err, attemptAgain)}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return storage.JobAttempt{Code: apierr.AttemptEUSystemTimeout, Message: "the EU information system did not answer in time" + again}
+		return storage.JobAttempt{Code: apierr.AttemptEUSystemTimeout, Message: "the EU information system did not answer in time" + attemptAgain}
 	}
 	return storage.JobAttempt{Code: apierr.AttemptEUSystemUnreachable,
-		Message: fmt.Sprintf("the EU information system could not be reached (%s)%s", unreachableCause(err), again)}
+		Message: fmt.Sprintf("the EU information system could not be reached (%s)%s", unreachableCause(err), attemptAgain)}
 }
+
+// attemptAgain ends each AttemptOf message: the job tries again.
+const attemptAgain = "; trying again"
 
 // maxFaultText bounds the EU system's fault text in a message (a fault
 // can carry a stack trace).

@@ -52,7 +52,8 @@ type Options struct {
 // Service drafts, submits and revokes statements and keeps the EU system
 // credentials.
 type Service struct {
-	o Options
+	o       Options
+	answers lastAnswers
 }
 
 // New returns the service and registers its submission job with o.Jobs.

@@ -48,7 +48,7 @@ func (s *Service) Withdraw(ctx context.Context, t storage.Tenant, ref string) (*
 	if err != nil {
 		return nil, apierr.Named(err, "dds", ref)
 	}
-	client := s.o.Clients[t.Env]
+	client := s.client(t)
 	werr := client.Withdraw(ctx, creds, d.EUUUID)
 	var fault *euis.Fault
 	if errors.As(werr, &fault) && !euis.IsTransient(werr) {

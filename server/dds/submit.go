@@ -78,7 +78,7 @@ func (s *Service) runSubmission(ctx context.Context, t storage.Tenant, job *stor
 	if err != nil {
 		return err
 	}
-	client := s.o.Clients[t.Env]
+	client := s.client(t)
 	switch {
 	case d.Status == storage.DDSRevoked || d.Status == storage.DDSValidated || d.Status == storage.DDSRejected:
 		return s.o.DB.Update(ctx, func(tx *storage.Tx) error { return finish(ctx, tx, t, job, d) })
@@ -87,11 +87,6 @@ func (s *Service) runSubmission(ctx context.Context, t storage.Tenant, job *stor
 	default:
 		return s.poll(ctx, t, job, d, client, creds)
 	}
-}
-
-// finder is the lookup by internal reference both EU clients have.
-type finder interface {
-	FindByInternalReference(ctx context.Context, cr euis.Credentials, ref string) ([]euis.Status, error)
 }
 
 // file files a statement. Its referenced statements are checked first
@@ -178,7 +173,7 @@ func (s *Service) file(ctx context.Context, t storage.Tenant, job *storage.Job, 
 // unambiguous, one candidate made since that attempt that no other DDS of
 // the tenant holds (an internal reference a client chose may repeat).
 func (s *Service) findFiled(ctx context.Context, t storage.Tenant, d *storage.DDS, st euis.Statement, client euis.Client, creds euis.Credentials) (string, error) {
-	f, ok := client.(finder)
+	f, ok := client.(euis.Finder)
 	if !ok || st.InternalReference == "" {
 		return "", nil
 	}

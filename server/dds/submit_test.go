@@ -92,6 +92,7 @@ func TestService_SubmitRejected(t *testing.T) {
 	if reasons, _ := line["reasons"].([]any); len(reasons) != 1 || reasons[0] != euis.ReasonOperatorUUIDMismatch {
 		t.Errorf("job finished line: reasons %v, want [%s]", line["reasons"], euis.ReasonOperatorUUIDMismatch)
 	}
+	wantLastAnswer(t, r.s, sandbox, dds.LastAnswer{Operation: euis.OpGet, Outcome: euis.OutcomeOK, At: r.b.Clock.Now()})
 	// A rejected statement is not in force: there is nothing to revoke.
 	_, err = r.revoke(sandbox, d.ID)
 	if e := wantError(t, "revoking a REJECTED statement", err, 409, apierr.DetailDDSNotRevocable); !strings.Contains(e.Message, "is REJECTED") {
@@ -153,6 +154,11 @@ func TestService_SubmitRetries(t *testing.T) {
 	if got := r.find(t, production, d.ID); got.DDS.Status != storage.DDSDraft || got.Submission == nil || got.Submission.Retry == nil {
 		t.Errorf("the statement after a failed attempt: %s, submission %+v", got.DDS.Status, got.Submission)
 	}
+	wantLastAnswer(t, r.s, production, dds.LastAnswer{Operation: euis.OpSubmit, Outcome: euis.OutcomeTransient,
+		Message: "the EU information system answered HTTP 503 (Service Unavailable) to submitDds", At: start})
+	if _, ok := r.s.LastAnswer(sandbox); ok {
+		t.Error("the sandbox has a last answer of the EU system, but only production called it")
+	}
 
 	r.b.Clock.Advance(sched[0])
 	r.waitJob(t, production, job.ID, func(j *storage.Job) bool { return j.Retry == nil })
@@ -164,6 +170,7 @@ func TestService_SubmitRetries(t *testing.T) {
 	if j := r.b.WaitJob(t, production, job.ID); j.Status != storage.JobCompleted || r.find(t, production, d.ID).DDS.Status != storage.DDSValidated {
 		t.Errorf("at the first poll: job %s, want it COMPLETED and the statement VALIDATED", j.Status)
 	}
+	wantLastAnswer(t, r.s, production, dds.LastAnswer{Operation: euis.OpGet, Outcome: euis.OutcomeOK, At: start.Add(2 * sched[0])})
 	if logs := fmt.Sprint(r.b.Logs.Lines(t)); strings.Contains(logs, key) {
 		t.Error("the EU system auth key is in the log")
 	}
@@ -176,6 +183,16 @@ func TestService_SubmitRetries(t *testing.T) {
 		if cr.Username != user || cr.AuthKey != key || cr.ClientID != client || cr.Endpoint != endpoints.Acceptance {
 			t.Errorf("called with %v, want the stored credentials at %s", cr, endpoints.Acceptance)
 		}
+	}
+}
+
+// wantLastAnswer fails t unless s's last answer of the EU system to
+// tenant is want.
+func wantLastAnswer(t *testing.T, s *dds.Service, tenant storage.Tenant, want dds.LastAnswer) {
+	t.Helper()
+	got, ok := s.LastAnswer(tenant)
+	if !ok || got != want {
+		t.Errorf("the EU system's last answer to %s: %+v (%v), want %+v", tenant, got, ok, want)
 	}
 }
 
@@ -206,6 +223,8 @@ func TestService_SubmitFails(t *testing.T) {
 	}
 	wantFinished(t, r.b.WaitFinished(t, job.ID), map[string]any{"level": "warn", "type": work.DDSSubmission,
 		"status": storage.JobFailed, "error_code": apierr.JobFailed, "dds_id": d.ID})
+	wantLastAnswer(t, r.s, sandbox, dds.LastAnswer{Operation: euis.OpSubmit, Outcome: euis.OutcomeError,
+		Message: "submitDds failed: the answer is not a submitDds response", At: start})
 }
 
 // brokenSubmit is an EU system whose submissions fail for good.

@@ -48,12 +48,12 @@ type operation struct {
 // operation for the statement service; verifyDeclaration and testEcho
 // declare their own.
 var (
-	opSubmit        = operation{"submitDds", ServiceDDS, NSDDS + "/submitDds", "dds", NSDDS, "SubmitDdsResponse"}
-	opWithdraw      = operation{"withdrawDds", ServiceDDS, NSDDS + "/withdrawDds", "dds", NSDDS, "WithdrawDdsResponse"}
-	opGet           = operation{"getDds", ServiceDDS, NSDDS + "/getDds", "dds", NSDDS, "GetDdsResponse"}
-	opGetByInternal = operation{"getDdsByInternalReference", ServiceDDS, NSDDS + "/getDdsByInternalReference", "dds", NSDDS, "GetDdsByInternalReferenceResponse"}
-	opVerify        = operation{"verifyDeclaration", ServiceVerify, "http://ec.europa.eu/tracesnt/certificate/eudr/verification/v3/verify-declaration", "verify", NSVerify, "VerifyDeclarationResponse"}
-	opEcho          = operation{"testEcho", ServiceEcho, NSEcho, "echo", NSEcho, "EudrEchoResponse"}
+	opSubmit        = operation{OpSubmit, ServiceDDS, NSDDS + "/submitDds", "dds", NSDDS, "SubmitDdsResponse"}
+	opWithdraw      = operation{OpWithdraw, ServiceDDS, NSDDS + "/withdrawDds", "dds", NSDDS, "WithdrawDdsResponse"}
+	opGet           = operation{OpGet, ServiceDDS, NSDDS + "/getDds", "dds", NSDDS, "GetDdsResponse"}
+	opGetByInternal = operation{OpFindByReference, ServiceDDS, NSDDS + "/getDdsByInternalReference", "dds", NSDDS, "GetDdsByInternalReferenceResponse"}
+	opVerify        = operation{OpVerifyDeclaration, ServiceVerify, "http://ec.europa.eu/tracesnt/certificate/eudr/verification/v3/verify-declaration", "verify", NSVerify, "VerifyDeclarationResponse"}
+	opEcho          = operation{OpEcho, ServiceEcho, NSEcho, "echo", NSEcho, "EudrEchoResponse"}
 )
 
 // The request types below use literal prefixes in their tags (encoding/xml

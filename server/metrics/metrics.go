@@ -23,6 +23,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -125,9 +126,9 @@ func (m *Metrics) startAtZero() {
 		for _, status := range []string{geo.StatusCompliant, geo.StatusHighRisk, geo.StatusFailed} {
 			m.screened.WithLabelValues(e, status)
 		}
-		for _, op := range []string{OpSubmit, OpGet, OpWithdraw, OpVerifyDeclaration, OpEcho, OpFindByReference} {
+		for _, op := range []string{euis.OpSubmit, euis.OpGet, euis.OpWithdraw, euis.OpVerifyDeclaration, euis.OpEcho, euis.OpFindByReference} {
 			m.euDuration.WithLabelValues(e, op)
-			for _, outcome := range []string{EUOk, EURejected, EUFault, EUTransient, EUError} {
+			for _, outcome := range []string{euis.OutcomeOK, euis.OutcomeRejected, euis.OutcomeFault, euis.OutcomeTransient, euis.OutcomeError} {
 				m.euCalls.WithLabelValues(e, op, outcome)
 			}
 		}
