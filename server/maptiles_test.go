@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,4 +256,37 @@ func decodeErr(t *testing.T, w *httptest.ResponseRecorder) apierr.Error {
 		mustDecode(t, w, &e)
 	}
 	return e
+}
+
+// A raster layer's file gone from the disk is the operator's to restore:
+// its map tiles answer 503 naming the file, not a 500.
+func TestMapTiles_FileMissing(t *testing.T) {
+	ta := newTestApp(t)
+	dir := filepath.Join(t.TempDir(), "loss-year")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "examples", "data", "rasters", "loss-year"))); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ta.layers.Import(context.Background(), layer.Request{Name: "Loss year (copy)", Kind: string(geo.LossYear),
+		Version: "sample-1", Source: "eudr examples/data", RasterDir: dir, RasterField: "raster", Env: storage.Sandbox})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta.layers.Reload(context.Background())
+	tifs, err := filepath.Glob(filepath.Join(dir, "*.tif"))
+	if err != nil || len(tifs) == 0 {
+		t.Fatalf("no GeoTIFF in %s (%v)", dir, err)
+	}
+	for _, f := range tifs {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, key := ta.newKey(storage.Sandbox)
+	zxy, _, _ := tilePixel(16, -6.589, 5.7945) // loss in 2022, inside the layer
+	w := ta.serve(storage.Sandbox, newRequest("GET", tileURL(l.ID, zxy), "", "X-API-Key", key))
+	e := decodeErr(t, w)
+	if w.Code != http.StatusServiceUnavailable || e.Code != apierr.CodeServiceUnavailable ||
+		!strings.Contains(e.Message, filepath.Base(tifs[0])) || !strings.Contains(e.Message, "restore the file") {
+		t.Errorf("a tile of a layer whose file is gone: %d %+v, want 503 naming %s", w.Code, e, filepath.Base(tifs[0]))
+	}
 }

@@ -3,7 +3,9 @@ package layer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"image/png"
 	"strconv"
 	"strings"
@@ -40,8 +42,9 @@ type MapTile struct {
 // range or malformed, a zoom below the layer's minimum
 // (maptile.MinZoom) and a vector layer (a map draws those from their
 // features); with 404 a layer that env does not screen against (another
-// environment's included). It fails when a tile file cannot be read or
-// has changed since its import, naming it.
+// environment's included); with 503 when a file it needs is missing or
+// has changed since its import, naming it. It fails when a file cannot be
+// read otherwise.
 func (s *Service) MapTile(ctx context.Context, env storage.Environment, id, z, x, yFile, ifNoneMatch string) (*MapTile, error) {
 	t, err := parseMapTile(z, x, yFile)
 	if err != nil {
@@ -56,6 +59,15 @@ func (s *Service) MapTile(ctx context.Context, env storage.Environment, id, z, x
 		return out, nil
 	}
 	img, err := maptile.Render(ctx, l, t)
+	if missing := errors.Is(err, fs.ErrNotExist); missing || errors.Is(err, errChangedTile) {
+		// The operator's to mend, not a fault of the appliance: say which
+		// file, and how (errChangedTile says how itself).
+		msg := fmt.Sprintf("layer %s cannot draw this map tile: %v", l.ID, err)
+		if missing {
+			msg += ": restore the file, or import the layer again"
+		}
+		return nil, &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable, Message: msg, Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("map tile %v of layer %s: %w", t, l.ID, err)
 	}
