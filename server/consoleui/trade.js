@@ -97,10 +97,14 @@ function Batch({ id }) {
     ]);
     // The mapping may have been deleted since: the batch keeps its ID.
     const supplier = await api.get("/eudr/suppliers/" + enc(batch.supplierId)).catch(() => null);
-    return { batch, risk, shipment: shipments[0] || null, supplier };
+    return { batch, risk, shipments, supplier };
   }, [id]);
   if (!data) return html`<section class="page trade"><h1>Batch</h1><${Loading} error=${error} /></section>`;
-  const { batch: b, risk, shipment, supplier } = data;
+  const { batch: b, risk, shipments, supplier } = data;
+  // A batch is linked to one shipment at most, but a link refused or
+  // failed before it leaves its shipment behind: all are listed, newest
+  // first.
+  const linked = shipments.find((s) => s.status === "LINKED");
   const q = b.quantity;
   return html`<section class="page trade batch-page">
     <p class="trade-back"><a href="#/batches">All batches</a></p>
@@ -116,8 +120,9 @@ function Batch({ id }) {
           <dt>Quantity</dt><dd>${q.netMassKg.toLocaleString()} kg${q.supplementaryUnit != null ? `, ${q.supplementaryUnit} ${q.supplementaryUnitType}` : ""}</dd>
           <dt>Harvest</dt><dd>${b.harvestStart || "?"} to ${b.harvestEnd || "?"}</dd>
           <dt>Registered</dt><dd>${when(b.createdAt)}</dd>
-          <dt>Shipment</dt><dd class="batch-shipment">${shipment
-            ? html`<a href=${"#/shipments/" + enc(shipment.shipmentId)}>${shipment.shipmentId}</a> <${Status} status=${shipment.status} />`
+          <dt>${shipments.length > 1 ? "Shipments" : "Shipment"}</dt><dd class="batch-shipment">${shipments.length
+            ? html`<ul class="trade-shipments">${shipments.map((sh) => html`<li>
+                <a href=${"#/shipments/" + enc(sh.shipmentId)}>${sh.shipmentId}</a> <${Status} status=${sh.status} /></li>`)}</ul>`
             : "not linked to a shipment"}</dd>
         </dl>
       </div>
@@ -127,7 +132,7 @@ function Batch({ id }) {
       </div>
     </div>
     <${RiskAssessment} risk=${risk} />
-    ${b.status === "VERIFIED" && api.canWrite() && (shipment && shipment.status === "LINKED"
+    ${b.status === "VERIFIED" && api.canWrite() && (linked
       ? html`<${DraftStatement} batch=${b} operatorUuid=${supplier ? supplier.euOperatorUuid : ""} />`
       : html`<p class="muted">A statement can be drafted once the batch is linked to a shipment (POST /shipments/link).</p>`)}
   </section>`;
