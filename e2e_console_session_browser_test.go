@@ -8,6 +8,8 @@ package main_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +227,82 @@ func TestConsole_SessionBrowser(t *testing.T) {
 	checkStayedOnAppliance(t, activity, base, func(pr string) bool {
 		return strings.Contains(pr, "status of 400") || strings.Contains(pr, "status of 401") || strings.Contains(pr, "status of 403")
 	})
+}
+
+// A link to the console on another site: the browser sends that
+// navigation without the SameSite=Strict session cookie, so the appliance
+// marks the page "maybe" and the page asks for the session itself (its own
+// request carries the cookie). A signed-in user lands signed in; one who
+// is not sees the sign-in.
+func TestConsole_SessionFromAnotherSite(t *testing.T) {
+	p := startServer(t, noRateLimit...)
+	base := p.SandboxURL
+	// The other site: a page on localhost, another site to the browser
+	// than the appliance's 127.0.0.1.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Elsewhere</title><a id="go" href="%s/console#/overview">The overview</a>`, base)
+	}))
+	t.Cleanup(other.Close)
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+
+	ctx, activity := consoleBrowser(t)
+	poll := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Minute))
+	}
+	fail := func(what string, err error) { t.Helper(); activity.fatal(t, what, err) }
+	follow := func() error {
+		return chromedp.Do(ctx,
+			chromedp.Navigate(otherURL),
+			chromedp.WaitVisible(chromedp.CSS("#go")),
+			chromedp.Click(chromedp.CSS("#go")),
+			poll(`location.origin === `+jsString(base)+` && document.body?.dataset.session === "maybe"`),
+		)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/console"),
+		chromedp.WaitVisible(chromedp.CSS("#username")),
+		chromedp.SendKeys(chromedp.CSS("#username"), "admin"),
+		chromedp.SendKeys(chromedp.CSS("#password"), p.AdminPassword),
+		chromedp.Click(chromedp.CSS(".sign-in-user button")),
+		poll(`document.querySelector(".console-user") !== null`),
+	)
+	if err == nil {
+		err = follow()
+	}
+	if err == nil {
+		err = chromedp.Do(ctx, poll(`document.querySelector(".console-user")?.innerText.includes("admin") === true && document.querySelector(".overview-dlq") !== null`))
+	}
+	if err != nil {
+		fail("the link from another site did not land signed in", err)
+	}
+	// Signed out, the same link shows the sign-in.
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".sign-out")), chromedp.WaitVisible(chromedp.CSS("#username")))
+	if err == nil {
+		err = follow()
+	}
+	if err == nil {
+		err = chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#username")))
+	}
+	if err != nil {
+		fail("the link from another site, signed out, did not show the sign-in", err)
+	}
+	// Nothing but the appliance and the other site's page was asked for;
+	// the one problem logged is the 401 of the session asked for when
+	// there was none.
+	requests, blocked, problems := activity.snapshot()
+	for _, u := range requests {
+		if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, otherURL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("the browser requested %s, neither the appliance nor the other site", u)
+		}
+	}
+	for _, b := range blocked {
+		t.Errorf("the browser blocked a request: %s", b)
+	}
+	for _, pr := range problems {
+		// (A new appliance has no checkpoint yet: the overview asks, 404.)
+		if !strings.Contains(pr, "status of 401") && !strings.Contains(pr, "ledger/checkpoint") {
+			t.Errorf("the console reported a problem: %s", pr)
+		}
+	}
 }

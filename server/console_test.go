@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/consoleui"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -32,12 +33,12 @@ func TestConsole_Page(t *testing.T) {
 			}
 			csp := w.Header().Get("Content-Security-Policy")
 			checkConsolePolicy(t, name, csp)
-			if !bytes.Equal(w.Body.Bytes(), operatorConsole.Page(string(env), false).Data) {
+			if !bytes.Equal(w.Body.Bytes(), operatorConsole.Page(string(env), consoleui.NoSession).Data) {
 				t.Errorf("%s: body is not the %s page", name, env)
 			}
 		}
 		// Each listener's page says which environment it shows.
-		page := string(operatorConsole.Page(string(env), false).Data)
+		page := string(operatorConsole.Page(string(env), consoleui.NoSession).Data)
 		if !strings.Contains(page, `<body class="env-`+string(env)+`"`) {
 			t.Errorf("the %s page does not mark its environment", env)
 		}
@@ -90,7 +91,7 @@ func TestConsole_Files(t *testing.T) {
 		".txt":     "text/plain; charset=utf-8",
 	}
 	served := map[string]bool{}
-	for _, l := range consoleLinkRE.FindAllStringSubmatch(string(operatorConsole.Page("sandbox", false).Data), -1) {
+	for _, l := range consoleLinkRE.FindAllStringSubmatch(string(operatorConsole.Page("sandbox", consoleui.NoSession).Data), -1) {
 		u := l[1]
 		name, ok := strings.CutPrefix(u, "/console/")
 		if !ok {
@@ -132,24 +133,37 @@ func TestConsole_Files(t *testing.T) {
 
 // The page says whether its request carried the listener's session cookie
 // (whose session the page then asks for), so that the console keeps
-// nothing in the browser's storage; caches are told it varies by cookie.
+// nothing in the browser's storage, or may have had it held back (a link
+// from another site); caches are told it varies by both.
 func TestConsole_PageSessionMark(t *testing.T) {
 	ta := newTestApp(t)
 	for _, env := range []storage.Environment{storage.Production, storage.Sandbox} {
 		for _, tc := range []struct {
-			cookie *http.Cookie
-			want   string
+			cookie    *http.Cookie
+			fetchSite string // Sec-Fetch-Site
+			want      string
 		}{
-			{nil, `data-session=""`},
-			{&http.Cookie{Name: sessionCookie(env), Value: "stale"}, `data-session="1"`},
-			{&http.Cookie{Name: "unrelated", Value: "x"}, `data-session=""`},
+			{nil, "", `data-session=""`},
+			{nil, "same-origin", `data-session=""`},
+			{nil, "none", `data-session=""`}, // typed in: a Strict cookie goes with it
+			{&http.Cookie{Name: sessionCookie(env), Value: "stale"}, "", `data-session="1"`},
+			{&http.Cookie{Name: "unrelated", Value: "x"}, "", `data-session=""`},
+			// A link on another site: the browser held a Strict cookie back.
+			{nil, "cross-site", `data-session="maybe"`},
 		} {
-			w := ta.withCookie(env, tc.cookie, "GET", "/console", "")
-			if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), tc.want) {
-				t.Errorf("%s with cookie %v: status %d, want a page with %s", env, tc.cookie, w.Code, tc.want)
+			r := newRequest("GET", "/console", "")
+			if tc.cookie != nil {
+				r.AddCookie(tc.cookie)
 			}
-			if v := w.Header().Get("Vary"); v != "Cookie" {
-				t.Errorf("%s: Vary %q, want Cookie", env, v)
+			if tc.fetchSite != "" {
+				r.Header.Set("Sec-Fetch-Site", tc.fetchSite)
+			}
+			w := ta.serve(env, r)
+			if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), tc.want) {
+				t.Errorf("%s with cookie %v, Sec-Fetch-Site %q: status %d, want a page with %s", env, tc.cookie, tc.fetchSite, w.Code, tc.want)
+			}
+			if v := w.Header().Get("Vary"); v != "Cookie, Sec-Fetch-Site" {
+				t.Errorf("%s: Vary %q, want Cookie, Sec-Fetch-Site", env, v)
 			}
 		}
 	}

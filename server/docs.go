@@ -25,10 +25,16 @@ func handleDocs(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 
 func handleConsole(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	env := infoFrom(r.Context()).env
-	// The page says whether a session cookie came with it; whether that
-	// session lives is for the page to ask (GET /auth/session).
-	_, err := r.Cookie(sessionCookie(env))
-	f, ok := operatorConsole.File(string(env), ps.ByName("file"), err == nil)
+	// The page says whether a session cookie came with it, or may have
+	// been held back; whether that session lives is for the page to ask
+	// (GET /auth/session).
+	session := consoleui.NoSession
+	if _, err := r.Cookie(sessionCookie(env)); err == nil {
+		session = consoleui.SessionCookie
+	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		session = consoleui.SessionMaybe
+	}
+	f, ok := operatorConsole.File(string(env), ps.ByName("file"), session)
 	writeEmbedded(w, r, f.Header, f.Data, ok)
 }
 

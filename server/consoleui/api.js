@@ -112,11 +112,13 @@ export async function signInUser(username, password) {
 // restore finds the session of a reloaded page: the cookie survived, and
 // the appliance gives the CSRF token again. It answers the session, or
 // null when there is none. The appliance marks the page (data-session)
-// when its request carried a session cookie: without one there is nothing
-// to ask (the answer would be a 401), and the console keeps nothing in
-// the browser's storage to remember it by.
+// "1" when its request carried a session cookie, and "maybe" when it came
+// from a link on another site, which the browser sends without the
+// SameSite=Strict cookie (this page's own request carries it). Without
+// either there is nothing to ask (the answer would be a 401), and the
+// console keeps nothing in the browser's storage to remember it by.
 export async function restore() {
-  if (document.body.dataset.session !== "1") return null;
+  if (document.body.dataset.session === "") return null;
   try {
     session = await get("/auth/session");
     return session;

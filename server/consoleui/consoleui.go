@@ -58,19 +58,35 @@ type Console struct {
 	pages map[pageKey]File
 }
 
-// pageKey names a page: its environment, and whether the request for it
-// carried a session cookie. The page tells its scripts the latter
-// (data-session), so that a page never signed in does not ask the
-// appliance who is (a 401), and nothing is kept in the browser's storage.
+// Session is what the request for a page tells of a console session,
+// which the page tells its scripts (data-session): whether to ask the
+// appliance who is signed in. A page never signed in does not ask (the
+// answer would be a 401), and nothing is kept in the browser's storage
+// to remember a session by.
+type Session string
+
+const (
+	// NoSession: no session cookie, and none held back.
+	NoSession Session = ""
+	// SessionCookie: the request carried the listener's session cookie.
+	SessionCookie Session = "1"
+	// SessionMaybe: a navigation from another site, which a browser sends
+	// without a SameSite=Strict cookie: a session may exist all the same,
+	// and the page's own request for it carries the cookie.
+	SessionMaybe Session = "maybe"
+)
+
+var sessions = []Session{NoSession, SessionCookie, SessionMaybe}
+
+// pageKey names a page: its environment and its Session mark.
 type pageKey struct {
 	env     string
-	session bool
+	session Session
 }
 
 // File returns the file served as /console/<name>, or for "" the page of
-// env ("production" or "sandbox") for a request that carried a session
-// cookie or not.
-func (c *Console) File(env, name string, session bool) (File, bool) {
+// env ("production" or "sandbox") with its session mark.
+func (c *Console) File(env, name string, session Session) (File, bool) {
 	if name == "" {
 		f, ok := c.pages[pageKey{env, session}]
 		return f, ok
@@ -80,7 +96,7 @@ func (c *Console) File(env, name string, session bool) (File, bool) {
 }
 
 // Page is the HTML page of the console on env's listener.
-func (c *Console) Page(env string, session bool) File { return c.pages[pageKey{env, session}] }
+func (c *Console) Page(env string, session Session) File { return c.pages[pageKey{env, session}] }
 
 // Files lists every file served under /console/, the pages excluded.
 func (c *Console) Files() []File {
@@ -156,17 +172,13 @@ func New(prefix, apiPrefix string) (*Console, error) {
 		return nil, err
 	}
 	for _, env := range Environments {
-		for _, session := range []bool{false, true} {
-			mark := ""
-			if session {
-				mark = "1"
-			}
-			p := []byte(strings.NewReplacer(append(fill, "{{environment}}", env, "{{session}}", mark)...).Replace(string(page)))
+		for _, session := range sessions {
+			p := []byte(strings.NewReplacer(append(fill, "{{environment}}", env, "{{session}}", string(session))...).Replace(string(page)))
 			if i := bytes.Index(p, []byte("{{")); i >= 0 {
 				return nil, fmt.Errorf("page.html: unknown placeholder at %q", p[i:min(i+40, len(p))])
 			}
 			f := webasset.New("", ".html", p, webasset.CacheRevalidate, Policy)
-			f.Header["Vary"] = "Cookie" // the page differs with the session cookie
+			f.Header["Vary"] = "Cookie, Sec-Fetch-Site" // the page differs with the session cookie
 			c.pages[pageKey{env, session}] = f
 		}
 	}

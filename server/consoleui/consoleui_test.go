@@ -95,16 +95,19 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, env := range Environments {
-		page := c.Page(env, false)
+		page := c.Page(env, NoSession)
 		if ct := page.Header["Content-Type"]; ct != "text/html; charset=utf-8" {
 			t.Errorf("%s: the page's Content-Type is %q", env, ct)
 		}
 		text := string(page.Data)
 		// The page for a request with a session cookie says so, and is
 		// otherwise the same page.
-		withSession := string(c.Page(env, true).Data)
-		if !strings.Contains(withSession, `data-session="1"`) || strings.Replace(withSession, `data-session="1"`, `data-session=""`, 1) != text {
-			t.Errorf("the %s page for a session differs from the page without one by more than data-session", env)
+		for _, mark := range []Session{SessionCookie, SessionMaybe} {
+			attr := `data-session="` + string(mark) + `"`
+			withSession := string(c.Page(env, mark).Data)
+			if !strings.Contains(withSession, attr) || strings.Replace(withSession, attr, `data-session=""`, 1) != text {
+				t.Errorf("the %s page marked %s differs from the page without a session by more than data-session", env, attr)
+			}
 		}
 		if !strings.Contains(text, `data-environment="`+env+`"`) || !strings.Contains(text, `class="env-`+env+`"`) {
 			t.Errorf("the %s page does not name its environment", env)
@@ -119,7 +122,7 @@ func TestNew(t *testing.T) {
 			name, isFile := strings.CutPrefix(u, "/console/")
 			switch {
 			case isFile:
-				if _, ok := c.File(env, name, false); !ok {
+				if _, ok := c.File(env, name, NoSession); !ok {
 					t.Errorf("the %s page links to %s, which is not served", env, u)
 				}
 			case u == "/console#/overview" || u == "/docs" || u == "/api/v1/enterprise" || u == env:
@@ -129,7 +132,7 @@ func TestNew(t *testing.T) {
 			}
 		}
 	}
-	prod := string(c.Page("production", false).Data)
+	prod := string(c.Page("production", NoSession).Data)
 	for _, f := range c.Files() {
 		if f.Header["Content-Security-Policy"] != Policy || f.Header["Content-Length"] != strconv.Itoa(len(f.Data)) ||
 			f.Header["Content-Type"] == "" {
@@ -150,7 +153,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, name := range []string{"maplibre-LICENSE.txt", "htm-LICENSE.txt", "preact-LICENSE.txt", "world-atlas-LICENSE.txt",
 		"maplibre-VERSION.txt", "preact-VERSION.txt", "basemap-VERSION.txt"} {
-		if f, ok := c.File("production", name, false); !ok || f.Header["Cache-Control"] != webasset.CacheRevalidate || len(f.Data) == 0 {
+		if f, ok := c.File("production", name, NoSession); !ok || f.Header["Cache-Control"] != webasset.CacheRevalidate || len(f.Data) == 0 {
 			t.Errorf("File(%q) = %v, %v; want the text, revalidated", name, ok, f.Header)
 		}
 		if !strings.Contains(prod, `"/console/`+name+`"`) && !strings.HasSuffix(name, "VERSION.txt") {
@@ -158,11 +161,11 @@ func TestNew(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"app.js", "maplibre-gl-csp.js"} {
-		if _, ok := c.File("production", name, false); ok {
+		if _, ok := c.File("production", name, NoSession); ok {
 			t.Errorf("%s is also served under its plain name, which browsers would keep for a year across upgrades", name)
 		}
 	}
-	if _, ok := c.File("staging", "", false); ok {
+	if _, ok := c.File("staging", "", NoSession); ok {
 		t.Error("a page for an environment that does not exist")
 	}
 }
@@ -179,7 +182,7 @@ func TestModulesImportHashedNames(t *testing.T) {
 		}
 		for _, m := range imports.FindAllStringSubmatch(string(f.Data), -1) {
 			n++
-			if _, ok := c.File("production", m[1], false); !ok {
+			if _, ok := c.File("production", m[1], NoSession); !ok {
 				t.Errorf("%s imports ./%s, which is not served", f.Name, m[1])
 			}
 		}
