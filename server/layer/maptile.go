@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"image/png"
+	"io/fs"
 	"strconv"
 	"strings"
 
