@@ -1,9 +1,14 @@
 // The map of the plots: MapLibre GL JS (loaded by the page as a classic
 // script, its CSP build) over an offline base map of country borders. All
 // plots are one GeoJSON source, so ten thousand of them draw as fast as a
-// few: a fill and outline for areas, a circle for points, and a dot per
+// few: a fill for areas, an outline once they are large enough on screen
+// to have one, a circle of its declared area for a point, and a dot per
 // plot when zoomed out, where a plot of a few hectares is smaller than a
-// pixel.
+// pixel. Each layer drawn costs every frame, so none is drawn at a zoom
+// where it adds nothing.
+//
+// The steps of drawing the plots are marked with performance.mark
+// ("plots:..."), which the browser test reads to say where the time goes.
 
 const maplibregl = window.maplibregl;
 
@@ -14,11 +19,45 @@ export const verdictColours = { COMPLIANT: "#2e7d32", HIGH_RISK: "#d32f2f", FAIL
 const colourOfVerdict = ["match", ["get", "status"],
   "COMPLIANT", verdictColours.COMPLIANT, "HIGH_RISK", verdictColours.HIGH_RISK, verdictColours.FAILED];
 
-// Below this zoom every plot is also a dot at its centre.
+// Below this zoom every plot is also a dot at its centre; from the second
+// an area has its outline (below it, a plot of a few hectares is a few
+// pixels wide, all outline).
 const dotsUntilZoom = 9;
+const outlinesFromZoom = 10;
+
+// A point plot is a circle of its declared area, at least this many
+// pixels in radius so that it shows zoomed out. Its radius in pixels
+// doubles with each zoom: the feature's property r0 is that of zoom 0
+// (see pointRadiusAtZoom0), and an exponential interpolation of base 2
+// between a stop per zoom keeps it exact; the zoom must be the input of
+// the top-level interpolation, so the minimum is taken at each stop.
+const pointMinRadius = 4;
+const pointRadius = ["interpolate", ["exponential", 2], ["zoom"],
+  ...Array.from({ length: 25 }, (_, z) => [z, ["max", pointMinRadius, ["*", ["get", "r0"], 2 ** z]]]).flat()];
+
+// pointRadiusAtZoom0 is the radius in pixels at zoom 0 of a circle of
+// areaHa hectares at latitude lat: the world is 512 pixels wide at zoom 0
+// in MapLibre, and a metre on the map is longer by 1 / cos(lat) in Web
+// Mercator.
+const equatorMetres = 40075016.686;
+function pointRadiusAtZoom0(areaHa, lat) {
+  const metres = Math.sqrt((areaHa * 10000) / Math.PI);
+  return (metres * 512) / (equatorMetres * Math.cos((lat * Math.PI) / 180));
+}
 
 const isArea = ["in", ["geometry-type"], ["literal", ["Polygon", "MultiPolygon"]]];
 const isPoint = ["in", ["geometry-type"], ["literal", ["Point", "MultiPoint"]]];
+
+// plotFilter is the filter expression of the plots whose verdict is in
+// statuses and whose properties have the values of match ("" for any).
+function plotFilter(statuses, match = {}) {
+  const f = ["all", ["in", ["get", "status"], ["literal", statuses]]];
+  for (const [key, value] of Object.entries(match)) {
+    if (value) f.push(["==", ["get", key], value]);
+  }
+  return f;
+}
+const allPlots = plotFilter(verdicts);
 
 // baseStyle has local sources only, and no text: no glyphs or sprites to
 // fetch.
@@ -28,19 +67,20 @@ function baseStyle(basemapURL) {
     sources: {
       countries: { type: "geojson", data: basemapURL, attribution: "Natural Earth (public domain)" },
       plots: { type: "geojson", data: { type: "FeatureCollection", features: [] } },
-      dots: { type: "geojson", data: { type: "FeatureCollection", features: [] } },
+      dots: { type: "geojson", data: { type: "FeatureCollection", features: [] }, maxzoom: dotsUntilZoom },
     },
     layers: [
       { id: "sea", type: "background", paint: { "background-color": "#dce9f2" } },
       { id: "land", type: "fill", source: "countries", paint: { "fill-color": "#f4f1ea" } },
       { id: "borders", type: "line", source: "countries", paint: { "line-color": "#a9a39a", "line-width": 0.6 } },
-      { id: "plot-areas", type: "fill", source: "plots", filter: isArea,
+      { id: "plot-areas", type: "fill", source: "plots", filter: ["all", isArea, allPlots],
         paint: { "fill-color": colourOfVerdict, "fill-opacity": 0.45 } },
-      { id: "plot-outlines", type: "line", source: "plots", filter: isArea,
+      { id: "plot-outlines", type: "line", source: "plots", filter: ["all", isArea, allPlots], minzoom: outlinesFromZoom,
         paint: { "line-color": colourOfVerdict, "line-width": 1.5 } },
-      { id: "plot-points", type: "circle", source: "plots", filter: isPoint,
-        paint: { "circle-color": colourOfVerdict, "circle-radius": 6, "circle-stroke-color": "#fff", "circle-stroke-width": 1 } },
-      { id: "plot-dots", type: "circle", source: "dots", maxzoom: dotsUntilZoom,
+      { id: "plot-points", type: "circle", source: "plots", filter: ["all", isPoint, allPlots],
+        paint: { "circle-color": colourOfVerdict, "circle-opacity": 0.6, "circle-radius": pointRadius,
+          "circle-stroke-color": colourOfVerdict, "circle-stroke-width": 1.5 } },
+      { id: "plot-dots", type: "circle", source: "dots", maxzoom: dotsUntilZoom, filter: allPlots,
         paint: { "circle-color": colourOfVerdict, "circle-radius": 4, "circle-stroke-color": "rgba(255, 255, 255, 0.7)", "circle-stroke-width": 0.5 } },
     ],
   };
@@ -79,9 +119,13 @@ const noFeatures = { type: "FeatureCollection", features: [] };
 
 // PlotMap draws a list of plots (the API's polygon items, with geometry).
 // tileHeaders gives the headers a tile request of an overlay needs (the
-// credential): MapLibre fetches tiles itself.
+// credential): MapLibre fetches tiles itself. onTruncated(layerId, n)
+// hears, after each read of a vector overlay's features, that the view
+// holds more than the n drawn (0: all of them are drawn, or the layer is
+// hidden).
 export class PlotMap {
-  constructor(container, { onSelect, tileHeaders } = {}) {
+  constructor(container, { onSelect, tileHeaders, onTruncated = () => {} } = {}) {
+    this.onTruncated = onTruncated;
     maplibregl.setWorkerUrl(document.body.dataset.maplibreWorker);
     this.map = new maplibregl.Map({
       container,
@@ -94,7 +138,7 @@ export class PlotMap {
     });
     this.map.addControl(new maplibregl.NavigationControl({ showCompass: false }));
     this.ready = new Promise((resolve) => this.map.once("load", resolve));
-    this.filter = null;
+    this.filterKey = JSON.stringify(allPlots); // that of the style's layers
     this.overlaysShown = new Set(); // the IDs of the layers shown
     this.vectorOverlays = new Map(); // layer ID -> its features(bbox) reader
     this.featuresAsked = {}; // layer ID -> number of its last request
@@ -116,23 +160,35 @@ export class PlotMap {
   // through (countDrawn).
   async show(plots) {
     await this.ready;
+    performance.mark("plots:show");
     const features = [];
     const dots = [];
     this.geometries = new Map();
+    let w = Infinity, s = Infinity, e = -Infinity, n = -Infinity;
     for (const p of plots) {
       if (!p.geometry) continue;
       const properties = { id: p.polygonId, status: p.eudrStatus, commodity: p.commodity,
         supplier: p.supplierId || "", job: p.jobId || "", country: p.producerCountry || "" };
-      features.push({ type: "Feature", properties, geometry: p.geometry });
       const b = bounds([p.geometry]);
-      dots.push({ type: "Feature", properties, geometry: { type: "Point", coordinates: [(b[0][0] + b[1][0]) / 2, (b[0][1] + b[1][1]) / 2] } });
+      const centre = [(b[0][0] + b[1][0]) / 2, (b[0][1] + b[1][1]) / 2];
+      if (p.geometryType === "Point" || p.geometryType === "MultiPoint") {
+        // The area is of each point's plot, as declared.
+        properties.r0 = pointRadiusAtZoom0(p.declaredAreaHa || p.areaHa || 0, centre[1]);
+      }
+      features.push({ type: "Feature", properties, geometry: p.geometry });
+      dots.push({ type: "Feature", properties, geometry: { type: "Point", coordinates: centre } });
       this.geometries.set(p.polygonId, p.geometry);
+      if (b[0][0] < w) w = b[0][0];
+      if (b[0][1] < s) s = b[0][1];
+      if (b[1][0] > e) e = b[1][0];
+      if (b[1][1] > n) n = b[1][1];
     }
     this.features = features;
+    performance.mark("plots:features-built");
     this.map.getSource("plots").setData({ type: "FeatureCollection", features });
     this.map.getSource("dots").setData({ type: "FeatureCollection", features: dots });
-    const all = bounds(features.map((f) => f.geometry));
-    if (all) this.map.fitBounds(all, { padding: 40, maxZoom: 12, duration: 0 });
+    performance.mark("plots:data-set");
+    if (features.length) this.map.fitBounds([[w, s], [e, n]], { padding: 40, maxZoom: 12, duration: 0 });
     this.countDrawn();
   }
 
@@ -146,23 +202,28 @@ export class PlotMap {
       Object.entries(match).every(([key, value]) => !value || p[key] === value)).length;
     const asked = (this.counted = (this.counted || 0) + 1);
     this.map.once("idle", () => {
-      if (asked === this.counted) document.body.dataset.plotsDrawn = String(n);
+      if (asked !== this.counted) return;
+      performance.mark("plots:drawn");
+      document.body.dataset.plotsDrawn = String(n);
     });
   }
 
   // only shows the plots whose verdict is in statuses and, for each
   // property of match given a value (commodity, supplier, job, country),
-  // those with that value.
+  // those with that value. A filter is applied by the map's workers as
+  // they cut the plots into tiles: a change makes them cut all again, so
+  // the same filter is not set twice.
   only(statuses, match = {}) {
-    const f = ["all", ["in", ["get", "status"], ["literal", statuses]]];
-    for (const [key, value] of Object.entries(match)) {
-      if (value) f.push(["==", ["get", key], value]);
-    }
-    this.map.setFilter("plot-areas", ["all", isArea, f]);
-    this.map.setFilter("plot-outlines", ["all", isArea, f]);
-    this.map.setFilter("plot-points", ["all", isPoint, f]);
-    this.map.setFilter("plot-dots", f);
+    const f = plotFilter(statuses, match);
     this.shown = { statuses, match };
+    const key = JSON.stringify(f);
+    if (key !== this.filterKey) {
+      this.filterKey = key;
+      this.map.setFilter("plot-areas", ["all", isArea, f]);
+      this.map.setFilter("plot-outlines", ["all", isArea, f]);
+      this.map.setFilter("plot-points", ["all", isPoint, f]);
+      this.map.setFilter("plot-dots", f);
+    }
     this.countDrawn();
   }
 
@@ -220,7 +281,10 @@ export class PlotMap {
       if (this.map.getLayer(layer)) this.map.setLayoutProperty(layer, "visibility", shown ? "visible" : "none");
     }
     if (shown) this.overlaysShown.add(id);
-    else this.overlaysShown.delete(id);
+    else {
+      this.overlaysShown.delete(id);
+      this.onTruncated(id, 0);
+    }
     if (shown) this.loadFeatures(id);
     this.map.setPaintProperty("plot-areas", "fill-opacity", this.overlaysShown.size ? 0.12 : 0.45);
     // Once drawn, the layers shown are in document.body.dataset.overlaysDrawn
@@ -251,6 +315,7 @@ export class PlotMap {
     if (asked !== this.featuresAsked[id] || !this.overlaysShown.has(id)) return;
     this.map.getSource("overlay-" + id + "-features").setData(fc);
     document.body.dataset.featuresTruncated = fc.truncated ? id : "";
+    this.onTruncated(id, fc.truncated ? fc.features.length : 0);
     this.map.once("idle", () => (document.body.dataset.featuresDrawn = `${id} ${fc.features.length}`));
   }
 

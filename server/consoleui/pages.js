@@ -221,6 +221,34 @@ export function Overview() {
   </section>`;
 }
 
+// uploadTime says when an upload was, as "26 Nov 14:02" (in the
+// browser's time zone), with the year when it is not this one.
+function uploadTime(time) {
+  const d = new Date(time);
+  const two = (n) => String(n).padStart(2, "0");
+  const month = d.toLocaleString("en-GB", { month: "short" });
+  const year = d.getFullYear() === new Date().getFullYear() ? "" : ` ${d.getFullYear()}`;
+  return `${d.getDate()} ${month}${year} ${two(d.getHours())}:${two(d.getMinutes())}`;
+}
+
+// jobChoices are the choices of the job filter: a job's ID is not
+// something a person knows a job by, so each is named by its upload's
+// time (the job's createdAt, or without it the first screening of its
+// plots) and its number of plots, newest first.
+function jobChoices(plots, created) {
+  const jobs = new Map();
+  for (const p of plots) {
+    if (!p.jobId) continue;
+    const j = jobs.get(p.jobId) || { value: p.jobId, plots: 0, time: created[p.jobId] || p.screenedAt };
+    j.plots++;
+    if (!created[p.jobId] && p.screenedAt < j.time) j.time = p.screenedAt;
+    jobs.set(p.jobId, j);
+  }
+  return Array.from(jobs.values())
+    .sort((a, b) => Date.parse(b.time) - Date.parse(a.time) || (a.value < b.value ? -1 : 1))
+    .map((j) => ({ value: j.value, label: `Upload ${uploadTime(j.time)} · ${j.plots.toLocaleString("en-GB")} plot${j.plots === 1 ? "" : "s"}` }));
+}
+
 export function Plots({ selected }) {
   const mapElement = useRef(null);
   const plotMap = useRef(null);
@@ -231,18 +259,42 @@ export function Plots({ selected }) {
   // The plots' own properties to filter on, each "" for all.
   const [match, setMatch] = useState({ commodity: "", supplier: "", job: "", country: "" });
   const [overlayMap, setOverlayMap] = useState(null);
+  // Layer ID -> how many of its features the map draws when the view
+  // holds more (the API's cap); absent when it draws them all.
+  const [truncated, setTruncated] = useState({});
 
-  // load reads every plot and draws them, in place of those drawn before.
+  // Job ID -> its createdAt, for the plots' uploads (jobChoices).
+  const [jobsCreated, setJobsCreated] = useState({});
+
+  // load reads every plot and draws them, in place of those drawn before,
+  // and the upload jobs that name the job filter's choices.
   const load = () => {
     const m = plotMap.current;
-    return api.polygons({ geometry: true }, setLoaded).then((list) => {
+    performance.mark("plots:fetch");
+    api.getAll("/eudr/jobs?type=polygon_ingestion").then((jobs) => {
+      const created = {};
+      for (const j of jobs) created[j.jobId] = j.createdAt;
+      setJobsCreated(created);
+    }, () => {}); // without them, the choices are named by the plots' screening time
+    return api.polygons({ geometry: true }, (n) => {
+      performance.mark(`plots:page ${n}`);
+      setLoaded(n);
+    }).then((list) => {
+      performance.mark("plots:fetched");
       setPlots(list);
       return m.show(list);
     }).catch(setError);
   };
   useEffect(() => {
+    const onTruncated = (id, n) => setTruncated((was) => {
+      if ((was[id] || 0) === n) return was;
+      const now = { ...was };
+      if (n) now[id] = n;
+      else delete now[id];
+      return now;
+    });
     const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`),
-      tileHeaders: api.headers });
+      tileHeaders: api.headers, onTruncated });
     plotMap.current = m;
     setOverlayMap(m);
     load();
@@ -257,12 +309,16 @@ export function Plots({ selected }) {
     if (plots && selected) plotMap.current.ready.then(() => plotMap.current.flyTo(selected));
   }, [plots, selected]);
 
-  // The choices of each filter are the values of the plots loaded.
+  // The choices of each filter are the values of the plots loaded, the
+  // jobs named by their upload (jobChoices).
   const choices = useMemo(() => {
     const out = {};
-    for (const f of plotFilters) out[f.key] = plots ? Object.keys(count(plots.filter((p) => p[f.field]), f.field)).sort() : [];
+    for (const f of plotFilters) {
+      out[f.key] = plots ? Object.keys(count(plots.filter((p) => p[f.field]), f.field)).sort().map((v) => ({ value: v, label: v })) : [];
+    }
+    out.job = jobChoices(plots || [], jobsCreated);
     return out;
-  }, [plots]);
+  }, [plots, jobsCreated]);
   const listed = useMemo(() => (plots || []).filter((p) => shown.includes(p.eudrStatus) &&
     plotFilters.every((f) => !match[f.key] || p[f.field] === match[f.key])), [plots, shown, match]);
   const current = selected && plots && plots.find((p) => p.polygonId === selected);
@@ -285,9 +341,9 @@ export function Plots({ selected }) {
         ${plotFilters.map((f) => html`<select aria-label=${f.label} title=${f.label} data-filter=${f.key} value=${match[f.key]}
             onChange=${(e) => setMatch({ ...match, [f.key]: e.target.value })}>
           <option value="">${f.all}</option>
-          ${choices[f.key].map((c) => html`<option value=${c}>${c}</option>`)}
+          ${choices[f.key].map((c) => html`<option value=${c.value} title=${c.value}>${c.label}</option>`)}
         </select>`)}
-        <${Overlays} plotMap=${overlayMap} />
+        <${Overlays} plotMap=${overlayMap} truncated=${truncated} />
       </div>
     </div>
     <aside class="plots-side">

@@ -177,8 +177,9 @@ export function PlotPanel({ plot, Verdict, Problem, onDeleted }) {
 // Overlays lists the environment's reference layers with a box each that
 // shows it on the map: raster layers as their tiles (from the layer's
 // minZoom on), vector layers as their features in the view inside the
-// outline of their coverage.
-export function Overlays({ plotMap }) {
+// outline of their coverage; truncated says of a vector layer that the
+// view holds more features than those drawn (layer ID -> how many are).
+export function Overlays({ plotMap, truncated = {} }) {
   const [layers, setLayers] = useState([]);
   const [shown, setShown] = useState({});
   const [error, setError] = useState(null);
@@ -202,7 +203,9 @@ export function Overlays({ plotMap }) {
     <legend>Reference layers</legend>
     ${layers.map((l) => html`<label key=${l.layerId} title=${`${l.kind}, version ${l.version}`}>
       <input type="checkbox" data-layer=${l.layerId} data-kind=${l.kind} checked=${!!shown[l.layerId]} onChange=${() => toggle(l.layerId)} />
-      <span>${l.name}<span class="muted">${l.raster ? `, from zoom ${l.raster.minZoom}` : `, ${l.featureCount} feature${l.featureCount === 1 ? "" : "s"}`}</span></span>
+      <span>${l.name}<span class="muted">${l.raster ? `, from zoom ${l.raster.minZoom}` : `, ${l.featureCount} feature${l.featureCount === 1 ? "" : "s"}`}</span>
+        ${truncated[l.layerId] && html`<span class="overlay-truncated" role="status" data-truncated=${l.layerId}>
+          first ${truncated[l.layerId].toLocaleString("en-GB")} features in view: zoom in</span>`}</span>
     </label>`)}
   </fieldset>`;
 }
