@@ -25,6 +25,9 @@ const colourOfVerdict = ["match", ["get", "status"],
 const dotsUntilZoom = 9;
 const outlinesFromZoom = 10;
 
+// In pixels of a tile (512 a side): more than a dot's radius.
+const tileBuffer = 8;
+
 // A point plot is a circle of its declared area, at least this many
 // pixels in radius so that it shows zoomed out. Its radius in pixels
 // doubles with each zoom: the feature's property r0 is that of zoom 0
@@ -44,6 +47,8 @@ function pointRadiusAtZoom0(areaHa, lat) {
   const metres = Math.sqrt((areaHa * 10000) / Math.PI);
   return (metres * 512) / (equatorMetres * Math.cos((lat * Math.PI) / 180));
 }
+
+const noFeatures = { type: "FeatureCollection", features: [] };
 
 const isArea = ["in", ["geometry-type"], ["literal", ["Polygon", "MultiPolygon"]]];
 const isPoint = ["in", ["geometry-type"], ["literal", ["Point", "MultiPoint"]]];
@@ -66,8 +71,11 @@ function baseStyle(basemapURL) {
     version: 8,
     sources: {
       countries: { type: "geojson", data: basemapURL, attribution: "Natural Earth (public domain)" },
-      plots: { type: "geojson", data: { type: "FeatureCollection", features: [] } },
-      dots: { type: "geojson", data: { type: "FeatureCollection", features: [] }, maxzoom: dotsUntilZoom },
+      // A tile holds the plots within tileBuffer pixels of it, enough for
+      // a dot or an outline that crosses its edge (MapLibre's default,
+      // 128, makes each tile cut and draw many plots of its neighbours).
+      plots: { type: "geojson", data: noFeatures, buffer: tileBuffer },
+      dots: { type: "geojson", data: noFeatures, buffer: tileBuffer, maxzoom: dotsUntilZoom },
     },
     layers: [
       { id: "sea", type: "background", paint: { "background-color": "#dce9f2" } },
@@ -115,7 +123,6 @@ const overlaysBelow = "plot-areas";
 const coverageOutline = { "line-color": "#17324d", "line-width": 1.5, "line-dasharray": [3, 2] };
 const colourOfKind = ["match", ["get", "kind"],
   "deforestation", "#c62828", "protected_area", "#6a1b9a", "forest_cover_2020", "#2e7d32", "#17324d"];
-const noFeatures = { type: "FeatureCollection", features: [] };
 
 // PlotMap draws a list of plots (the API's polygon items, with geometry).
 // tileHeaders gives the headers a tile request of an overlay needs (the
