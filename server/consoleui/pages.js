@@ -269,7 +269,6 @@ export function Plots({ selected }) {
   // load reads every plot and draws them, in place of those drawn before,
   // and the upload jobs that name the job filter's choices.
   const load = () => {
-    const m = plotMap.current;
     performance.mark("plots:fetch");
     api.getAll("/eudr/jobs?type=polygon_ingestion").then((jobs) => {
       const created = {};
@@ -282,7 +281,7 @@ export function Plots({ selected }) {
     }).then((list) => {
       performance.mark("plots:fetched");
       setPlots(list);
-      return m.show(list);
+      return plotMap.current.show(list);
     }).catch(setError);
   };
   useEffect(() => {
@@ -293,11 +292,13 @@ export function Plots({ selected }) {
       else delete now[id];
       return now;
     });
+    // The plots are asked for first: making the map (its WebGL context)
+    // takes a while, and the answers arrive meanwhile.
+    load();
     const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`),
       tileHeaders: api.headers, onTruncated });
     plotMap.current = m;
     setOverlayMap(m);
-    load();
     return () => m.remove();
   }, []);
 
