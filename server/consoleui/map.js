@@ -129,10 +129,12 @@ const colourOfKind = ["match", ["get", "kind"],
 // credential): MapLibre fetches tiles itself. onTruncated(layerId, n)
 // hears, after each read of a vector overlay's features, that the view
 // holds more than the n drawn (0: all of them are drawn, or the layer is
-// hidden).
+// hidden). coveredLeft answers how many pixels on the map's left a legend
+// covers: fitting the map to plots keeps them clear of it.
 export class PlotMap {
-  constructor(container, { onSelect, tileHeaders, onTruncated = () => {} } = {}) {
+  constructor(container, { onSelect, tileHeaders, onTruncated = () => {}, coveredLeft = () => 0 } = {}) {
     this.onTruncated = onTruncated;
+    this.coveredLeft = coveredLeft;
     maplibregl.setWorkerUrl(document.body.dataset.maplibreWorker);
     this.map = new maplibregl.Map({
       container,
@@ -195,7 +197,7 @@ export class PlotMap {
     this.map.getSource("plots").setData({ type: "FeatureCollection", features });
     this.map.getSource("dots").setData({ type: "FeatureCollection", features: dots });
     performance.mark("plots:data-set");
-    if (features.length) this.map.fitBounds([[w, s], [e, n]], { padding: 40, maxZoom: 12, duration: 0 });
+    if (features.length) this.map.fitBounds([[w, s], [e, n]], { padding: this.padding(40), maxZoom: 12, duration: 0 });
     this.countDrawn();
   }
 
@@ -234,6 +236,14 @@ export class PlotMap {
     this.countDrawn();
   }
 
+  // padding is that of n pixels around what the map is fitted to, and on
+  // the left of the legend too while the map is wide enough to spare it.
+  padding(n) {
+    const left = this.coveredLeft();
+    const spare = this.map.getContainer().clientWidth - left - 3 * n > 200;
+    return { top: n, bottom: n, right: n, left: spare ? left + n : n };
+  }
+
   // flyTo brings one plot into view and, once there, records its ID in
   // document.body.dataset.plotShown.
   flyTo(id) {
@@ -243,7 +253,7 @@ export class PlotMap {
     this.map.once("moveend", () => {
       this.map.once("idle", () => (document.body.dataset.plotShown = id));
     });
-    this.map.fitBounds(bounds([g]), { padding: 80, maxZoom: 15 });
+    this.map.fitBounds(bounds([g]), { padding: this.padding(80), maxZoom: 15 });
   }
 
   // addOverlays adds reference layers, hidden until shown: each

@@ -251,6 +251,7 @@ function jobChoices(plots, created) {
 
 export function Plots({ selected }) {
   const mapElement = useRef(null);
+  const legend = useRef(null);
   const plotMap = useRef(null);
   const [plots, setPlots] = useState(null);
   const [loaded, setLoaded] = useState(0);
@@ -296,7 +297,7 @@ export function Plots({ selected }) {
     // takes a while, and the answers arrive meanwhile.
     load();
     const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`),
-      tileHeaders: api.headers, onTruncated });
+      tileHeaders: api.headers, onTruncated, coveredLeft: () => (legend.current ? legend.current.offsetWidth + 10 : 0) });
     plotMap.current = m;
     setOverlayMap(m);
     return () => m.remove();
@@ -334,7 +335,7 @@ export function Plots({ selected }) {
   return html`<section class="plots">
     <div class="plots-map">
       <div class="map" ref=${mapElement}></div>
-      <div class="legend" aria-label="Verdicts">
+      <div class="legend" aria-label="Verdicts" ref=${legend}>
         ${verdicts.map((v) => html`<label>
           <input type="checkbox" checked=${shown.includes(v)} onChange=${() => toggle(v)} />
           <${Verdict} status=${v} />

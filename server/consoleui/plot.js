@@ -203,7 +203,7 @@ export function Overlays({ plotMap, truncated = {} }) {
     <legend>Reference layers</legend>
     ${layers.map((l) => html`<label key=${l.layerId} title=${`${l.kind}, version ${l.version}`}>
       <input type="checkbox" data-layer=${l.layerId} data-kind=${l.kind} checked=${!!shown[l.layerId]} onChange=${() => toggle(l.layerId)} />
-      <span>${l.name}<span class="muted">${l.raster ? `, from zoom ${l.raster.minZoom}` : `, ${l.featureCount} feature${l.featureCount === 1 ? "" : "s"}`}</span>
+      <span>${l.name}<span class="muted">${l.raster ? `, from zoom ${l.raster.minZoom}` : `, ${l.featureCount.toLocaleString("en-GB")} feature${l.featureCount === 1 ? "" : "s"}`}</span>
         ${truncated[l.layerId] && html`<span class="overlay-truncated" role="status" data-truncated=${l.layerId}>
           first ${truncated[l.layerId].toLocaleString("en-GB")} features in view: zoom in</span>`}</span>
     </label>`)}
