@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // consolePlots is how many plots the test screens and draws; set
@@ -144,9 +145,11 @@ func TestConsole_Browser(t *testing.T) {
 	if err != nil {
 		fail("the verdict filter did not apply", err)
 	}
-	// A row opens its plot, which tells why it is high risk.
+	// A row opens its plot, which tells why it is high risk: from the
+	// keyboard, by the link in its first cell.
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(".plots-table tbody tr:first-child")),
+		chromedp.Focus(chromedp.CSS(".plots-table tbody tr:first-child a")),
+		chromedp.KeyEvent(kb.Enter),
 		poll(`location.hash.startsWith("#/plots/pol_") && document.querySelector(".plot-detail") !== null`),
 		poll(`document.querySelector(".plot-detail").innerText.includes("DEFORESTATION")`),
 		poll(`document.body.dataset.plotShown === decodeURIComponent(location.hash.slice("#/plots/".length))`),

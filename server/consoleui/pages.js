@@ -359,7 +359,8 @@ export function Plots({ selected }) {
         <tbody>
           ${listed.slice(0, tableRows).map((p) => html`<tr key=${p.polygonId} class=${p.polygonId === selected ? "selected" : ""}
               onClick=${() => (location.hash = `#/plots/${encodeURIComponent(p.polygonId)}`)}>
-            <td title=${p.polygonId}>${p.externalId || p.polygonId}</td><td>${p.commodity}</td><td>${p.producerCountry}</td>
+            <td title=${p.polygonId}><a href=${`#/plots/${encodeURIComponent(p.polygonId)}`}>${p.externalId || p.polygonId}</a></td>
+            <td>${p.commodity}</td><td>${p.producerCountry}</td>
             <td class="number">${p.areaHa.toFixed(2)}</td><td><${Verdict} status=${p.eudrStatus} /></td>
           </tr>`)}
         </tbody>
