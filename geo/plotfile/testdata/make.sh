@@ -37,3 +37,21 @@ ogr2ogr -f CSV plots-wkt.csv "$src" -lco GEOMETRY=AS_WKT
 ogr2ogr -f CSV points-xy.csv "$src" -lco GEOMETRY=AS_XY -dialect OGRSQL -sql "SELECT * FROM plots WHERE OGR_GEOMETRY = 'POINT'"
 ogr2ogr -f XLSX plots.xlsx plots-wkt.csv -oo KEEP_GEOM_COLUMNS=YES -nln plots
 ls -l
+
+# Plots with holes, a MultiPolygon whose second part has a hole, letters
+# beyond ASCII and a KML <name> and <description> (from the Name and
+# Description fields): as KML, and as a one-layer zipped Shapefile in
+# WGS84 (whose .dbf GDAL writes in ISO-8859-1) and in UTM zone 21S (the
+# Brazilian plots).
+rm -f extra.kml extra-wgs84.zip extra-utm21s.zip
+ogr2ogr -f KML extra.kml extra.geojson -nln extra
+shp1() { # shp1 OUT.zip SRS WHERE
+	local dir="$tmp/$(basename "$1" .zip)"
+	mkdir -p "$dir"
+	ogr2ogr -f "ESRI Shapefile" "$dir/extra.shp" extra.geojson -t_srs "$2" -nlt MULTIPOLYGON \
+		-dialect OGRSQL -sql "SELECT * FROM extra WHERE $3"
+	(cd "$dir" && zip -q -X "$OLDPWD/$1" ./*)
+}
+shp1 extra-wgs84.zip EPSG:4326 "1=1"
+shp1 extra-utm21s.zip EPSG:32721 "producerCountry = 'BR'"
+ls -l extra*
