@@ -206,16 +206,7 @@ func rezip(t testing.TB, name string, change func(name string, data []byte) (str
 		}
 	}
 	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := f.Name
+		n, data := f.Name, readZipFile(t, f)
 		if change != nil {
 			n, data = change(n, data)
 		}
@@ -230,4 +221,34 @@ func rezip(t testing.TB, name string, change func(name string, data []byte) (str
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+func readZipFile(t testing.TB, f *zip.File) []byte {
+	t.Helper()
+	rc, err := f.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// zipEntry is the file name of the zip archive body.
+func zipEntry(t testing.TB, body []byte, name string) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if f.Name == name {
+			return readZipFile(t, f)
+		}
+	}
+	t.Fatalf("no %s in the archive", name)
+	return nil
 }
