@@ -62,7 +62,7 @@ func rawProperties(t testing.TB, body []byte) []map[string]any {
 
 // assertSamePlots checks that got holds the plots of the GeoJSON file
 // want whose externalId keep accepts (all when nil), in the same order,
-// with the same geometry (each ring up to its first vertex and winding,
+// with the same verdict of geo.Check, the same geometry (each ring up to its first vertex and winding,
 // within coordTolerance; each polygon's area within 0.01 %) and the same
 // properties the appliance reads.
 func assertSamePlots(t *testing.T, got *Converted, want string, keep func(id string) bool) {
@@ -80,6 +80,9 @@ func assertSamePlots(t *testing.T, got *Converted, want string, keep func(id str
 	for i, w := range ref {
 		g := fs[i]
 		id := w.Properties.ExternalID
+		if gr, _ := geo.Check(g); gr != checkReason(w) {
+			t.Errorf("%s: checked %q, want %q as the GeoJSON", id, gr, checkReason(w))
+		}
 		if !sameProperties(g.Properties, w.Properties) {
 			t.Errorf("%s: properties %+v, want %+v", id, g.Properties, w.Properties)
 		}
@@ -111,6 +114,11 @@ func assertSamePlots(t *testing.T, got *Converted, want string, keep func(id str
 			}
 		}
 	}
+}
+
+func checkReason(f geo.Feature) string {
+	r, _ := geo.Check(f)
+	return r
 }
 
 func toRings(p geo.Polygon) [][][2]float64 {

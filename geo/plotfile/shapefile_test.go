@@ -181,7 +181,7 @@ func TestReadShapefile_Problems(t *testing.T) {
 		}
 		return name, data
 	}, nil)
-	hasProblem(t, convert(cut), "shp", "cut short", "records[2]")
+	hasProblem(t, convert(cut), "shp", "cut short", "records[3]")
 	// The .dbf of another layer.
 	polygonsDBF := zipEntry(t, readTestdata(t, "plots-wgs84.zip"), "polygons.dbf")
 	swapped := rezip(t, "plots-wgs84.zip", func(name string, data []byte) (string, []byte) {
