@@ -22,8 +22,8 @@ import (
 // the GeoJSON's: reprojection round-off, far under a millimetre.
 const coordTolerance = 1e-7
 
-// readTestdata reads a file of testdata.
-func readTestdata(t testing.TB, name string) []byte {
+// testdataFile reads a file of testdata.
+func testdataFile(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -68,7 +68,7 @@ func rawProperties(t testing.TB, body []byte) []map[string]any {
 func assertSamePlots(t *testing.T, got *Converted, want string, keep func(id string) bool) {
 	t.Helper()
 	var ref []geo.Feature
-	for _, f := range parsedFeatures(t, readTestdata(t, want)) {
+	for _, f := range parsedFeatures(t, testdataFile(t, want)) {
 		if keep == nil || keep(f.Properties.ExternalID) {
 			ref = append(ref, f)
 		}
@@ -163,8 +163,8 @@ func sameRing(a, b geo.Ring) bool {
 	return false
 }
 
-// problemsOf is err as Problems, failing the test for another error.
-func problemsOf(t *testing.T, err error) geo.Problems {
+// problemsFrom is err as Problems, failing the test for another error.
+func problemsFrom(t *testing.T, err error) geo.Problems {
 	t.Helper()
 	var ps geo.Problems
 	if !errors.As(err, &ps) {
@@ -197,7 +197,7 @@ func hasProblem(t *testing.T, ps geo.Problems, path string, words ...string) {
 // content to write ("" drops the file); add files are appended.
 func rezip(t testing.TB, name string, change func(name string, data []byte) (string, []byte), add map[string][]byte) []byte {
 	t.Helper()
-	body := readTestdata(t, name)
+	body := testdataFile(t, name)
 	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 	if err != nil {
 		t.Fatal(err)

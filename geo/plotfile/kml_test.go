@@ -12,7 +12,7 @@ import (
 )
 
 func TestReadKML_GDAL(t *testing.T) {
-	c, err := Convert(KML, readTestdata(t, "plots.kml"), Options{})
+	c, err := Convert(KML, testdataFile(t, "plots.kml"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestReadKML_GDAL(t *testing.T) {
 
 // The LIBKML driver writes a doc.kml that links to layers/plots.kml.
 func TestReadKMZ_GDAL(t *testing.T) {
-	c, err := Convert(KMZ, readTestdata(t, "plots.kmz"), Options{})
+	c, err := Convert(KMZ, testdataFile(t, "plots.kmz"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestReadKMZ_GDAL(t *testing.T) {
 // ASCII, and <name> and <description> (GDAL's from the Name and
 // Description fields) kept as the properties name and description.
 func TestReadKML_HolesAndNames(t *testing.T) {
-	c, err := Convert(KML, readTestdata(t, "extra.kml"), Options{})
+	c, err := Convert(KML, testdataFile(t, "extra.kml"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestReadKML_Problems(t *testing.T) {
 		`<Placemark><Model><Location/></Model></Placemark>`,
 	)
 	_, err := Convert(KML, body, Options{})
-	ps := problemsOf(t, err)
+	ps := problemsFrom(t, err)
 	if len(ps) != 7 {
 		t.Errorf("%d problems, want 7: %v", len(ps), ps)
 	}
@@ -143,16 +143,16 @@ func TestReadKML_Problems(t *testing.T) {
 
 func TestReadKML_Malformed(t *testing.T) {
 	body := []byte("<kml><Document>\n<Placemark>\n<name>x</nam>\n</Placemark></Document></kml>")
-	ps := problemsOf(t, func() error { _, err := Convert(KML, body, Options{}); return err }())
+	ps := problemsFrom(t, func() error { _, err := Convert(KML, body, Options{}); return err }())
 	hasProblem(t, ps, "body", "not well-formed", "line 3")
 
-	ps = problemsOf(t, func() error { _, err := Convert(KML, []byte(`{"type":"FeatureCollection"}`), Options{}); return err }())
+	ps = problemsFrom(t, func() error { _, err := Convert(KML, []byte(`{"type":"FeatureCollection"}`), Options{}); return err }())
 	hasProblem(t, ps, "body", "not well-formed", "line 1", "not XML")
 
-	ps = problemsOf(t, func() error { _, err := Convert(KML, []byte("<?xml version=\"1.0\"?>\n<gpx/>"), Options{}); return err }())
+	ps = problemsFrom(t, func() error { _, err := Convert(KML, []byte("<?xml version=\"1.0\"?>\n<gpx/>"), Options{}); return err }())
 	hasProblem(t, ps, "body", "line 2", "<gpx>, not <kml>")
 
-	ps = problemsOf(t, func() error { _, err := Convert(KML, kmlDoc(), Options{}); return err }())
+	ps = problemsFrom(t, func() error { _, err := Convert(KML, kmlDoc(), Options{}); return err }())
 	hasProblem(t, ps, "body", "no Placemark")
 }
 
@@ -231,21 +231,21 @@ func TestReadKMZ_Links(t *testing.T) {
 
 	// Links out of the archive, or to what it does not hold, are problems.
 	body = kmz(t, "doc.kml", string(kmlDoc(pm("A"), link("http://example.com/more.kml"), link("missing.kml"), link("../up.kml"))))
-	ps := problemsOf(t, func() error { _, err := Convert(KMZ, body, Options{}); return err }())
+	ps := problemsFrom(t, func() error { _, err := Convert(KMZ, body, Options{}); return err }())
 	hasProblem(t, ps, "body", `"http://example.com/more.kml"`, "not followed")
 	hasProblem(t, ps, "body", `"missing.kml"`, "not followed")
 	hasProblem(t, ps, "body", `"../up.kml"`, "not followed")
 
 	// A KML's links are never followed.
-	ps = problemsOf(t, func() error { _, err := Convert(KML, kmlDoc(pm("A"), link("b.kml")), Options{}); return err }())
+	ps = problemsFrom(t, func() error { _, err := Convert(KML, kmlDoc(pm("A"), link("b.kml")), Options{}); return err }())
 	hasProblem(t, ps, "body", `"b.kml"`, "not followed")
 }
 
 func TestReadKMZ_NotKMZ(t *testing.T) {
-	ps := problemsOf(t, func() error { _, err := Convert(KMZ, readTestdata(t, "plots.kml"), Options{}); return err }())
+	ps := problemsFrom(t, func() error { _, err := Convert(KMZ, testdataFile(t, "plots.kml"), Options{}); return err }())
 	hasProblem(t, ps, "body", "not a KMZ")
-	ps = problemsOf(t, func() error { _, err := Convert(KMZ, kmz(t, "readme.txt", "hello"), Options{}); return err }())
+	ps = problemsFrom(t, func() error { _, err := Convert(KMZ, kmz(t, "readme.txt", "hello"), Options{}); return err }())
 	hasProblem(t, ps, "body", "no .kml")
-	ps = problemsOf(t, func() error { _, err := Convert(KMZ, kmz(t, "doc.kml", "<kml><Placemark>"), Options{}); return err }())
+	ps = problemsFrom(t, func() error { _, err := Convert(KMZ, kmz(t, "doc.kml", "<kml><Placemark>"), Options{}); return err }())
 	hasProblem(t, ps, "body", "doc.kml line 1")
 }

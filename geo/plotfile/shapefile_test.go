@@ -21,7 +21,7 @@ func TestReadShapefile_GDAL(t *testing.T) {
 	}
 	for _, name := range []string{"plots-wgs84.zip", "plots-utm30n.zip"} {
 		t.Run(name, func(t *testing.T) {
-			c, err := Convert(Shapefile, readTestdata(t, name), Options{})
+			c, err := Convert(Shapefile, testdataFile(t, name), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func sub(t *testing.T, fc []byte, from, to int) []byte {
 func TestReadShapefile_HolesAndLatin1(t *testing.T) {
 	for _, name := range []string{"extra-wgs84.zip", "extra-utm21s.zip"} {
 		t.Run(name, func(t *testing.T) {
-			c, err := Convert(Shapefile, readTestdata(t, name), Options{})
+			c, err := Convert(Shapefile, testdataFile(t, name), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestReadShapefile_Problems(t *testing.T) {
 	convert := func(body []byte) geo.Problems {
 		t.Helper()
 		_, err := Convert(Shapefile, body, Options{})
-		return problemsOf(t, err)
+		return problemsFrom(t, err)
 	}
 	drop := func(ext string) func(string, []byte) (string, []byte) {
 		return func(name string, data []byte) (string, []byte) {
@@ -173,7 +173,7 @@ func TestReadShapefile_Problems(t *testing.T) {
 
 	// Not a zip; a zip without a .shp; a damaged .shp; a .dbf of
 	// another layer.
-	hasProblem(t, convert(readTestdata(t, "plots.kml")), "body", "not a zipped Shapefile")
+	hasProblem(t, convert(testdataFile(t, "plots.kml")), "body", "not a zipped Shapefile")
 	hasProblem(t, convert(rezip(t, "plots-wgs84.zip", drop(".shp"), nil)), "body", "no .shp")
 	cut := rezip(t, "extra-wgs84.zip", func(name string, data []byte) (string, []byte) {
 		if strings.HasSuffix(name, ".shp") {
@@ -183,7 +183,7 @@ func TestReadShapefile_Problems(t *testing.T) {
 	}, nil)
 	hasProblem(t, convert(cut), "shp", "cut short", "records[3]")
 	// The .dbf of another layer.
-	polygonsDBF := zipEntry(t, readTestdata(t, "plots-wgs84.zip"), "polygons.dbf")
+	polygonsDBF := zipEntry(t, testdataFile(t, "plots-wgs84.zip"), "polygons.dbf")
 	swapped := rezip(t, "plots-wgs84.zip", func(name string, data []byte) (string, []byte) {
 		switch {
 		case name == "points.dbf":
@@ -228,7 +228,7 @@ func TestReadShapefile_Shapes(t *testing.T) {
 		}, nil)
 	}
 	_, err := Convert(Shapefile, withShapes(null, line, point, pointZ, multi), Options{})
-	ps := problemsOf(t, err)
+	ps := problemsFrom(t, err)
 	if len(ps) != 2 {
 		t.Errorf("%d problems, want 2: %v", len(ps), ps)
 	}
