@@ -62,9 +62,9 @@ func rawProperties(t testing.TB, body []byte) []map[string]any {
 
 // assertSamePlots checks that got holds the plots of the GeoJSON file
 // want whose externalId keep accepts (all when nil), in the same order,
-// with the same verdict of geo.Check, the same geometry (each ring up to its first vertex and winding,
-// within coordTolerance; each polygon's area within 0.01 %) and the same
-// properties the appliance reads.
+// with the same verdict of geo.Check, the same geometry (each ring up to
+// its first vertex and winding, within coordTolerance; each polygon's
+// area within 0.01 %) and the same properties the appliance reads.
 func assertSamePlots(t *testing.T, got *Converted, want string, keep func(id string) bool) {
 	t.Helper()
 	var ref []geo.Feature
