@@ -2,9 +2,12 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/polygon"
@@ -118,6 +121,54 @@ func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httpr
 		setNextPage(w, r, page, list[len(list)-1].ID)
 	}
 	writeJSON(w, r, http.StatusOK, out)
+}
+
+// handlePolygonsExport streams the plots GET /polygons would list as one
+// file (polygon.Export): the EU's GeoJSON file profile, CSV or KML.
+func (a *App) handlePolygonsExport(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	q := r.URL.Query()
+	f := storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
+		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
+	format, err := polygon.CheckExport(q.Get("format"), f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", format.MediaType())
+	h.Set("Content-Disposition", `attachment; filename="`+format.FileName()+`"`)
+	if r.Method == http.MethodHead {
+		return
+	}
+	// Many plots over a slow link take longer than the listener's write
+	// timeout: this response has none.
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Time{}); err != nil {
+		zerolog.Ctx(r.Context()).Debug().Err(err).Msg("clear write deadline")
+	}
+	cw := &countingWriter{w: w}
+	if err := a.polygons.Export(r.Context(), tenantFrom(r.Context()), f, format, cw); err != nil {
+		if cw.n == 0 {
+			h.Del("Content-Disposition")
+			writeError(w, r, err)
+			return
+		}
+		// The file is under way: cut the response, so that the client
+		// sees a failed download rather than a file that merely ends.
+		zerolog.Ctx(r.Context()).Error().Err(err).Int64("bytes", cw.n).Msg("polygon export failed")
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// countingWriter counts what was written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (a *App) handlePolygonsGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {

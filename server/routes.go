@@ -67,6 +67,7 @@ func (a *App) routes() []route {
 
 		{"GET", eudrPrefix + "/polygons", authKey, idemNone, a.handlePolygonsList},
 		{"POST", eudrPrefix + "/polygons", authKey, idemRequired, a.handlePolygonsCreate},
+		{"GET", eudrPrefix + "/polygons/export", authKey, idemNone, a.handlePolygonsExport},
 		{"GET", eudrPrefix + "/polygons/:polygonId", authKey, idemNone, a.handlePolygonsGet},
 		{"DELETE", eudrPrefix + "/polygons/:polygonId", authKey, idemNone, a.handlePolygonsDelete},
 		{"GET", eudrPrefix + "/polygons/:polygonId/status", authKey, idemNone, a.handlePolygonsStatus},
@@ -128,9 +129,10 @@ const sandboxOnlyPrefix = eudrPrefix + "/sandbox"
 // subtrees are path prefixes served by routers of their own. httprouter
 // cannot hold a static segment and a parameter at the same place
 // (/webhooks/dlq next to /webhooks/:webhookId, /webhooks/dlq/replay-bulk
-// next to /webhooks/dlq/:eventId); each subtree takes the routes under its
-// prefix, longest prefix first, and requests are dispatched the same way.
-var subtrees = []string{eudrPrefix + "/webhooks/dlq/replay-bulk", eudrPrefix + "/webhooks/dlq"}
+// next to /webhooks/dlq/:eventId, /polygons/export next to
+// /polygons/:polygonId); each subtree takes the routes under its prefix,
+// longest prefix first, and requests are dispatched the same way.
+var subtrees = []string{eudrPrefix + "/webhooks/dlq/replay-bulk", eudrPrefix + "/webhooks/dlq", eudrPrefix + "/polygons/export"}
 
 // underPrefix reports whether path is prefix or below it.
 func underPrefix(path, prefix string) bool {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/eudr/eudr/server/apierr"
@@ -301,50 +300,10 @@ func producersOf(plots []plot) ([]euis.Producer, error) {
 	return out, nil
 }
 
-// euFeature is a plot as the EU system reads it: its geometry as sent with
-// coordinates at 6 decimals (the EU system keeps 6) and the properties
-// ProducerName, ProducerCountry, ProductionPlace and, for a point, Area.
+// euFeature is a plot as the EU system reads it (euis.PlotFeature).
 func euFeature(p plot) (json.RawMessage, error) {
-	var f struct {
-		Geometry struct {
-			Type        string `json:"type"`
-			Coordinates any    `json:"coordinates"`
-		} `json:"geometry"`
-	}
-	if err := json.Unmarshal(p.feature, &f); err != nil {
-		return nil, fmt.Errorf("stored feature: %w", err)
-	}
-	g := f.Geometry
-	props := map[string]any{"ProducerCountry": p.polygon.ProducerCountry}
-	if p.polygon.ProducerName != "" {
-		props["ProducerName"] = p.polygon.ProducerName
-	}
-	if p.polygon.ProductionPlace != "" {
-		props["ProductionPlace"] = p.polygon.ProductionPlace
-	}
-	if a := p.polygon.DeclaredAreaHa; a != nil && (g.Type == "Point" || g.Type == "MultiPoint") {
-		props["Area"] = *a
-	}
-	return storage.MarshalJSON(map[string]any{
-		"type":       "Feature",
-		"geometry":   map[string]any{"type": g.Type, "coordinates": round6(g.Coordinates)},
-		"properties": props,
-	})
-}
-
-// round6 writes every number of decoded coordinates with exactly 6
-// decimals, rounded: what the EU system keeps, and shows as precise.
-func round6(v any) any {
-	switch x := v.(type) {
-	case float64:
-		return json.Number(strconv.FormatFloat(x, 'f', 6, 64))
-	case []any:
-		for i := range x {
-			x[i] = round6(x[i])
-		}
-		return x
-	}
-	return v
+	return euis.PlotFeature(p.feature, euis.PlotProperties{ProducerName: p.polygon.ProducerName,
+		ProducerCountry: p.polygon.ProducerCountry, ProductionPlace: p.polygon.ProductionPlace, AreaHa: p.polygon.DeclaredAreaHa})
 }
 
 // payloadPath names a field of the EU client's statement as the payload
