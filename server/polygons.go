@@ -153,8 +153,14 @@ func (a *App) handlePolygonsExport(w http.ResponseWriter, r *http.Request, _ htt
 			return
 		}
 		// The file is under way: cut the response, so that the client
-		// sees a failed download rather than a file that merely ends.
-		zerolog.Ctx(r.Context()).Error().Err(err).Int64("bytes", cw.n).Msg("polygon export failed")
+		// sees a failed download rather than a file that merely ends. A
+		// client that went away is no failure of ours.
+		l := zerolog.Ctx(r.Context())
+		if r.Context().Err() != nil {
+			l.Info().Err(err).Int64("bytes", cw.n).Msg("polygon export cut short by the client")
+		} else {
+			l.Error().Err(err).Int64("bytes", cw.n).Msg("polygon export failed")
+		}
 		panic(http.ErrAbortHandler)
 	}
 }
