@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/xml"
+	"fmt"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -272,4 +275,50 @@ func TestPolygonsExport_Refused(t *testing.T) {
 	// for a polygon ID, and an ID is not taken for export.
 	wantError(t, ta.do("GET", eudrPrefix+"/polygons/pol_x_000000", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
 	wantError(t, ta.do("GET", export+"/status", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
+}
+
+// cancelOnWrite is a response writer whose first write cancels the
+// request, as a client that goes away once the download has begun.
+type cancelOnWrite struct {
+	*httptest.ResponseRecorder
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnWrite) Write(p []byte) (int, error) {
+	c.cancel()
+	return c.ResponseRecorder.Write(p)
+}
+
+// A download that cannot go on once under way is cut (http.ErrAbortHandler),
+// not ended as if the file were whole: here the client went away after the
+// first bytes, before the second page of plots was read.
+func TestPolygonsExport_CutShort(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	ta.runQueues()
+	feats := make([]string, 250) // more than a page
+	for i := range feats {
+		feats[i] = plot(fmt.Sprintf("p%d", i), square(5+float64(i%50)*0.01, 6+float64(i/50)*0.01, 0.001))
+	}
+	acc, w := ta.postPolygons(key, "exp-cut", collection(feats...))
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("POST /polygons: %d %s", w.Code, w.Body)
+	}
+	ta.waitJob(key, acc.JobID, storage.JobCompleted)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rw := &cancelOnWrite{ResponseRecorder: httptest.NewRecorder(), cancel: cancel}
+	r := newRequest("GET", eudrPrefix+"/polygons/export?format=csv", "", "X-API-Key", key).WithContext(ctx)
+	func() {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("recovered %v, want http.ErrAbortHandler", p)
+			}
+		}()
+		ta.Handler(storage.Sandbox).ServeHTTP(rw, r)
+	}()
+	if rows := strings.Count(rw.Body.String(), "\n"); rw.Code != http.StatusOK || rows == 0 || rows > 200 {
+		t.Errorf("status %d, %d lines written before the cut", rw.Code, rows)
+	}
 }
