@@ -5,7 +5,8 @@ package main_test
 // the plots, the map draws them with WebGL, a high-risk plot's page checks
 // its proof with WebCrypto, and the batches, statements and webhooks pages
 // list what the appliance holds; not one request leaves the appliance and
-// the page logs no error.
+// the page logs no error. Then in a Firefox with WebGL turned off: no map,
+// and the plots still listed.
 
 import (
 	"os"
@@ -63,25 +64,9 @@ func TestConsole_FirefoxBrowser(t *testing.T) {
 	screenshot := func(name string) { t.Helper(); shots = saveScreenshot(t, ff.screenshot(), name, shots) }
 
 	// The user signs in with a name and password; the header says who.
-	if err := ff.navigate(base + "/console"); err != nil {
-		fail("open the console", err)
+	if err := firefoxSignIn(ff, base, "ada", password); err != nil {
+		fail("the user was not signed in", err)
 	}
-	steps("the sign-in form did not show", `document.getElementById("username") !== null`)
-	err := ff.eval(`for (const [id, value] of [["username", "ada"], ["password", `+jsString(password)+`]]) {
-		const input = document.getElementById(id);
-		input.value = value;
-		input.dispatchEvent(new Event("input", { bubbles: true }));
-	}`, nil)
-	if err != nil {
-		fail("fill in the sign-in form", err)
-	}
-	// Clicked by a script of its own: the form sends what the page
-	// rendered from the input events, which a re-render after this script
-	// makes current.
-	if err := ff.eval(`document.querySelector(".sign-in-user button").click()`, nil); err != nil {
-		fail("sign in", err)
-	}
-	steps("the user was not signed in", `document.querySelector(".console-user") !== null`)
 	if h := ff.text(".console-user"); !strings.Contains(h, "ada") || !strings.Contains(strings.ToLower(h), "admin") {
 		t.Errorf("the header reads %q, want the user's name and role", h)
 	}
@@ -112,7 +97,7 @@ func TestConsole_FirefoxBrowser(t *testing.T) {
 		t.Errorf("the plot's page reads %q, want its DEFORESTATION finding", got)
 	}
 	var proof string
-	err = ff.eval(`Array.from(document.querySelectorAll(".proof-step"), (s) => s.dataset.step + ":" + s.dataset.ok).join(",")`, &proof)
+	err := ff.eval(`Array.from(document.querySelectorAll(".proof-step"), (s) => s.dataset.step + ":" + s.dataset.ok).join(",")`, &proof)
 	if want := "document:true,entry:true,inclusion:true,checkpoint:true"; err != nil || proof != want {
 		t.Errorf("proof steps %q (%v), want %q\n%s", proof, err, want, ff.text(".proof"))
 	}
@@ -135,6 +120,46 @@ func TestConsole_FirefoxBrowser(t *testing.T) {
 	t.Logf("console walked through in firefox in %v", time.Since(start).Round(time.Millisecond))
 
 	checkStayedOnAppliance(t, activity, base, nil)
+
+	// A Firefox with WebGL turned off, as privacy settings do, has no map:
+	// the page says so where the map would be, and lists the plots.
+	noWebGL := &pageActivity{}
+	ff = startFirefox(t, 1400, 900, noWebGL, `user_pref("webgl.disabled", true);`)
+	fail = func(what string, err error) { t.Helper(); noWebGL.fatal(t, what, err) }
+	if err := firefoxSignIn(ff, base, "ada", password); err != nil {
+		fail("the user was not signed in to the Firefox without WebGL", err)
+	}
+	open("#/plots")
+	steps("without WebGL the plots were not listed",
+		`document.querySelectorAll(".plots-table tbody tr").length === `+strconv.Itoa(plots),
+		`document.querySelector(".map-unavailable") !== null`)
+	screenshot("firefox-no-webgl.png")
+	checkStayedOnAppliance(t, noWebGL, base, nil)
+}
+
+// firefoxSignIn opens the console at base in ff and signs in as username.
+func firefoxSignIn(ff *firefox, base, username, password string) error {
+	if err := ff.navigate(base + "/console"); err != nil {
+		return err
+	}
+	if err := ff.poll(`document.getElementById("username") !== null`); err != nil {
+		return err
+	}
+	err := ff.eval(`for (const [id, value] of [["username", `+jsString(username)+`], ["password", `+jsString(password)+`]]) {
+		const input = document.getElementById(id);
+		input.value = value;
+		input.dispatchEvent(new Event("input", { bubbles: true }));
+	}`, nil)
+	if err != nil {
+		return err
+	}
+	// Clicked by a script of its own: the form sends what the page
+	// rendered from the input events, which a re-render after the script
+	// above makes current.
+	if err := ff.eval(`document.querySelector(".sign-in-user button").click()`, nil); err != nil {
+		return err
+	}
+	return ff.poll(`document.querySelector(".console-user") !== null`)
 }
 
 // saveScreenshot saves png as name in dir ("" for a new temporary

@@ -132,14 +132,15 @@ type bidiAnswer struct {
 
 var bidiListening = regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
 
-// startFirefox starts a headless Firefox on a profile of its own, opens a
-// BiDi session on its first tab, sized width×height, and records in
-// activity every request of the page and every error it logs. Firefox ends
-// with the test.
-func startFirefox(t *testing.T, width, height int, activity *pageActivity) *firefox {
+// startFirefox starts a headless Firefox on a profile of its own, with
+// prefs (user.js lines) besides firefoxPrefs, opens a BiDi session on its
+// first tab, sized width×height, and records in activity every request of
+// the page and every error it logs. Firefox ends with the test.
+func startFirefox(t *testing.T, width, height int, activity *pageActivity, prefs ...string) *firefox {
 	t.Helper()
 	profile := t.TempDir()
-	if err := os.WriteFile(filepath.Join(profile, "user.js"), []byte(firefoxPrefs), 0o644); err != nil {
+	userJS := firefoxPrefs + strings.Join(prefs, "\n")
+	if err := os.WriteFile(filepath.Join(profile, "user.js"), []byte(userJS), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ff := firefoxPath(t)

@@ -260,6 +260,7 @@ export function Plots({ selected }) {
   // The plots' own properties to filter on, each "" for all.
   const [match, setMatch] = useState({ commodity: "", supplier: "", job: "", country: "" });
   const [overlayMap, setOverlayMap] = useState(null);
+  const [noMap, setNoMap] = useState(false);
   // Layer ID -> how many of its features the map draws when the view
   // holds more (the API's cap); absent when it draws them all.
   const [truncated, setTruncated] = useState({});
@@ -282,7 +283,7 @@ export function Plots({ selected }) {
     }).then((list) => {
       performance.mark("plots:fetched");
       setPlots(list);
-      return plotMap.current.show(list);
+      return plotMap.current && plotMap.current.show(list);
     }).catch(setError);
   };
   useEffect(() => {
@@ -296,19 +297,26 @@ export function Plots({ selected }) {
     // The plots are asked for first: making the map (its WebGL context)
     // takes a while, and the answers arrive meanwhile.
     load();
-    const m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`),
-      tileHeaders: api.headers, onTruncated, coveredLeft: () => (legend.current ? legend.current.offsetWidth + 10 : 0) });
+    // The map needs WebGL, which a browser may have turned off (a privacy
+    // setting, a graphics driver it does not trust): the list still works.
+    let m = null;
+    try {
+      m = new PlotMap(mapElement.current, { onSelect: (id) => (location.hash = `#/plots/${encodeURIComponent(id)}`),
+        tileHeaders: api.headers, onTruncated, coveredLeft: () => (legend.current ? legend.current.offsetWidth + 10 : 0) });
+    } catch {
+      setNoMap(true);
+    }
     plotMap.current = m;
     setOverlayMap(m);
-    return () => m.remove();
+    return () => m && m.remove();
   }, []);
 
   useEffect(() => {
-    if (plots) plotMap.current.ready.then(() => plotMap.current.only(shown, match));
+    if (plots && plotMap.current) plotMap.current.ready.then(() => plotMap.current.only(shown, match));
   }, [plots, shown, match]);
 
   useEffect(() => {
-    if (plots && selected) plotMap.current.ready.then(() => plotMap.current.flyTo(selected));
+    if (plots && selected && plotMap.current) plotMap.current.ready.then(() => plotMap.current.flyTo(selected));
   }, [plots, selected]);
 
   // The choices of each filter are the values of the plots loaded, the
@@ -328,13 +336,14 @@ export function Plots({ selected }) {
   const deleted = (id) => {
     const rest = plots.filter((p) => p.polygonId !== id);
     setPlots(rest);
-    plotMap.current.show(rest);
+    if (plotMap.current) plotMap.current.show(rest);
     location.hash = "#/plots";
   };
 
   return html`<section class="plots">
     <div class="plots-map">
       <div class="map" ref=${mapElement}></div>
+      ${noMap && html`<p class="map-unavailable" role="status">This browser cannot draw the map: its WebGL is turned off or unavailable. The plots are listed beside.</p>`}
       <div class="legend" aria-label="Verdicts" ref=${legend}>
         ${verdicts.map((v) => html`<label>
           <input type="checkbox" checked=${shown.includes(v)} onChange=${() => toggle(v)} />
