@@ -122,7 +122,8 @@ func TestConsole_FirefoxBrowser(t *testing.T) {
 	checkStayedOnAppliance(t, activity, base, nil)
 
 	// A Firefox with WebGL turned off, as privacy settings do, has no map:
-	// the page says so where the map would be, and lists the plots.
+	// the page says so where the map would be, lists the plots and opens
+	// them.
 	noWebGL := &pageActivity{}
 	ff = startFirefox(t, 1400, 900, noWebGL, `user_pref("webgl.disabled", true);`)
 	fail = func(what string, err error) { t.Helper(); noWebGL.fatal(t, what, err) }
@@ -134,6 +135,9 @@ func TestConsole_FirefoxBrowser(t *testing.T) {
 		`document.querySelectorAll(".plots-table tbody tr").length === `+strconv.Itoa(plots),
 		`document.querySelector(".map-unavailable") !== null`)
 	screenshot("firefox-no-webgl.png")
+	open("#/plots/" + plot)
+	steps("without WebGL the plot's page did not check its proof",
+		`document.querySelectorAll(".proof-step[data-ok=true]").length === 4`)
 	checkStayedOnAppliance(t, noWebGL, base, nil)
 }
 
