@@ -165,6 +165,18 @@ func TestConsole_Browser(t *testing.T) {
 	checkStayedOnAppliance(t, activity, base, func(pr string) bool { return strings.Contains(pr, "401") })
 }
 
+// clickUntilShown is a JavaScript condition for a poll that clicks button
+// until shown is on the page: the click is made in the page, again at each
+// poll, since a page that re-renders as what it shows arrives may replace
+// a button found by one call before the next clicks it.
+func clickUntilShown(button, shown string) string {
+	return `(() => {
+		if (document.querySelector(` + jsString(shown) + `)) return true;
+		document.querySelector(` + jsString(button) + `)?.click();
+		return false;
+	})()`
+}
+
 // consoleBrowser starts a headless Chromium recording what the page
 // requests; it returns the context to drive it, and ends with the test.
 func consoleBrowser(t *testing.T) (context.Context, *pageActivity) {

@@ -301,12 +301,8 @@ func TestConsole_PlotBrowser(t *testing.T) {
 // page, again at each poll: the panel re-renders as what it shows arrives,
 // and a button found by one call and clicked by the next may be gone.
 func askDelete(externalID string) string {
-	return `(() => {
-		if (!document.querySelector(".plot-detail h2")?.innerText.includes(` + jsString(externalID) + `)) return false;
-		if (document.querySelector(".confirm-delete")) return true;
-		document.querySelector(".ask-delete")?.click();
-		return false;
-	})()`
+	return `(document.querySelector(".plot-detail h2")?.innerText.includes(` + jsString(externalID) + `) === true && ` +
+		clickUntilShown(".ask-delete", ".confirm-delete") + `)`
 }
 
 // jsString is s as a JavaScript string literal.

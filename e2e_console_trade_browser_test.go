@@ -115,10 +115,7 @@ func TestConsole_TradeBrowser(t *testing.T) {
 
 	// Submitted after its confirmation, which says where it goes: it
 	// reaches VALIDATED with its EU numbers, each step on the timeline.
-	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(".dds-submit")),
-		chromedp.WaitVisible(chromedp.CSS(".trade-confirm")),
-	)
+	err = chromedp.Do(ctx, poll(clickUntilShown(".dds-submit", ".trade-confirm")), chromedp.WaitVisible(chromedp.CSS(".trade-confirm")))
 	if err != nil {
 		fail("submit asked for no confirmation", err)
 	}
@@ -141,10 +138,7 @@ func TestConsole_TradeBrowser(t *testing.T) {
 	consoleScreenshot(t, ctx, "console-dds-validated.png", shots)
 
 	// Revoked after a confirmation that says it is for good.
-	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(".dds-revoke")),
-		chromedp.WaitVisible(chromedp.CSS(".trade-confirm")),
-	)
+	err = chromedp.Do(ctx, poll(clickUntilShown(".dds-revoke", ".trade-confirm")), chromedp.WaitVisible(chromedp.CSS(".trade-confirm")))
 	if err != nil {
 		fail("revoke asked for no confirmation", err)
 	}
