@@ -78,9 +78,10 @@
 //
 // Names are case-sensitive; unknown properties are ignored (GeoJSON from
 // GIS tools carries all sorts), but a known one of the wrong JSON type is
-// INVALID_VALUE, and null counts as absent. The EU file format's own names
-// (Area, ProducerCountry) are not read: when the property they stand for is
-// missing, the REQUIRED issue says so.
+// INVALID_VALUE, and null counts as absent. The EU information system's
+// own names ProducerName, ProducerCountry, ProductionPlace and Area are
+// read as ours (both spellings in one feature are a duplicate member);
+// Commodity is not, and the REQUIRED issue of a missing commodity says so.
 //
 //	commodity        required: cattle, cocoa, coffee, oil_palm, soya, wood, rubber
 //	producerCountry  required: ISO 3166-1 alpha-2 in upper case (249 codes, and XK)

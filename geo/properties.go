@@ -28,7 +28,8 @@ type propState struct {
 	Properties
 	commodity, country, area int // absent, present or invalid
 	areaValue                float64
-	euNames                  []string // EU file property names seen (Area, ProducerCountry)
+	areaName                 string   // the name area came under: "area", or the EU's "Area"
+	euNames                  []string // EU file property names not read, seen (Commodity)
 }
 
 // Property bits for duplicate members.
@@ -57,7 +58,11 @@ func (p *parser) properties(f *featureState) error {
 	f.props = present
 	var seen uint16
 	return s.object(func(name []byte) error {
-		switch string(name) {
+		// The EU information system's own spellings of producerName,
+		// producerCountry, productionPlace and area (its GeoJSON, and a
+		// DDS's geolocation) are read as ours; both in one feature is a
+		// duplicate member.
+		switch n := string(name); n {
 		case "commodity":
 			return p.stringProp(f, "commodity", propCommodity, &seen, func(v string) string {
 				if !IsCommodity(v) {
@@ -68,8 +73,8 @@ func (p *parser) properties(f *featureState) error {
 				f.prop.Commodity = v
 				return ""
 			})
-		case "producerCountry":
-			return p.stringProp(f, "producerCountry", propCountry, &seen, func(v string) string {
+		case "producerCountry", "ProducerCountry":
+			return p.stringProp(f, n, propCountry, &seen, func(v string) string {
 				switch {
 				case IsCountryCode(v):
 					f.prop.country = present
@@ -82,15 +87,15 @@ func (p *parser) properties(f *featureState) error {
 				f.prop.country = invalid
 				return `must be an ISO 3166-1 alpha-2 country code such as "BR", not ` + quote(v)
 			})
-		case "area":
-			return p.area(f, &seen)
-		case "producerName":
-			return p.stringProp(f, "producerName", propProducerName, &seen, func(v string) string {
+		case "area", "Area":
+			return p.area(f, n, &seen)
+		case "producerName", "ProducerName":
+			return p.stringProp(f, n, propProducerName, &seen, func(v string) string {
 				f.prop.ProducerName = v
 				return maxLen(v, MaxNameLen)
 			})
-		case "productionPlace":
-			return p.stringProp(f, "productionPlace", propProductionPlace, &seen, func(v string) string {
+		case "productionPlace", "ProductionPlace":
+			return p.stringProp(f, n, propProductionPlace, &seen, func(v string) string {
 				f.prop.ProductionPlace = v
 				return maxLen(v, MaxNameLen)
 			})
@@ -107,10 +112,10 @@ func (p *parser) properties(f *featureState) error {
 				}
 				return ""
 			})
-		case "Area", "ProducerCountry", "Commodity":
-			// The EU information system's own spelling: not read here, but
-			// named when the property it stands for is missing.
-			f.prop.euNames = append(f.prop.euNames, string(name))
+		case "Commodity":
+			// A spelling in the EU's style of a property the EU's files do
+			// not have: not read, but named when commodity is missing.
+			f.prop.euNames = append(f.prop.euNames, n)
 		}
 		return s.skip()
 	})
@@ -147,15 +152,16 @@ func (p *parser) stringProp(f *featureState, name string, bit uint16, seen *uint
 	return nil
 }
 
-// area reads properties.area; its bounds depend on the geometry and are
-// checked by finishProperties.
-func (p *parser) area(f *featureState, seen *uint16) error {
+// area reads properties.area (or the EU's Area, name); its bounds depend
+// on the geometry and are checked by finishProperties.
+func (p *parser) area(f *featureState, name string, seen *uint16) error {
 	s := &p.s
-	path := func() string { return f.at(".properties.area") }
+	path := func() string { return f.at(".properties." + name) }
 	if dup(seen, propArea) {
 		p.add(CodeInvalidValue, path(), dupIssue)
 		return s.skip()
 	}
+	f.prop.areaName = name
 	if s.null() {
 		return nil
 	}
@@ -191,7 +197,7 @@ func (p *parser) finishProperties(f *featureState) {
 		p.add(CodeRequired, path("commodity"), "is required: one of "+strings.Join(commodities, ", ")+pr.euHint("Commodity", "commodity"))
 	}
 	if pr.country == absent {
-		p.add(CodeRequired, path("producerCountry"), "is required: the ISO 3166-1 alpha-2 code of the country of production"+pr.euHint("ProducerCountry", "producerCountry"))
+		p.add(CodeRequired, path("producerCountry"), "is required: the ISO 3166-1 alpha-2 code of the country of production")
 	}
 	point := f.geomType == TypePoint || f.geomType == TypeMultiPoint
 	what, whose := "a Point", "the plot's area"
@@ -202,27 +208,28 @@ func (p *parser) finishProperties(f *featureState) {
 	switch {
 	case pr.area == invalid:
 	case pr.area == absent && point:
-		p.add(CodeRequired, path("area"), fmt.Sprintf("is required for %s: %s in hectares, %g to %g", what, whose, MinPointArea, MaxPointArea)+pr.euHint("Area", "area"))
+		p.add(CodeRequired, path("area"), fmt.Sprintf("is required for %s: %s in hectares, %g to %g", what, whose, MinPointArea, MaxPointArea))
 	case pr.area == absent:
 	case math.IsInf(a, 0):
-		p.add(CodeInvalidValue, path("area"), "must be a finite number of hectares")
+		p.add(CodeInvalidValue, path(pr.areaName), "must be a finite number of hectares")
 	case point && a < MinPointArea:
-		p.add(CodeInvalidValue, path("area"), fmt.Sprintf("must be at least %g ha for %s, not %s", MinPointArea, what, formatNum(a)))
+		p.add(CodeInvalidValue, path(pr.areaName), fmt.Sprintf("must be at least %g ha for %s, not %s", MinPointArea, what, formatNum(a)))
 	case point && a > MaxPointArea && pr.Commodity != "cattle":
-		p.add(CodePointAreaTooLarge, path("area"), fmt.Sprintf(
+		p.add(CodePointAreaTooLarge, path(pr.areaName), fmt.Sprintf(
 			"%s ha is more than %g: a point may stand for a plot of at most %g ha; send the plot's boundary as a Polygon", formatNum(a), MaxPointArea, MaxPointArea))
 	case !point && a <= 0:
-		p.add(CodeInvalidValue, path("area"), "must be a positive number of hectares, not "+formatNum(a))
+		p.add(CodeInvalidValue, path(pr.areaName), "must be a positive number of hectares, not "+formatNum(a))
 	default:
 		pr.Area = &a
 	}
 }
 
-// euHint names an EU-style property sent in place of ours.
+// euHint names a property spelt in the EU's style sent in place of ours
+// that is not read (Commodity).
 func (pr *propState) euHint(eu, ours string) string {
 	for _, n := range pr.euNames {
 		if n == eu {
-			return fmt.Sprintf(" (%q, as the EU file format spells it, is not read here: name it %q)", eu, ours)
+			return fmt.Sprintf(" (%q is not read: name it %q)", eu, ours)
 		}
 	}
 	return ""
