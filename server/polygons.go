@@ -2,31 +2,62 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
 	"github.com/rs/zerolog"
 
+	"github.com/eudr/eudr/geo/plotfile"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/storage"
 )
 
-// polygonMediaTypes are the request bodies POST /polygons takes.
-var polygonMediaTypes = []string{"application/json", "application/geo+json"}
+// plotFormat is the format of a POST /polygons body: ?format= when given
+// (for a client that cannot set a Content-Type), else its Content-Type
+// (none is GeoJSON); ?sheet= is only for a workbook.
+func plotFormat(r *http.Request) (plotfile.Format, error) {
+	q := r.URL.Query()
+	var f plotfile.Format
+	if name := q.Get("format"); name != "" {
+		var ok bool
+		if f, ok = plotfile.FormatOf(name, ""); !ok {
+			names := make([]string, len(plotfile.Formats))
+			for i, g := range plotfile.Formats {
+				names[i] = string(g)
+			}
+			return "", apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "query.format",
+				Issue: fmt.Sprintf("must be one of %s, not %q", strings.Join(names, ", "), name)})
+		}
+	} else {
+		if err := checkContentType(r, plotfile.MediaTypes()...); err != nil {
+			return "", err
+		}
+		f, _ = plotfile.FormatOf("", r.Header.Get("Content-Type"))
+	}
+	if q.Get("sheet") != "" && f != plotfile.XLSX {
+		return "", apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "query.sheet",
+			Issue: fmt.Sprintf("names a sheet of an XLSX workbook; the body is %s", f)})
+	}
+	return f, nil
+}
 
 type polygonsAcceptedResponse struct {
 	JobID        string `json:"jobId"`
 	FeatureCount int    `json:"featureCount"`
 }
 
-// handlePolygonsCreate checks a FeatureCollection as a whole, answering
-// every problem at once, and queues one polygon_ingestion job for all its
-// features (polygon.Check, polygon.Submit).
+// handlePolygonsCreate checks a plot file (a FeatureCollection, or a file
+// of another format converted to one) as a whole, answering every problem
+// at once, and queues one polygon_ingestion job for all its features
+// (polygon.Check, polygon.Submit).
 func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	if err := checkContentType(r, polygonMediaTypes...); err != nil {
+	format, err := plotFormat(r)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -35,7 +66,7 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, readBodyError(err))
 		return
 	}
-	sub, err := a.polygons.Check(body)
+	sub, err := a.polygons.Check(body, format, r.URL.Query().Get("sheet"))
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/geo/plotfile"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/event"
@@ -76,20 +77,41 @@ type Submission struct {
 // FeatureCount is how many features the collection holds.
 func (sub *Submission) FeatureCount() int { return sub.features }
 
-// Check validates the body of a POST /polygons request, a GeoJSON
-// FeatureCollection, as a whole, and counts its features. Nothing decoded
-// is kept: the job decodes the body again, a chunk at a time. It returns
-// every problem of the collection at once (geo.Problems, a 400 through
-// apierr.From), a 400 MALFORMED_JSON for an empty body, and a 413
-// PAYLOAD_TOO_LARGE for more than MaxFeatures features.
-func (s *Service) Check(body []byte) (*Submission, error) {
+// Check validates the body of a POST /polygons request, a plot file of
+// format f (a GeoJSON FeatureCollection, or a file plotfile converts to
+// one; sheet is the workbook sheet to read, "" for the first), as a
+// whole, and counts its features. Nothing decoded is kept: the job
+// decodes the GeoJSON again, a chunk at a time. It returns every problem
+// of the file at once (geo.Problems, a 400 through apierr.From), in the
+// file's own terms for a converted file (rows[12].latitude), a 400
+// MALFORMED_JSON for an empty body, and a 413 PAYLOAD_TOO_LARGE for more
+// than MaxFeatures features.
+func (s *Service) Check(body []byte, f plotfile.Format, sheet string) (*Submission, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
+		what := "a GeoJSON FeatureCollection"
+		if f != plotfile.GeoJSON {
+			what = "a plot file (" + string(f) + ")"
+		}
 		return nil, apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body",
-			Issue: "request body is empty; a GeoJSON FeatureCollection is required"})
+			Issue: "request body is empty; " + what + " is required"})
 	}
 	max, count := s.o.MaxFeatures, 0
-	_, err := geo.ParseFeatureCollection(body, geo.ParseOptions{MaxFeatures: max,
-		Each: func(geo.Feature) error { count++; return nil }})
+	c, err := plotfile.Convert(f, body, plotfile.Options{MaxFeatures: max, Sheet: sheet})
+	if err == nil {
+		_, err = geo.ParseFeatureCollection(c.GeoJSON, geo.ParseOptions{MaxFeatures: max,
+			Each: func(geo.Feature) error { count++; return nil }})
+		// The converted file's problems in its own terms.
+		var ps geo.Problems
+		if errors.As(err, &ps) {
+			err = c.Problems(ps)
+		}
+	} else if ps := (geo.Problems)(nil); errors.As(err, &ps) {
+		for i := range ps {
+			if ps[i].Path == "sheet" { // the workbook has no such sheet
+				ps[i].Path = "query.sheet"
+			}
+		}
+	}
 	if errors.Is(err, geo.ErrTooManyFeatures) {
 		return nil, &apierr.Error{Status: apierr.StatusPayloadTooLarge, Code: apierr.CodePayloadTooLarge,
 			Message: fmt.Sprintf("a request may hold at most %d features; split the collection", max),
@@ -99,7 +121,7 @@ func (s *Service) Check(body []byte) (*Submission, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Submission{body: body, features: count}, nil
+	return &Submission{body: c.GeoJSON, features: count}, nil
 }
 
 // Submit queues one polygon_ingestion job for all the features of sub, in

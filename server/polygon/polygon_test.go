@@ -19,6 +19,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/geo/plotfile"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/apitest"
@@ -69,7 +70,7 @@ var fixtures = []string{
 // submit checks body and queues its job.
 func submit(tb testing.TB, b *apitest.Bench, s *polygon.Service, body string) *storage.Job {
 	tb.Helper()
-	sub, err := s.Check([]byte(body))
+	sub, err := s.Check([]byte(body), plotfile.GeoJSON, "")
 	if err != nil {
 		tb.Fatalf("Check: %v", err)
 	}
@@ -115,7 +116,7 @@ func TestService_Check(t *testing.T) {
 		{"TooMany", collection(fixtures[0], fixtures[1], fixtures[2], fixtures[3]), 413, apierr.DetailInvalidValue, "features"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sub, err := s.Check([]byte(tc.body))
+			sub, err := s.Check([]byte(tc.body), plotfile.GeoJSON, "")
 			e := apierr.From(err)
 			if sub != nil || e.Status != tc.status || len(e.Details) != 1 || e.Details[0].Code != tc.detail ||
 				(tc.field != "" && e.Details[0].Field != tc.field) {
@@ -123,7 +124,7 @@ func TestService_Check(t *testing.T) {
 			}
 		})
 	}
-	sub, err := s.Check([]byte(collection(fixtures[:3]...)))
+	sub, err := s.Check([]byte(collection(fixtures[:3]...)), plotfile.GeoJSON, "")
 	if err != nil || sub.FeatureCount() != 3 {
 		t.Errorf("three features: %v %v, want 3", sub, err)
 	}
@@ -398,7 +399,7 @@ func TestService_Delete(t *testing.T) {
 func TestService_ScreenEarlierRequest(t *testing.T) {
 	b, s := newService(t, 10)
 	across := "[[[179.995000,0.000000],[-179.995000,0.000000],[-179.995000,0.010000],[179.995000,0.010000],[179.995000,0.000000]]]"
-	if _, err := s.Check([]byte(collection(plot("across", across)))); apierr.From(err).Status != 400 {
+	if _, err := s.Check([]byte(collection(plot("across", across))), plotfile.GeoJSON, ""); apierr.From(err).Status != 400 {
 		t.Fatalf("Check of a ring across the antimeridian: %v, want a 400", err)
 	}
 	job := submit(t, b, s, collection(fixtures[3], fixtures[3]))

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/geo/plotfile"
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/storage"
 )
@@ -32,7 +33,7 @@ func screeningBench(t *testing.T) (*apitest.Bench, *Service, storage.Tenant, *st
 			`"properties":{"commodity":"cocoa","producerCountry":"GH"}}`, 5+float64(i)*0.01, 5.001+float64(i)*0.01)
 	}
 	body := []byte(`{"type":"FeatureCollection","features":[` + strings.Join(feats, ",") + `]}`)
-	sub, err := s.Check(body)
+	sub, err := s.Check(body, plotfile.GeoJSON, "")
 	if err != nil {
 		t.Fatal(err)
 	}
