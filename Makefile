@@ -18,7 +18,7 @@ test:
 # p50/p99 latency of the full middleware chain next to a bare handler). The
 # load tests (load_*_test.go) build only with the load tag.
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchmem ./server ./server/polygon ./storage ./geo ./geo/geotiff ./ledger
+	$(GO) test -run='^$$' -bench=. -benchmem ./server ./server/polygon ./storage ./geo ./geo/geotiff ./geo/plotfile ./ledger
 	$(GO) test -tags load -count=1 -run='^TestLoad' -v -timeout=20m .
 
 # Each fuzz target for FUZZTIME (default 60s).
