@@ -59,10 +59,9 @@ func TestPolygonExport_GeoJSONRoundTrip(t *testing.T) {
 		}
 	}
 
-	// POST /polygons does not read the EU's property names yet (it names
-	// them in its REQUIRED problems): the file goes back with ours. Once
-	// it reads them, post r.Body as it is and drop polOurNames.
-	again := polMustPost(t, base, key, polOurNames(string(r.Body)), 6)
+	// The file goes back as it came: POST /polygons reads the EU's
+	// property names as its own.
+	again := polMustPost(t, base, key, string(r.Body), 6)
 	polWaitJob(t, base, key, again, 2*time.Minute)
 	back := polWalk(t, base, key, "jobId="+again, 100)
 	if len(back) != len(sent) {
@@ -90,11 +89,4 @@ func sameArea(back, sent *float64, geometryType string) bool {
 		return back == nil
 	}
 	return back != nil && sent != nil && *back == *sent
-}
-
-// polOurNames is a GeoJSON file with the EU's property names written as
-// the appliance's, each name as text: the coordinates keep their digits.
-func polOurNames(file string) string {
-	return strings.NewReplacer(`"ProducerCountry":`, `"producerCountry":`, `"ProducerName":`, `"producerName":`,
-		`"ProductionPlace":`, `"productionPlace":`, `"Area":`, `"area":`).Replace(file)
 }
