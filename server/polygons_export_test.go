@@ -155,8 +155,8 @@ func TestPolygonsExport_CSV(t *testing.T) {
 		{fine, "eudrStatus", "COMPLIANT"},
 		{fine, "riskScore", "0"},
 		{fine, "wkt", "POLYGON ((4.999000 5.999001, 5.001001 5.999001, 5.001001 6.001000, 4.999000 6.001000, 4.999000 5.999001))"},
-		{point, "declaredAreaHa", "1.5"},
-		{point, "areaHa", "1.5"},
+		{point, "area", "1.5"},
+		{point, "measuredAreaHa", "1.5"},
 		{point, "geometryType", "Point"},
 		{point, "wkt", "POINT (5.020000 6.020000)"},
 		{byName["multi"], "wkt", "MULTIPOLYGON (((5.100000 6.100000, 5.101000 6.100000, 5.101000 6.101000, 5.100000 6.101000, 5.100000 6.100000)), " +
@@ -173,7 +173,7 @@ func TestPolygonsExport_CSV(t *testing.T) {
 			t.Errorf("%s of %s: %q, want %q", c.name, c.row[0], got, c.want)
 		}
 	}
-	if a := fine[col["areaHa"]]; a == "" || a == "0" {
+	if a := fine[col["measuredAreaHa"]]; a == "" || a == "0" {
 		t.Errorf("areaHa of a polygon: %q", a)
 	}
 }
@@ -223,7 +223,7 @@ func TestPolygonsExport_KML(t *testing.T) {
 				t.Errorf("fine: %+v", pm)
 			}
 		case plots[""].PolygonID:
-			if _, ok := data["externalId"]; ok || data["declaredAreaHa"] != "1.5" || pm.Point == nil || pm.Point.Coordinates != "5.020000,6.020000" {
+			if _, ok := data["externalId"]; ok || data["area"] != "1.5" || pm.Point == nil || pm.Point.Coordinates != "5.020000,6.020000" {
 				t.Errorf("point: %+v", pm)
 			}
 		case "multi":

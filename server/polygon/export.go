@@ -174,11 +174,19 @@ func (g *geoJSONWriter) end() error {
 }
 
 // exportColumns are a plot's fields in the CSV export's columns and the
-// KML export's ExtendedData, named and valued as GET /polygons lists
-// them; the risk figures are empty for a FAILED plot, which has none.
+// KML export's ExtendedData, valued as GET /polygons lists them; the risk
+// figures are empty for a FAILED plot, which has none. They are named as
+// GET /polygons names them but for the areas: the declared one is "area",
+// as POST /polygons reads it, and the measured one "measuredAreaHa", a
+// name no plot file reader takes for the declared area, so that an export
+// posted back declares what was declared.
 var exportColumns = []string{"polygonId", "jobId", "externalId", "supplierId", "commodity", "producerCountry", "producerName",
-	"productionPlace", "declaredAreaHa", "areaHa", "geometryType", "eudrStatus", "failureReason", "deforestedHa",
+	"productionPlace", "area", "measuredAreaHa", "geometryType", "eudrStatus", "failureReason", "deforestedHa",
 	"deforestedPct", "protectedHa", "protectedPct", "riskScore", "screenedAt"}
+
+// freeText are the indexes in exportColumns of the text a client wrote,
+// which a spreadsheet could take for a formula (csvCell).
+var freeText = []int{2, 3, 6, 7}
 
 // exportFields are the values of exportColumns for p.
 func exportFields(p *storage.Polygon) []string {

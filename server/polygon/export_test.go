@@ -155,9 +155,43 @@ func TestExport_CSVHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	header, _, _ := strings.Cut(out.String(), "\n")
-	want := "polygonId,jobId,externalId,supplierId,commodity,producerCountry,producerName,productionPlace,declaredAreaHa," +
-		"areaHa,geometryType,eudrStatus,failureReason,deforestedHa,deforestedPct,protectedHa,protectedPct,riskScore,screenedAt,wkt"
+	want := "polygonId,jobId,externalId,supplierId,commodity,producerCountry,producerName,productionPlace,area," +
+		"measuredAreaHa,geometryType,eudrStatus,failureReason,deforestedHa,deforestedPct,protectedHa,protectedPct,riskScore,screenedAt,wkt"
 	if header != want {
 		t.Errorf("header\n%s\nwant\n%s", header, want)
+	}
+}
+
+// A client's text that a spreadsheet would run as a formula is written
+// with a leading apostrophe; numbers and the geometry are left alone.
+func TestExport_CSVFormulaText(t *testing.T) {
+	b, s := newService(t, 100)
+	b.Update(t, func(tx *storage.Tx) error {
+		p := &storage.Polygon{ID: storage.PolygonID(exportJob, 0), JobID: exportJob, ExternalID: "=HYPERLINK(\"http://x\")",
+			SupplierID: "V-1", ProducerName: "@SUM(A1)", ProductionPlace: "-3+4", Commodity: "cocoa", ProducerCountry: "GH",
+			GeometryType: "Polygon", AreaHa: 4.9, Status: "COMPLIANT", Risk: &storage.PolygonRisk{}, ScreenedAt: start}
+		d := &storage.PolygonDetail{Feature: json.RawMessage(plot(p.ExternalID, square(-5, 6, 0.001))), Evidence: json.RawMessage(`{}`)}
+		return tx.PutPolygon(tenant, p, d)
+	})
+	var out bytes.Buffer
+	if err := s.Export(context.Background(), tenant, storage.PolygonFilter{}, polygon.ExportCSV, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("rows %v (%v)", rows, err)
+	}
+	got := map[string]string{}
+	for i, name := range rows[0] {
+		got[name] = rows[1][i]
+	}
+	for name, want := range map[string]string{"externalId": `'=HYPERLINK("http://x")`, "producerName": "'@SUM(A1)",
+		"productionPlace": "'-3+4", "supplierId": "V-1", "measuredAreaHa": "4.9"} {
+		if got[name] != want {
+			t.Errorf("%s: %q, want %q", name, got[name], want)
+		}
+	}
+	if !strings.HasPrefix(got["wkt"], "POLYGON ((-5.") {
+		t.Errorf("wkt %q, want the polygon as it is", got["wkt"])
 	}
 }

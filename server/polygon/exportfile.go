@@ -143,7 +143,21 @@ func (c *csvWriter) plot(p *storage.Polygon, feature json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("polygon %s: %w", p.ID, err)
 	}
-	return c.w.Write(append(exportFields(p), g.wkt()))
+	fields := exportFields(p)
+	for _, i := range freeText {
+		fields[i] = csvCell(fields[i])
+	}
+	return c.w.Write(append(fields, g.wkt()))
+}
+
+// csvCell is a client's text made safe for a spreadsheet: one that starts
+// like a formula (=, +, -, @, a tab or a carriage return) gets a leading
+// apostrophe, so that opening the export runs nothing (CSV injection).
+func csvCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 func (c *csvWriter) end() error {
