@@ -18,8 +18,9 @@ func polPostFile(t testing.TB, base, key, query, contentType string, body []byte
 }
 
 // The plots of geo/plotfile/testdata/plots.geojson, written by ogr2ogr as
-// CSV and as an XLSX workbook, are screened as the GeoJSON is: as many
-// polygons, the same areas within 0.01 % and the same verdicts.
+// CSV, an XLSX workbook, KML, KMZ and zipped Shapefiles (in WGS 84 and in
+// UTM zone 30N), are screened as the GeoJSON is: as many polygons, the
+// same areas within 0.01 %, the same verdicts and properties.
 func TestPolygon_PlotFileFormats(t *testing.T) {
 	t.Parallel()
 	p := startServer(t)
@@ -32,31 +33,40 @@ func TestPolygon_PlotFileFormats(t *testing.T) {
 		}
 		return b
 	}
-	screened := func(r *apitest.Response) []polRecord {
+	screened := func(r *apitest.Response, n int) map[string]polRecord {
 		t.Helper()
-		id := polCheckAccepted(t, r, 6)
+		id := polCheckAccepted(t, r, n)
 		polWaitJob(t, base, key, id, 60*time.Second)
-		return polWalk(t, base, key, "jobId="+id, 1000)
+		out := map[string]polRecord{}
+		for _, p := range polWalk(t, base, key, "jobId="+id, 1000) {
+			out[polStr(p.ExternalID)] = p
+		}
+		return out
 	}
-	want := screened(polPostFile(t, base, key, "", polContentType, read("plots.geojson")))
+	want := screened(polPostFile(t, base, key, "", polContentType, read("plots.geojson")), 6)
 	for _, tc := range []struct {
 		name string
 		r    *apitest.Response
+		n    int // the UTM zone's file leaves out the plot in Brazil
 	}{
-		{"CSV", polPostFile(t, base, key, "", "text/csv", read("plots-wkt.csv"))},
-		{"XLSX", polPostFile(t, base, key, "?format=xlsx", "", read("plots.xlsx"))},
+		{"CSV", polPostFile(t, base, key, "", "text/csv", read("plots-wkt.csv")), 6},
+		{"XLSX", polPostFile(t, base, key, "?format=xlsx", "", read("plots.xlsx")), 6},
+		{"KML", polPostFile(t, base, key, "", "application/vnd.google-earth.kml+xml", read("plots.kml")), 6},
+		{"KMZ", polPostFile(t, base, key, "?format=kmz", "", read("plots.kmz")), 6},
+		{"Shapefile", polPostFile(t, base, key, "", "application/zip", read("plots-wgs84.zip")), 6},
+		{"ShapefileUTM", polPostFile(t, base, key, "?format=shapefile", "", read("plots-utm30n.zip")), 5},
 	} {
-		got := screened(tc.r)
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d polygons, the GeoJSON %d", tc.name, len(got), len(want))
+		got := screened(tc.r, tc.n)
+		if len(got) != tc.n {
+			t.Errorf("%s: %d polygons, want %d", tc.name, len(got), tc.n)
 		}
-		for i, g := range got {
-			w := want[i]
-			if polStr(g.ExternalID) != polStr(w.ExternalID) || g.EUDRStatus != w.EUDRStatus || polStr(g.FailureReason) != polStr(w.FailureReason) ||
-				!polNear(g.AreaHa, w.AreaHa, 1e-4*w.AreaHa) {
-				t.Errorf("%s: polygon %d is %s %s %s %.6f ha; the GeoJSON's %s %s %s %.6f ha", tc.name, i,
-					polStr(g.ExternalID), g.EUDRStatus, polStr(g.FailureReason), g.AreaHa,
-					polStr(w.ExternalID), w.EUDRStatus, polStr(w.FailureReason), w.AreaHa)
+		for id, g := range got {
+			w, ok := want[id]
+			if !ok || g.EUDRStatus != w.EUDRStatus || polStr(g.FailureReason) != polStr(w.FailureReason) ||
+				!polNear(g.AreaHa, w.AreaHa, 1e-4*w.AreaHa) || polStr(g.ProducerName) != polStr(w.ProducerName) {
+				t.Errorf("%s: plot %q is %s %s %.6f ha of %s; the GeoJSON's %s %s %.6f ha of %s", tc.name, id,
+					g.EUDRStatus, polStr(g.FailureReason), g.AreaHa, polStr(g.ProducerName),
+					w.EUDRStatus, polStr(w.FailureReason), w.AreaHa, polStr(w.ProducerName))
 			}
 		}
 	}

@@ -138,6 +138,7 @@ type polRecord struct {
 	SupplierID      *string         `json:"supplierId"`
 	Commodity       string          `json:"commodity"`
 	ProducerCountry string          `json:"producerCountry"`
+	ProducerName    *string         `json:"producerName"`
 	DeclaredAreaHa  *float64        `json:"declaredAreaHa"`
 	GeometryType    string          `json:"geometryType"`
 	AreaHa          float64         `json:"areaHa"`
