@@ -1,8 +1,8 @@
 package main_test
 
 // End-to-end test of GET /polygons/export (docs/screening.md) against the
-// real binary: plots exported in the EU's GeoJSON file profile and posted
-// back give the same plots.
+// real binary: plots exported in the EU's GeoJSON file profile, as CSV
+// and as KML, and posted back, give the same plots.
 
 import (
 	"math"
@@ -35,8 +35,8 @@ func polExportPlots() string {
 	)
 }
 
-// The GeoJSON export of a job's plots, posted back to POST /polygons,
-// gives the same plots: as many, with the same areas, verdicts,
+// Each export of a job's plots (GeoJSON, CSV, KML), posted back to POST
+// /polygons, gives the same plots: as many, with the same areas, verdicts,
 // commodities, countries and declared areas.
 func TestPolygonExport_GeoJSONRoundTrip(t *testing.T) {
 	t.Parallel()
@@ -59,34 +59,52 @@ func TestPolygonExport_GeoJSONRoundTrip(t *testing.T) {
 		}
 	}
 
-	// The file goes back as it came: POST /polygons reads the EU's
-	// property names as its own.
-	again := polMustPost(t, base, key, string(r.Body), 6)
-	polWaitJob(t, base, key, again, 2*time.Minute)
-	back := polWalk(t, base, key, "jobId="+again, 100)
-	if len(back) != len(sent) {
-		t.Fatalf("%d plots posted back, %d sent", len(back), len(sent))
-	}
-	// Both lists are newest first, the last feature first; the file is in
-	// that order too, so its first feature was the last one sent.
-	n := len(sent)
-	for i, b := range back {
-		s := sent[n-1-i]
-		if b.EUDRStatus != s.EUDRStatus || polStr(b.FailureReason) != polStr(s.FailureReason) || b.GeometryType != s.GeometryType ||
-			b.Commodity != s.Commodity || b.ProducerCountry != s.ProducerCountry ||
-			math.Abs(b.AreaHa-s.AreaHa) > 1e-9*math.Max(1, s.AreaHa) || !sameArea(b.DeclaredAreaHa, s.DeclaredAreaHa, s.GeometryType) {
-			t.Errorf("posted back %s: %s %s %s %s %s area %v declared %v;\nsent %s: %s %s %s %s %s area %v declared %v",
-				b.PolygonID, b.EUDRStatus, polStr(b.FailureReason), b.GeometryType, b.Commodity, b.ProducerCountry, b.AreaHa, b.DeclaredAreaHa,
-				s.PolygonID, s.EUDRStatus, polStr(s.FailureReason), s.GeometryType, s.Commodity, s.ProducerCountry, s.AreaHa, s.DeclaredAreaHa)
+	// Each export goes back as it came: POST /polygons reads the EU's
+	// property names as its own, and the CSV and KML exports' columns
+	// under the names it reads.
+	for _, format := range []struct{ name, contentType string }{
+		{"geojson", polContentType},
+		{"csv", "text/csv"},
+		{"kml", "application/vnd.google-earth.kml+xml"},
+	} {
+		if format.name != "geojson" {
+			r = apitest.Do(t, "GET", base+polPath+"/export?format="+format.name+"&jobId="+first, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+		}
+		id := polCheckAccepted(t, polPostFile(t, base, key, "", format.contentType, r.Body), 6)
+		polWaitJob(t, base, key, id, 2*time.Minute)
+		back := polWalk(t, base, key, "jobId="+id, 100)
+		if len(back) != len(sent) {
+			t.Fatalf("%s: %d plots posted back, %d sent", format.name, len(back), len(sent))
+		}
+		// Both lists are newest first, the last feature first; the file
+		// is in that order too, so its first feature was the last one
+		// sent.
+		n := len(sent)
+		for i, b := range back {
+			s := sent[n-1-i]
+			if b.EUDRStatus != s.EUDRStatus || polStr(b.FailureReason) != polStr(s.FailureReason) || b.GeometryType != s.GeometryType ||
+				b.Commodity != s.Commodity || b.ProducerCountry != s.ProducerCountry ||
+				math.Abs(b.AreaHa-s.AreaHa) > 1e-9*math.Max(1, s.AreaHa) || !sameArea(b.DeclaredAreaHa, s.DeclaredAreaHa, s.GeometryType, format.name) {
+				t.Errorf("%s posted back %s: %s %s %s %s %s area %v declared %v;\nsent %s: %s %s %s %s %s area %v declared %v", format.name,
+					b.PolygonID, b.EUDRStatus, polStr(b.FailureReason), b.GeometryType, b.Commodity, b.ProducerCountry, b.AreaHa, b.DeclaredAreaHa,
+					s.PolygonID, s.EUDRStatus, polStr(s.FailureReason), s.GeometryType, s.Commodity, s.ProducerCountry, s.AreaHa, s.DeclaredAreaHa)
+			}
+			if format.name != "geojson" && polStr(b.ExternalID) != polStr(s.ExternalID) {
+				t.Errorf("%s posted back %s: externalId %q, sent %q", format.name, b.PolygonID, polStr(b.ExternalID), polStr(s.ExternalID))
+			}
 		}
 	}
 }
 
 // sameArea compares declared areas: the EU's profile carries a point's
-// only (a polygon's area is its shape's).
-func sameArea(back, sent *float64, geometryType string) bool {
-	if !strings.HasSuffix(geometryType, "Point") {
+// only (a polygon's area is its shape's); the CSV and KML exports carry
+// every plot's.
+func sameArea(back, sent *float64, geometryType, format string) bool {
+	if format == "geojson" && !strings.HasSuffix(geometryType, "Point") {
 		return back == nil
 	}
-	return back != nil && sent != nil && *back == *sent
+	if back == nil || sent == nil {
+		return back == sent
+	}
+	return *back == *sent
 }

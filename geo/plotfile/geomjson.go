@@ -101,17 +101,23 @@ func polygonsGeometry(ps []coordPolygon) json.RawMessage {
 	if len(ps) == 1 {
 		b.WriteString(`{"type":"Polygon","coordinates":`)
 		writePolygon(&b, ps[0])
-	} else {
-		b.WriteString(`{"type":"MultiPolygon","coordinates":[`)
-		for i, p := range ps {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writePolygon(&b, p)
-		}
-		b.WriteByte(']')
+		b.WriteByte('}')
+		return b.Bytes()
 	}
-	b.WriteByte('}')
+	return multiPolygonGeometry(ps)
+}
+
+// multiPolygonGeometry is a GeoJSON MultiPolygon, of one polygon too.
+func multiPolygonGeometry(ps []coordPolygon) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"MultiPolygon","coordinates":[`)
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writePolygon(&b, p)
+	}
+	b.WriteString("]}")
 	return b.Bytes()
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,7 @@ func readTable(t *table, o Options) (*Converted, error) {
 		}
 		src := fmt.Sprintf("rows[%d]", row.n)
 		checkWidth(t, row, src, &ps)
-		var geom orb.Geometry
+		var geom json.RawMessage
 		if wktCol >= 0 {
 			geom = rowWKT(row, cols[wktCol].name, wktCol, src, &ps)
 		} else {
@@ -135,12 +136,7 @@ func readTable(t *table, o Options) (*Converted, error) {
 		if ps.count > 0 {
 			continue // only problems are returned now
 		}
-		g, err := geometryJSON(geom)
-		if err != nil {
-			ps.add(geo.CodeInvalidValue, src, "its geometry cannot be written as GeoJSON: "+err.Error())
-			continue
-		}
-		features = append(features, feature{Type: "Feature", Geometry: g, Properties: rowProperties(row, cols)})
+		features = append(features, feature{Type: "Feature", Geometry: geom, Properties: rowProperties(row, cols)})
 	}
 	if err := ps.err(); err != nil {
 		return nil, err
@@ -252,9 +248,9 @@ func cellAt(row tableRow, j int) cell {
 	return cell{}
 }
 
-// rowWKT is a row's geometry from its WKT column, nil with a problem when
-// it has none or it does not parse.
-func rowWKT(row tableRow, name string, j int, src string, ps *problems) orb.Geometry {
+// rowWKT is a row's geometry from its WKT column, as GeoJSON; nil with a
+// problem when it has none or it does not parse.
+func rowWKT(row tableRow, name string, j int, src string, ps *problems) json.RawMessage {
 	path := src + "." + name
 	c := cellAt(row, j)
 	text := strings.TrimSpace(c.text)
@@ -263,15 +259,88 @@ func rowWKT(row tableRow, name string, j int, src string, ps *problems) orb.Geom
 		return nil
 	}
 	g, err := wkt.Unmarshal(text)
-	switch {
-	case errors.Is(err, wkt.ErrUnsupportedGeometry):
-		ps.add(geo.CodeInvalidGeometryType, path, "is not a WKT geometry: it must start with POINT, POLYGON or MULTIPOLYGON, not "+quoteStart(text))
-		return nil
-	case err != nil:
-		ps.add(geo.CodeInvalidValue, path, "is not valid WKT (a 2D POINT (lon lat), POLYGON ((lon lat, ...)) or MULTIPOLYGON (((lon lat, ...)))): "+quoteStart(text))
-		return nil
+	if err == nil {
+		var geom json.RawMessage
+		if geom, err = wktGeometry(g, wktNumber.FindAllString(text, -1)); err == nil {
+			return geom
+		}
 	}
-	return g
+	switch {
+	case errors.Is(err, wkt.ErrUnsupportedGeometry), errors.Is(err, errUnsupportedGeometry):
+		ps.add(geo.CodeInvalidGeometryType, path, "is not a WKT geometry: it must start with POINT, POLYGON or MULTIPOLYGON, not "+quoteStart(text))
+	default:
+		ps.add(geo.CodeInvalidValue, path, "is not valid WKT (a 2D POINT (lon lat), POLYGON ((lon lat, ...)) or MULTIPOLYGON (((lon lat, ...)))): "+quoteStart(text))
+	}
+	return nil
+}
+
+// wktNumber is a number of a WKT text.
+var wktNumber = regexp.MustCompile(`[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?`)
+
+// errUnsupportedGeometry: a geometry the appliance does not take as a plot.
+var errUnsupportedGeometry = errors.New("not a point, polygon or multipolygon")
+
+// wktGeometry is g as GeoJSON, each coordinate written as the WKT text
+// wrote it (nums, the text's numbers in order, which is the order of g's
+// coordinates), since the appliance judges precision by the decimals
+// written: 1.500000 keeps its six. A number JSON would not write so
+// (+1.5, .5), or a text whose numbers do not pair with g's coordinates
+// (a Z or M value), is written in the shortest form instead.
+func wktGeometry(g orb.Geometry, nums []string) (json.RawMessage, error) {
+	count := 0
+	switch g := g.(type) {
+	case orb.Point:
+		count = 1
+	case orb.Polygon:
+		for _, r := range g {
+			count += len(r)
+		}
+	case orb.MultiPolygon:
+		for _, p := range g {
+			for _, r := range p {
+				count += len(r)
+			}
+		}
+	}
+	if len(nums) != 2*count {
+		nums = nil
+	}
+	next := 0
+	pair := func(p orb.Point) coordPair {
+		out := coordPair{numberText(p[0]), numberText(p[1])}
+		for k := range out {
+			if next < len(nums) && jsonNumber(nums[next]) {
+				if v, err := strconv.ParseFloat(nums[next], 64); err == nil && v == p[k] {
+					out[k] = nums[next]
+				}
+			}
+			next++
+		}
+		return out
+	}
+	polygon := func(p orb.Polygon) coordPolygon {
+		out := make(coordPolygon, len(p))
+		for i, r := range p {
+			out[i] = make(coordRing, len(r))
+			for j, pt := range r {
+				out[i][j] = pair(pt)
+			}
+		}
+		return out
+	}
+	switch g := g.(type) {
+	case orb.Point:
+		return pointGeometry(pair(g)), nil
+	case orb.Polygon:
+		return polygonsGeometry([]coordPolygon{polygon(g)}), nil
+	case orb.MultiPolygon:
+		ps := make([]coordPolygon, len(g))
+		for i, p := range g {
+			ps[i] = polygon(p)
+		}
+		return multiPolygonGeometry(ps), nil
+	}
+	return nil, errUnsupportedGeometry
 }
 
 // quoteStart quotes the start of a long text, for a message.
@@ -283,15 +352,24 @@ func quoteStart(s string) string {
 	return strconv.Quote(s)
 }
 
-// rowPoint is a row's point from its latitude and longitude columns, nil
-// with a problem for each coordinate missing, not a number or out of range.
-func rowPoint(row tableRow, latName string, latCol int, lonName string, lonCol int, src string, ps *problems) orb.Geometry {
-	lat, latOK := coordinate(cellAt(row, latCol), src+"."+latName, "latitude", 90, ps)
-	lon, lonOK := coordinate(cellAt(row, lonCol), src+"."+lonName, "longitude", 180, ps)
+// rowPoint is a row's point from its latitude and longitude columns, as
+// GeoJSON, each number as the cell wrote it when JSON writes it so; nil
+// with a problem for each coordinate missing, not a number or out of
+// range.
+func rowPoint(row tableRow, latName string, latCol int, lonName string, lonCol int, src string, ps *problems) json.RawMessage {
+	latCell, lonCell := cellAt(row, latCol), cellAt(row, lonCol)
+	lat, latOK := coordinate(latCell, src+"."+latName, "latitude", 90, ps)
+	lon, lonOK := coordinate(lonCell, src+"."+lonName, "longitude", 180, ps)
 	if !latOK || !lonOK {
 		return nil
 	}
-	return orb.Point{lon, lat}
+	text := func(c cell, v float64) string {
+		if t := strings.TrimSpace(c.text); !c.isNum && jsonNumber(t) {
+			return t
+		}
+		return numberText(v)
+	}
+	return pointGeometry(coordPair{text(lonCell, lon), text(latCell, lat)})
 }
 
 // coordinate reads a latitude or longitude in decimal degrees, a decimal
@@ -340,30 +418,4 @@ func rowProperties(row tableRow, cols []column) map[string]any {
 		}
 	}
 	return props
-}
-
-// geometryJSON is a geometry as GeoJSON. orb's geometries are nested
-// slices of [lon, lat], as GeoJSON's coordinates are; orb's own geojson
-// package is not used because it brings in MongoDB's BSON driver.
-func geometryJSON(g orb.Geometry) (json.RawMessage, error) {
-	switch g := g.(type) {
-	case orb.Collection:
-		parts := make([]json.RawMessage, len(g))
-		for i, part := range g {
-			var err error
-			if parts[i], err = geometryJSON(part); err != nil {
-				return nil, err
-			}
-		}
-		return json.Marshal(struct {
-			Type       string            `json:"type"`
-			Geometries []json.RawMessage `json:"geometries"`
-		}{"GeometryCollection", parts})
-	case orb.Point, orb.MultiPoint, orb.LineString, orb.MultiLineString, orb.Polygon, orb.MultiPolygon:
-		return json.Marshal(struct {
-			Type        string       `json:"type"`
-			Coordinates orb.Geometry `json:"coordinates"`
-		}{g.GeoJSONType(), g})
-	}
-	return nil, fmt.Errorf("a %s has no GeoJSON form", g.GeoJSONType())
 }

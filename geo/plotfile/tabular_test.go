@@ -224,3 +224,32 @@ func TestColumnLetters(t *testing.T) {
 		}
 	}
 }
+
+// Coordinates keep the decimals the file wrote, trailing zeros too: the
+// appliance judges precision by them.
+func TestConvertCSV_KeepsDecimalsWritten(t *testing.T) {
+	body := "wkt,commodity,producerCountry,area\n" +
+		`"POLYGON ((-1.500000 6.500000, -1.499000 6.500000, -1.499000 6.501000, -1.500000 6.500000))",cocoa,GH,` + "\n" +
+		`"MULTIPOLYGON (((-1.5 6.5, -1.4 6.5, -1.4 6.6, -1.5 6.5)))",cocoa,GH,` + "\n" +
+		`"POINT (+1.5 .5)",cocoa,GH,1` + "\n"
+	c, err := Convert(CSV, []byte(body), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"type":"Polygon","coordinates":[[[-1.500000,6.500000],[-1.499000,6.500000],[-1.499000,6.501000],[-1.500000,6.500000]]]}`,
+		`{"type":"MultiPolygon","coordinates":[[[[-1.5,6.5],[-1.4,6.5],[-1.4,6.6],[-1.5,6.5]]]]}`, // one part stays a MultiPolygon
+		`{"type":"Point","coordinates":[1.5,0.5]}`,                                                // not JSON's way of writing numbers: the shortest form
+	} {
+		if !strings.Contains(string(c.GeoJSON), want) {
+			t.Errorf("the GeoJSON lacks %s:\n%s", want, c.GeoJSON)
+		}
+	}
+	c, err = Convert(CSV, []byte("lat;lon;commodity;producerCountry;area\n6.500000;-1,5;cocoa;GH;1\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"type":"Point","coordinates":[-1.5,6.500000]}`; !strings.Contains(string(c.GeoJSON), want) {
+		t.Errorf("the GeoJSON lacks %s:\n%s", want, c.GeoJSON)
+	}
+}
