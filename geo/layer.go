@@ -51,6 +51,9 @@ type Index struct {
 	features rtree.RTree // values: *indexed, one per feature
 	coverage rtree.RTree // values: *indexed, one per coverage polygon
 	rasters  []*RasterLayer
+	// borders: Assess checks producerCountry against the country
+	// boundaries (WithBorders).
+	borders bool
 }
 
 // indexed is an R-tree entry: a feature or coverage polygon of the layer

@@ -107,7 +107,7 @@ type LossInForest struct {
 // WithRasters returns a copy of ix that also screens against raster
 // layers, after those ix has, in that order. Nil layers are skipped.
 func (ix *Index) WithRasters(layers ...*RasterLayer) *Index {
-	out := &Index{layers: ix.layers, features: ix.features, coverage: ix.coverage, rasters: slices.Clone(ix.rasters)}
+	out := &Index{layers: ix.layers, features: ix.features, coverage: ix.coverage, rasters: slices.Clone(ix.rasters), borders: ix.borders}
 	for _, l := range layers {
 		if l != nil {
 			out.rasters = append(out.rasters, l)

@@ -13,7 +13,7 @@ import (
 // It is recorded in each plot's evidence and changes whenever a change here
 // could give some plot another outcome, so that an auditor can tell which
 // rules judged a plot.
-const EngineVersion = "eudr-geo/1"
+const EngineVersion = "eudr-geo/2"
 
 // Statuses Assess gives a plot (eudrStatus, docs/screening.md).
 const (
@@ -123,6 +123,10 @@ type Outcome struct {
 	// Risk is the measured overlap and score. Set for COMPLIANT and
 	// HIGH_RISK only; zero when FAILED.
 	Risk Risk
+	// Country is how producerCountry was checked against where the plot
+	// lies; nil when the plot FAILED before (Check), or when the index does
+	// not check it.
+	Country *CountryCheck
 	// Layers is what screening found per indexed layer, in NewIndex order:
 	// the evidence. Nil when the plot FAILED before screening.
 	Layers []LayerResult
@@ -184,23 +188,28 @@ func clampPct(v float64) float64 {
 // the layers of ix under rules r. The first of these decides:
 //
 //  1. Check: FAILED with its reason (SELF_INTERSECTION and the rest).
-//  2. Area: for polygons, FAILED AREA_MISMATCH when properties.area is
+//  2. Country, when ix checks it (WithBorders, as the appliance's indexes
+//     all do): FAILED OUTSIDE_PRODUCER_COUNTRY when a part of the plot
+//     lies more than borders.BufferM from the boundary of its
+//     producerCountry (checkCountry): screening a plot in the wrong place
+//     says nothing true about it, and its declared area is no better.
+//  3. Area: for polygons, FAILED AREA_MISMATCH when properties.area is
 //     given and differs from the computed geodesic area by more than
 //     r.AreaTolerance times it.
-//  3. Coverage: FAILED NO_REFERENCE_COVERAGE unless some deforestation
+//  4. Coverage: FAILED NO_REFERENCE_COVERAGE unless some deforestation
 //     layer covers the whole plot (Result.Covered) or some loss-year
 //     raster layer does (RasterResult.Covered). Protected-area, forest
 //     and alert layers are not required.
-//  4. HIGH_RISK DEFORESTATION_AFTER_CUTOFF when a deforestation overlap
+//  5. HIGH_RISK DEFORESTATION_AFTER_CUTOFF when a deforestation overlap
 //     exceeds r.OverlapThresholdPct of the plot, or when the forest lost
 //     after the cutoff that raster layers find (LossInForest) exceeds
 //     r.LossThresholdPct of the plot or r.LossThresholdHa; then HIGH_RISK
 //     PROTECTED_AREA_OVERLAP for a protected-area overlap.
-//  5. HIGH_RISK when the risk score exceeds r.MaxRiskScore, with reason
+//  6. HIGH_RISK when the risk score exceeds r.MaxRiskScore, with reason
 //     DEFORESTATION_AFTER_CUTOFF if the plot overlaps any deforestation
 //     or lost forest, else PROTECTED_AREA_OVERLAP if any protected area,
 //     else RISK_SCORE_ABOVE_MAX.
-//  6. COMPLIANT.
+//  7. COMPLIANT.
 //
 // Overlaps count from layers of the kind whether or not they cover the
 // plot: coverage only decides whether absence of evidence means anything.
@@ -209,7 +218,8 @@ func clampPct(v float64) float64 {
 // either loss threshold); forest cover is the larger of the vector and raster
 // measurements. A nil ix has no layers. When screening fails (see
 // ScreenArea) or a raster tile cannot be read, the plot is FAILED
-// SCREENING_ERROR. The error is non-nil, and the Outcome empty, only when
+// SCREENING_ERROR, and so when the embedded country boundaries cannot be
+// read (not reached: they are tested). The error is non-nil, and the Outcome empty, only when
 // r is invalid or ctx is done (checked once the plot has been screened).
 func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error) {
 	if err := r.Validate(); err != nil {
@@ -226,13 +236,27 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 		pointHa = *a
 	}
 	out.AreaHa = plotArea(g, pointHa)
+	if ix != nil && ix.borders {
+		cc, detail, err := checkCountry(g, f.Properties.ProducerCountry)
+		if err != nil {
+			o := failed(ReasonScreeningError, "the country boundaries could not be read ("+err.Error()+")")
+			o.AreaHa = out.AreaHa
+			return o, nil
+		}
+		out.Country = &cc
+		if cc.Outcome == CountryOutside {
+			o := failed(ReasonOutsideProducerCountry, detail)
+			o.AreaHa, o.Country = out.AreaHa, out.Country
+			return o, nil
+		}
+	}
 	if !g.IsPoint() {
 		if a := f.Properties.Area; a != nil {
 			if off := math.Abs(*a - out.AreaHa); !(off <= r.AreaTolerance*out.AreaHa) {
 				o := failed(ReasonAreaMismatch, fmt.Sprintf(
 					"the declared area %s ha is %s off the computed geodesic area %s ha (WGS84 ellipsoid); at most %s is allowed: correct properties.area or the boundary",
 					formatHa(*a), formatShare(off, out.AreaHa), formatHa(out.AreaHa), formatPct(100*r.AreaTolerance)))
-				o.AreaHa = out.AreaHa
+				o.AreaHa, o.Country = out.AreaHa, out.Country
 				return o, nil
 			}
 		}
@@ -245,7 +269,7 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 	if err != nil {
 		o := failed(ReasonScreeningError, "the overlap with the reference layers could not be measured ("+err.Error()+
 			"); simplify the boundary and submit the plot again")
-		o.AreaHa = out.AreaHa
+		o.AreaHa, o.Country = out.AreaHa, out.Country
 		return o, nil
 	}
 	plotHa := res.PlotHa
@@ -259,7 +283,7 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 	if err != nil {
 		o := failed(ReasonScreeningError, "the reference rasters could not be read ("+err.Error()+
 			"); the operator must repair or import the layer again before the plot is submitted again")
-		o.AreaHa = out.AreaHa
+		o.AreaHa, o.Country = out.AreaHa, out.Country
 		return o, nil
 	}
 	out.Layers, out.Rasters, out.Loss = res.Layers, rasters, loss

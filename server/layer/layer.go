@@ -64,14 +64,15 @@ type Service struct {
 }
 
 // New returns the service with the sandbox index holding the fixture
-// layers and an empty production one; Load adds the imported layers.
+// layers and an empty production one; Load adds the imported layers. Both
+// check that plots lie in their producerCountry (geo.Index.WithBorders).
 func New(o Options) *Service {
 	if o.MaxOpenTiles == 0 {
 		o.MaxOpenTiles = DefaultMaxOpenTiles
 	}
 	s := &Service{o: o, tiles: newTileFiles(o.RasterCacheBytes, o.MaxOpenTiles)}
-	s.prod.Store(geo.NewIndex())
-	s.sandbox.Store(geo.NewIndex(geo.SandboxLayers()...))
+	s.prod.Store(geo.NewIndex().WithBorders())
+	s.sandbox.Store(geo.NewIndex(geo.SandboxLayers()...).WithBorders())
 	return s
 }
 
@@ -141,8 +142,8 @@ func (s *Service) Load(ctx context.Context) error {
 		layers[l.Env] = append(layers[l.Env], &geo.Layer{ID: l.ID, Name: l.Name, Kind: geo.LayerKind(l.Kind), Version: l.Version,
 			Source: l.Source, SHA256: l.SHA256, Coverage: cov, Features: feats})
 	}
-	s.prod.Store(geo.NewIndex(layers[storage.Production]...).WithRasters(rasters[storage.Production]...))
-	s.sandbox.Store(geo.NewIndex(layers[storage.Sandbox]...).WithRasters(rasters[storage.Sandbox]...))
+	s.prod.Store(geo.NewIndex(layers[storage.Production]...).WithRasters(rasters[storage.Production]...).WithBorders())
+	s.sandbox.Store(geo.NewIndex(layers[storage.Sandbox]...).WithRasters(rasters[storage.Sandbox]...).WithBorders())
 	// Decoding a large layer makes several times its size in garbage;
 	// give it back to the system now rather than keep it resident until
 	// the runtime gets round to it.

@@ -26,8 +26,11 @@ type Evidence struct {
 	// Rasters is what each raster layer measured on the plot, and
 	// LossInForest the forest lost after the cutoff they found (null when
 	// no loss-year layer covers the plot).
-	Rasters       []EvidenceRaster `json:"rasters"`
-	LossInForest  *EvidenceLoss    `json:"lossInForest"`
+	Rasters      []EvidenceRaster `json:"rasters"`
+	LossInForest *EvidenceLoss    `json:"lossInForest"`
+	// CountryCheck is how producerCountry was checked against where the
+	// plot lies (null when the plot FAILED for its geometry first).
+	CountryCheck  *EvidenceCountry `json:"countryCheck"`
 	EngineVersion string           `json:"engineVersion"`
 	AppVersion    string           `json:"appVersion"`
 	ScreenedAt    string           `json:"screenedAt"`
@@ -105,6 +108,20 @@ type EvidenceLoss struct {
 	Pct           float64 `json:"pct"`
 }
 
+// EvidenceCountry is the check of the plot's producerCountry against the
+// country boundaries.
+type EvidenceCountry struct {
+	ProducerCountry string `json:"producerCountry"`
+	// Outcome is IN_COUNTRY, OUTSIDE (the plot FAILED) or NO_BOUNDARY (the
+	// boundaries have none for the code: not checked).
+	Outcome string `json:"outcome"`
+	// FoundIn are the countries holding the part outside; [] at sea or
+	// when not OUTSIDE.
+	FoundIn    []string `json:"foundIn"`
+	BufferM    float64  `json:"bufferM"`
+	Boundaries string   `json:"boundaries"`
+}
+
 // EvidenceLayer is a reference layer the plot was measured against, and
 // whether it has data for the whole plot.
 type EvidenceLayer struct {
@@ -150,6 +167,13 @@ func (sc screening) evidence(p *storage.Polygon, o geo.Outcome, inputSHA256 stri
 	}
 	for i, rr := range o.Rasters {
 		ev.Rasters = append(ev.Rasters, evidenceRasterOf(sc.rasters[i], rr))
+	}
+	if c := o.Country; c != nil {
+		ev.CountryCheck = &EvidenceCountry{ProducerCountry: c.Country, Outcome: c.Outcome, FoundIn: c.FoundIn,
+			BufferM: geo.CountryBufferM, Boundaries: geo.CountryBoundaries}
+		if ev.CountryCheck.FoundIn == nil {
+			ev.CountryCheck.FoundIn = []string{}
+		}
 	}
 	if l := o.Loss; l != nil {
 		ev.LossInForest = &EvidenceLoss{LossLayerID: l.LossLayerID, ForestLayerID: storage.Optional(l.ForestLayerID),
