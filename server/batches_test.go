@@ -92,7 +92,7 @@ func TestBatches_Verified(t *testing.T) {
 	rc.subscribe(ta, key, event.BatchRiskAssessed)
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
-	ids := ta.screen(key, countryPlot("cocoa", "GH", 5, 6), countryPlot("cocoa", "BR", 5.1, 6), countryPlot("cocoa", "GH", 5.2, 6))
+	ids := ta.screen(key, countryPlot("cocoa", "GH", -1.6, 6), countryPlot("cocoa", "BR", -50.1, -6), countryPlot("cocoa", "GH", -1.4, 6))
 
 	acc, w := ta.postBatch(key, "b-1", batchBody("LOT-1", ids[2], ids[0], ids[1]))
 	if w.Code != http.StatusAccepted {
@@ -170,7 +170,7 @@ func TestBatches_Refused(t *testing.T) {
 	_, roKey := ta.newKey(storage.Sandbox, "read")
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
-	ids := ta.screen(key, countryPlot("cocoa", "GH", 5, 6))
+	ids := ta.screen(key, countryPlot("cocoa", "GH", -1.6, 6))
 	post := func(body string) *httptest.ResponseRecorder {
 		return ta.do("POST", eudrPrefix+"/batches", body, "X-API-Key", key, "Idempotency-Key", "refused-"+randomHex(4))
 	}
@@ -239,7 +239,7 @@ func TestBatches_ListAndAssessing(t *testing.T) {
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
 	ta.mapSupplier(key, "V-2")
-	ids := ta.screen(key, countryPlot("cocoa", "GH", 5, 6), countryPlot("cocoa", "RU", 40, 55))
+	ids := ta.screen(key, countryPlot("cocoa", "GH", -1.6, 6), countryPlot("cocoa", "RU", 40, 55))
 	verified := ta.assessBatch(key, batchBody("A", ids[0]))
 	high := ta.assessBatch(key, batchBody("B", ids[1]))
 	other := ta.assessBatch(key, strings.Replace(batchBody("C", ids[0]), `"V-1"`, `"V-2"`, 1))
@@ -326,7 +326,7 @@ func TestBatches_BenchmarkFile(t *testing.T) {
 	_, key := ta.newKey(storage.Sandbox)
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
-	ids := ta.screen(key, countryPlot("cocoa", "GH", 5, 6), countryPlot("cocoa", "RU", 40, 55))
+	ids := ta.screen(key, countryPlot("cocoa", "GH", -1.6, 6), countryPlot("cocoa", "RU", 40, 55))
 	if b := ta.assessBatch(key, batchBody("GH", ids[0])); b.Status != storage.BatchHighRisk {
 		t.Errorf("GH under a benchmark that lists it high: %+v", b)
 	}

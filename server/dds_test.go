@@ -89,7 +89,7 @@ func TestDDS_SandboxFlow(t *testing.T) {
 	_, key := ta.newKey(storage.Sandbox)
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
-	batch := ta.linkedBatch(key, 5)
+	batch := ta.linkedBatch(key, -1.6)
 	ta.mapEUOperator(key)
 	rc.subscribe(ta, key, event.DDSSubmitted, event.DDSValidated, event.DDSRejected)
 

@@ -123,7 +123,7 @@ func sandboxStatement(t *testing.T) json.RawMessage {
 	_, key := ta.newKey(storage.Sandbox)
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
-	batch := ta.linkedBatch(key, 5.5)
+	batch := ta.linkedBatch(key, -1.1)
 	ta.mapEUOperator(key)
 	return ta.draft(key, ddsBody(supplierOperator, batch)).Statement
 }

@@ -60,7 +60,7 @@ func (c *oaConformance) batches(recv *apitest.Receiver, base string, rw, ro, liv
 			`},"properties":{"commodity":"` + commodity + `","producerCountry":"` + country + `","supplierId":"B-1"}}`
 	}
 	an := c.do(oaCall{method: "POST", target: polygons, op: polygons, hdr: with(idem(rw, "bat-pol"), "Content-Type", "application/geo+json"), want: 202,
-		body: collection(plotOf("cocoa", "GH", 7, 7), plotOf("cocoa", "RU", 40, 55), plotOf("coffee", "GH", 7.1, 7),
+		body: collection(plotOf("cocoa", "GH", -1.3, 7), plotOf("cocoa", "RU", 40, 55), plotOf("coffee", "GH", -1.2, 7),
 			plotOf("cocoa", "BR", -61.5, -10.5))})
 	polJob := fmt.Sprint(an.body["jobId"])
 	run("the batch plots to be screened", polJob)

@@ -188,13 +188,13 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 	an := d.do(oaCall{method: "POST", target: polygons, op: polygons, want: 202,
 		hdr: with(idem(rw, "dds-pol"), "Content-Type", "application/geo+json"),
 		body: collection(
-			feature(`{"type":"Polygon","coordinates":`+square(6, 7, 0.001)+`}`,
+			feature(`{"type":"Polygon","coordinates":`+square(-1.6, 7, 0.001)+`}`,
 				`"producerCountry":"GH","producerName":"Kofi Mensah","productionPlace":"Ashanti","supplierId":"D-1"`),
-			feature(`{"type":"Polygon","coordinates":`+square(6.01, 7, 0.001)+`}`,
+			feature(`{"type":"Polygon","coordinates":`+square(-1.59, 7, 0.001)+`}`,
 				`"producerCountry":"GH","producerName":"Kofi Mensah","supplierId":"D-1"`),
-			feature(`{"type":"Point","coordinates":[6.021234,7.000123]}`, `"producerCountry":"GH","area":2,"supplierId":"D-1"`),
+			feature(`{"type":"Point","coordinates":[-1.578766,7.000123]}`, `"producerCountry":"GH","area":2,"supplierId":"D-1"`),
 			feature(`{"type":"Polygon","coordinates":`+square(41, 55, 0.001)+`}`, `"producerCountry":"RU","supplierId":"D-1"`),
-			feature(`{"type":"Polygon","coordinates":`+square(6.03, 7, 0.001)+`}`, `"producerCountry":"GH","supplierId":"D-2"`))})
+			feature(`{"type":"Polygon","coordinates":`+square(-1.57, 7, 0.001)+`}`, `"producerCountry":"GH","supplierId":"D-2"`))})
 	polJob := fmt.Sprint(an.body["jobId"])
 	run("the statement plots to be screened", jobsDone(polJob))
 	plotA, plotB, point, plotRU, plotBE := storage.PolygonID(polJob, 0), storage.PolygonID(polJob, 1), storage.PolygonID(polJob, 2),
@@ -346,7 +346,7 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 	unnamedGeo, _ := json.Marshal(unnamed["geometryGeojson"])
 	if named["name"] != "Kofi Mensah" || named["country"] != "GH" || strings.Count(string(namedGeo), `"Feature"`) != 2 ||
 		!strings.Contains(string(namedGeo), `"ProductionPlace":"Ashanti"`) || unnamed["name"] != nil ||
-		!strings.Contains(string(unnamedGeo), `"Area":2`) || !strings.Contains(string(unnamedGeo), `[6.021234,7.000123]`) {
+		!strings.Contains(string(unnamedGeo), `"Area":2`) || !strings.Contains(string(unnamedGeo), `[-1.578766,7.000123]`) {
 		t.Errorf("draft producers: %s and %s", namedGeo, unnamedGeo)
 	}
 	an = d.do(oaCall{method: "POST", target: ddsList, op: ddsList, hdr: idem(rw, "dds-main"), body: mainBody, want: 200})

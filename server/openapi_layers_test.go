@@ -294,7 +294,7 @@ func (c *oaConformance) rasterLayers() {
 
 	// The plots.
 	feature := func(geometry, props string) string {
-		return `{"type":"Feature","geometry":` + geometry + `,"properties":{"commodity":"cocoa","producerCountry":"GH"` + props + `}}`
+		return `{"type":"Feature","geometry":` + geometry + `,"properties":{"commodity":"cocoa","producerCountry":"` + countryOf(geometry) + `"` + props + `}}`
 	}
 	polygon := func(lon, lat, d float64) string {
 		return `{"type":"Polygon","coordinates":` + square(lon, lat, d) + `}`

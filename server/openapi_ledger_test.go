@@ -125,7 +125,7 @@ func (c *oaConformance) ledgerAndShipments(recv *apitest.Receiver, base string, 
 			`},"properties":{"commodity":"cocoa","producerCountry":"` + country + `","supplierId":"L-1"}}`
 	}
 	an := c.do(oaCall{method: "POST", target: polygons, op: polygons, hdr: with(idem(rw, "led-pol"), "Content-Type", "application/geo+json"),
-		body: collection(plotOf("GH", 8, 7), plotOf("GH", 8.1, 7), plotOf("RU", 41, 55)), want: 202})
+		body: collection(plotOf("GH", -1.8, 7), plotOf("GH", -1.7, 7), plotOf("RU", 41, 55)), want: 202})
 	polJob := fmt.Sprint(an.body["jobId"])
 	run("the ledger plots to be screened", polJob)
 	plotA, plotB, plotRU := storage.PolygonID(polJob, 0), storage.PolygonID(polJob, 1), storage.PolygonID(polJob, 2)

@@ -78,16 +78,16 @@ func (c *oaConformance) polygons(recv *apitest.Receiver, base string, rw, ro, li
 	// The other geometry types and properties, sent as application/json.
 	mixed := []oaPolygonOutcome{
 		{feature(`{"type":"Point","coordinates":[5.100000,6.100000,12.5]}`,
-			`{"commodity":"coffee","producerCountry":"GH","area":2,"producerName":"Kofi Mensah","productionPlace":"Ashanti","externalId":"point","note":"ignored"}`),
+			`{"commodity":"coffee","producerCountry":"NG","area":2,"producerName":"Kofi Mensah","productionPlace":"Ashanti","externalId":"point","note":"ignored"}`),
 			geo.StatusCompliant, ""},
 		{feature(`{"type":"MultiPoint","coordinates":[[5.200000,6.200000],[5.210000,6.210000]]}`,
-			`{"commodity":"cattle","producerCountry":"BR","area":12,"supplierId":""}`),
+			`{"commodity":"cattle","producerCountry":"NG","area":12,"supplierId":""}`),
 			geo.StatusCompliant, ""},
-		{feature(`{"type":"MultiPolygon","coordinates":[`+square(5.3, 6.3, 0.001)+`,`+square(-54.5, -4.5, 0.001)+`]}`,
+		{feature(`{"type":"MultiPolygon","coordinates":[`+square(-50.3, -6.3, 0.001)+`,`+square(-54.5, -4.5, 0.001)+`]}`,
 			`{"commodity":"wood","producerCountry":"BR","externalId":"multi"}`),
 			geo.StatusHighRisk, geo.ReasonProtectedAreaOverlap},
 		{feature(`{"type":"Polygon","coordinates":`+square(5.4, 6.4, 0.001)+`}`,
-			`{"commodity":"soya","producerCountry":"BR","area":100,"externalId":"area"}`),
+			`{"commodity":"soya","producerCountry":"NG","area":100,"externalId":"area"}`),
 			geo.StatusFailed, geo.ReasonAreaMismatch},
 		{feature(`{"type":"Polygon","coordinates":[[[5.5,6.5],[5.51,6.5],[5.51,6.51],[5.5,6.51],[5.5,6.5]]]}`,
 			`{"commodity":"rubber","producerCountry":"CI","externalId":"coarse"}`),
@@ -122,7 +122,7 @@ func (c *oaConformance) polygons(recv *apitest.Receiver, base string, rw, ro, li
 		feature(`{"type":"Polygon","coordinates":[[[5.000000,6.000000],[5.001000,6.000000],[5.000000,6.000000]],`+
 			`[[200.000000,6.000000],[5.001000,6.000000],[5.001000,6.001000],[5.000000,6.001000]]]}`,
 			`{"commodity":"tea","producerCountry":"gh"}`),
-		feature(`{"type":"Point","coordinates":[5.000000,6.000000]}`, `{"commodity":"cocoa","producerCountry":"GH","area":5}`),
+		feature(`{"type":"Point","coordinates":[5.000000,6.000000]}`, `{"commodity":"cocoa","producerCountry":"NG","area":5}`),
 		feature(`{"type":"MultiPoint","coordinates":[[5.000000,6.000000]]}`, `{"commodity":"cocoa"}`),
 	)
 	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, body: bad, hdr: geoJSON(rw, "pol-bad"), want: 400})
@@ -141,7 +141,7 @@ func (c *oaConformance) polygons(recv *apitest.Receiver, base string, rw, ro, li
 		t.Errorf("a collection with nine problems: details %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 	}
 	an = c.do(oaCall{method: "POST", target: polygons, op: polygons, hdr: geoJSON(rw, "pol-bad"), want: 400,
-		body: feature(`{"type":"Point","coordinates":[5.000000,6.000000]}`, `{"commodity":"cocoa","producerCountry":"GH","area":1}`)})
+		body: feature(`{"type":"Point","coordinates":[5.000000,6.000000]}`, `{"commodity":"cocoa","producerCountry":"NG","area":1}`)})
 	if got := problems(an); !got[geo.CodeInvalidValue+" at type"] || !got[geo.CodeRequired+" at features"] {
 		t.Errorf("a lone Feature: details %v, want INVALID_VALUE at type and REQUIRED at features", slices.Sorted(maps.Keys(got)))
 	}

@@ -27,10 +27,10 @@ func square(lon, lat, d float64) string {
 		lon-d, lat-d, lon+d, lat-d, lon+d, lat+d, lon-d, lat+d, lon-d, lat-d)
 }
 
-// plot is a Polygon feature of a cocoa plot from Ghana.
+// plot is a Polygon feature of a cocoa plot from the country it lies in.
 func plot(externalID, coordinates string) string {
 	return fmt.Sprintf(`{"type":"Feature","geometry":{"type":"Polygon","coordinates":%s},`+
-		`"properties":{"commodity":"cocoa","producerCountry":"GH","externalId":%q,"supplierId":"V-1"}}`, coordinates, externalID)
+		`"properties":{"commodity":"cocoa","producerCountry":%q,"externalId":%q,"supplierId":"V-1"}}`, coordinates, countryOf(coordinates), externalID)
 }
 
 func collection(features ...string) string {
@@ -264,7 +264,7 @@ func TestPolygons_AsSent(t *testing.T) {
 // multiPlot is a MultiPolygon feature of a cocoa plot from Ghana.
 func multiPlot(externalID string, polygons ...string) string {
 	return fmt.Sprintf(`{"type":"Feature","geometry":{"type":"MultiPolygon","coordinates":[%s]},`+
-		`"properties":{"commodity":"cocoa","producerCountry":"GH","externalId":%q}}`, strings.Join(polygons, ","), externalID)
+		`"properties":{"commodity":"cocoa","producerCountry":%q,"externalId":%q}}`, strings.Join(polygons, ","), countryOf(polygons[0]), externalID)
 }
 
 // box is a Polygon's coordinates: one ring round lon0..lon1, lat0..lat1,
@@ -302,7 +302,7 @@ func TestPolygons_PartsAndAntimeridian(t *testing.T) {
 		multiPlot("side", box(30.02, 7, 30.03, 7.01), box(30.03, 7, 30.04, 7.01)),
 		multiPlot("inside", box(30.05, 7, 30.06, 7.01), box(30.052, 7.002, 30.054, 7.004)),
 		multiPlot("corner", box(30.07, 7, 30.08, 7.01), box(30.08, 7.01, 30.09, 7.02)),
-		multiPlot("split", box(179.995, 0, 180, 0.01), box(-180, 0, -179.995, 0.01)),
+		multiPlot("split", box(179.995, 67, 180, 67.01), box(-180, 67, -179.995, 67.01)), // Chukotka
 	))
 	if w.Code != http.StatusAccepted {
 		t.Fatalf("POST: %d %s", w.Code, w.Body)
@@ -322,8 +322,8 @@ func TestPolygons_PartsAndAntimeridian(t *testing.T) {
 			t.Errorf("feature %d: %s %s %q, want %s %s ...%s...", i, st.EUDRStatus, derefOr(st.FailureReason), derefOr(st.FailureDetail), wt.status, wt.reason, wt.detail)
 		}
 		if i == 4 {
-			// The split plot measures as the same plot at the equator's other end.
-			whole := geo.PolygonArea([][][2]float64{{{0, 0}, {0.01, 0}, {0.01, 0.01}, {0, 0.01}, {0, 0}}})
+			// The split plot measures as the same plot at the meridian's other end.
+			whole := geo.PolygonArea([][][2]float64{{{0, 67}, {0.01, 67}, {0.01, 67.01}, {0, 67.01}, {0, 67}}})
 			if math.Abs(st.AreaHa-whole) > 1e-6*whole {
 				t.Errorf("split plot: areaHa %v, want %v", st.AreaHa, whole)
 			}

@@ -40,7 +40,7 @@ func TestShipments_Link(t *testing.T) {
 	_, key := ta.newKey(storage.Sandbox)
 	ta.runQueues()
 	ta.mapSupplier(key, "V-1")
-	batch := ta.verifiedBatch(key, 5)
+	batch := ta.verifiedBatch(key, -1.6)
 	rc.subscribe(ta, key, event.ShipmentLinked)
 
 	w := ta.link(key, "l1", batch, "SHP-1")
@@ -114,7 +114,7 @@ func TestShipments_Race(t *testing.T) {
 	const n = 6
 	batches := make([]string, n)
 	for i := range batches {
-		batches[i] = ta.verifiedBatch(key, 5+float64(i)*0.1)
+		batches[i] = ta.verifiedBatch(key, -1.6+float64(i)*0.1)
 	}
 	codes := make([]int, n)
 	var wg sync.WaitGroup

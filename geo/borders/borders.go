@@ -55,7 +55,9 @@ type Country struct {
 	Name string
 	// rings are all rings of all its polygons, exteriors and holes alike
 	// (Lesotho is a hole in South Africa): a point is inside when a ray
-	// from it crosses them an odd number of times.
+	// from it crosses them an odd number of times. A ring across the
+	// antimeridian is there three times, running past ±180° and shifted
+	// a turn either way (gen's unwrap): the ray runs east to 540°.
 	rings [][][2]float64
 	edges rtree.RTree // values: chunk
 }
@@ -107,7 +109,7 @@ func At(p [2]float64) ([]*Country, error) {
 // Contains reports whether p (lon, lat) lies inside the boundary.
 func (c *Country) Contains(p [2]float64) bool {
 	in := false
-	c.edges.Search(p, [2]float64{180, p[1]}, func(_, _ [2]float64, v interface{}) bool {
+	c.edges.Search(p, [2]float64{540, p[1]}, func(_, _ [2]float64, v interface{}) bool {
 		k := v.(chunk)
 		r := c.rings[k.ring]
 		for i := k.start; i < k.end; i++ {
@@ -301,13 +303,13 @@ func decode(gz []byte) (*world, error) {
 						hi = [2]float64{max(hi[0], p[0]), max(hi[1], p[1])}
 					}
 					c.edges.Insert(lo, hi, chunk{idx, s, e})
+					// The box of all rings: those of a polygon across
+					// the antimeridian are its copies (gen's unwrap).
 					if ri == 0 && s == 0 {
 						plo, phi = lo, hi
 					}
-					if ri == 0 {
-						plo = [2]float64{min(plo[0], lo[0]), min(plo[1], lo[1])}
-						phi = [2]float64{max(phi[0], hi[0]), max(phi[1], hi[1])}
-					}
+					plo = [2]float64{min(plo[0], lo[0]), min(plo[1], lo[1])}
+					phi = [2]float64{max(phi[0], hi[0]), max(phi[1], hi[1])}
 				}
 			}
 			w.boxes.Insert(plo, phi, c)

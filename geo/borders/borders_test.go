@@ -54,6 +54,13 @@ func TestAt(t *testing.T) {
 		{"Cayenne: French Guiana is drawn in France", [2]float64{-52.4, 4.8}, "FR"},
 		{"Jakarta", [2]float64{106.85, -6.2}, "ID"},
 		{"Gulf of Guinea", [2]float64{0, 0}, ""},
+		{"Chukotka west of 180°", [2]float64{179.995, 67}, "RU"},
+		{"Chukotka east of 180°", [2]float64{-179.995, 67}, "RU"},
+		{"Taveuni west of 180°", [2]float64{179.995, -16.8}, "FJ"},
+		{"Taveuni east of 180°", [2]float64{-179.995, -16.8}, "FJ"},
+		{"the Pacific at 180°", [2]float64{179.995, 0}, ""},
+		{"Antarctica, a ring round the pole", [2]float64{0, -80}, "AQ"},
+		{"the Southern Ocean", [2]float64{0, -60}, ""},
 	} {
 		if got := codesAt(t, tc.p); got != tc.want {
 			t.Errorf("%s %v: in %q, want %q", tc.name, tc.p, got, tc.want)

@@ -29,8 +29,9 @@ type Evidence struct {
 	Rasters      []EvidenceRaster `json:"rasters"`
 	LossInForest *EvidenceLoss    `json:"lossInForest"`
 	// CountryCheck is how producerCountry was checked against where the
-	// plot lies (null when the plot FAILED for its geometry first).
-	CountryCheck  *EvidenceCountry `json:"countryCheck"`
+	// plot lies; absent when the plot FAILED for its geometry first (and
+	// from evidence recorded before the check).
+	CountryCheck  *EvidenceCountry `json:"countryCheck,omitempty"`
 	EngineVersion string           `json:"engineVersion"`
 	AppVersion    string           `json:"appVersion"`
 	ScreenedAt    string           `json:"screenedAt"`

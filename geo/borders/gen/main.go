@@ -149,6 +149,9 @@ func run(topoPath, isoPath, outPath string) error {
 		default:
 			return fmt.Errorf("%s: geometry type %q", g.Properties.Name, g.Type)
 		}
+		for i, p := range ps {
+			ps[i] = unwrap(p)
+		}
 		switch {
 		case g.ID != "":
 			code, ok := byNumeric[g.ID]
@@ -258,6 +261,61 @@ func stitch(arcs [][][2]int64, rings [][]int) polygon {
 		p = append(p, r)
 	}
 	return p
+}
+
+// turn is 360° on the quantized grid of longitude (-180° is 0, 180° is
+// 99999).
+const turn = 99999
+
+// unwrap makes the rings of p that cross the antimeridian (world-atlas
+// keeps Fiji's and Chukotka's whole, with sides jumping from 180° to
+// -180°) continuous, running past ±180°, and adds copies of each shifted a
+// turn east and west: a point at 179.9° lies in one copy, at -179.9° in
+// another, by plain ray casting. A ring round the pole (Antarctica) is
+// closed along the grid's southmost parallel.
+func unwrap(p polygon) polygon {
+	var out polygon
+	for _, r := range p {
+		if !crosses(r) {
+			out = append(out, r)
+			continue
+		}
+		var shift int64
+		u := make(ring, len(r))
+		for i, q := range r {
+			if i > 0 {
+				switch d := q[0] + shift - u[i-1][0]; {
+				case d > turn/2:
+					shift -= turn
+				case d < -turn/2:
+					shift += turn
+				}
+			}
+			u[i] = [2]int64{q[0] + shift, q[1]}
+		}
+		if shift != 0 {
+			first, last := u[0], u[len(u)-1]
+			u = append(u, [2]int64{last[0], 0}, [2]int64{first[0], 0}, first)
+		}
+		for _, by := range []int64{0, turn, -turn} {
+			c := make(ring, len(u))
+			for i, q := range u {
+				c[i] = [2]int64{q[0] + by, q[1]}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// crosses reports whether a side of r jumps more than half a turn.
+func crosses(r ring) bool {
+	for i := 1; i < len(r); i++ {
+		if d := r[i][0] - r[i-1][0]; d > turn/2 || d < -turn/2 {
+			return true
+		}
+	}
+	return false
 }
 
 func readJSON(path string, v any) error {
