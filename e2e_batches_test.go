@@ -179,7 +179,7 @@ func TestBatch_RiskAssessment(t *testing.T) {
 		batPlot("cocoa", "RU", "V-200", 40.0, 55.0),   // 2 COMPLIANT, high risk
 		batPlot("coffee", "GH", "V-100", -1.6, 6.5),   // 3 COMPLIANT, another commodity
 		batPlot("cocoa", "BR", "V-100", -61.5, -10.5), // 4 HIGH_RISK (deforestation fixture)
-		batPlot("cocoa", "GH", "V-100", 10.5, 10.5),   // 5 FAILED (no reference coverage)
+		batPlot("cocoa", "NG", "V-100", 10.5, 10.5),   // 5 FAILED (no reference coverage)
 		batPlot("cocoa", "GH", "V-100", -1.7, 6.5),    // 6 COMPLIANT, in no batch
 	)
 

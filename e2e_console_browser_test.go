@@ -51,13 +51,13 @@ func consolePlotBody(n int) (body string, highRisk, failed int) {
 			highRisk++
 		case i%10 == 1:
 			geometry = polSquare(10.1+dx, 10.1+dy, 0.002)
-			props["commodity"], props["producerCountry"] = "coffee", "CM"
+			props["commodity"], props["producerCountry"] = "coffee", "NG"
 			failed++
 		case i%10 == 3:
-			geometry = fmt.Sprintf(`{"type":"Point","coordinates":[%.6f,%.6f]}`, -2.9+dx, 6.1+dy)
+			geometry = fmt.Sprintf(`{"type":"Point","coordinates":[%.6f,%.6f]}`, -2.0+dx, 6.4+dy)
 			props["area"] = 2.0
 		default:
-			geometry = polSquare(-2.9+dx, 5.1+dy, 0.002)
+			geometry = polSquare(-2.0+dx, 5.6+dy, 0.002)
 		}
 		features[i] = polFeature(geometry, props)
 	}

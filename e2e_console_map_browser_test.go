@@ -85,7 +85,7 @@ func TestConsole_MapBrowser(t *testing.T) {
 	// squares and two points, of 4 and 0.5 ha.
 	extra := make([]string, 5)
 	for i := range 3 {
-		extra[i] = polFeature(polSquare(-1.2+float64(i)*0.01, 5.3, 0.003),
+		extra[i] = polFeature(polSquare(-5.2+float64(i)*0.01, 6.3, 0.003),
 			map[string]any{"commodity": "cocoa", "producerCountry": "CI", "supplierId": "V-9"})
 	}
 	for i, point := range consoleMapPoints {
@@ -203,7 +203,7 @@ func TestConsole_MapBrowser(t *testing.T) {
 // consoleMapPoints are the point plots of the map test, each standing
 // for a plot of ha hectares.
 // (Six decimals: fewer would fail the plot, INSUFFICIENT_PRECISION.)
-var consoleMapPoints = []struct{ lon, lat, ha float64 }{{-1.160013, 5.300011, 4}, {-1.150013, 5.300011, 0.5}}
+var consoleMapPoints = []struct{ lon, lat, ha float64 }{{-5.160013, 6.300011, 4}, {-5.150013, 6.300011, 0.5}}
 
 // consoleMapBigLayer imports into the sandbox of data directory dir,
 // before the appliance starts, a protected-area layer of more features
@@ -306,7 +306,7 @@ func consoleMapPointsAtArea(t *testing.T, ctx context.Context, activity *pageAct
 		}
 	}
 	err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`delete document.body.dataset.plotShown;
-		window.eudrMap.jumpTo({ center: [-1.191, 5.3], zoom: 12.8 }); void window.eudrMap.once("idle", () => (document.body.dataset.plotShown = "points"))`),
+		window.eudrMap.jumpTo({ center: [-5.191, 6.3], zoom: 12.8 }); void window.eudrMap.once("idle", () => (document.body.dataset.plotShown = "points"))`),
 		chromedp.Poll[chromedp.Void](`document.body.dataset.plotShown === "points"`, chromedp.WithPollingTimeout(time.Minute)))
 	if err != nil {
 		activity.fatal(t, "show the point plots", err)

@@ -26,7 +26,7 @@ func TestEvidence_VerifyAndTamper(t *testing.T) {
 	base := p.SandboxURL
 	_, ids := ledScreen(t, base, key, []string{"COMPLIANT", "COMPLIANT", "HIGH_RISK", "FAILED"},
 		ledPlot(-1.81, 6.69, "GH", "V-EV"), ledPlot(-1.82, 6.69, "GH", "V-EV"), ledPlot(-54.5, -4.5, "BR", "V-EV"),
-		ledPlot(10.5, 10.5, "GH", "V-EV"))
+		ledPlot(10.5, 10.5, "NG", "V-EV"))
 	verifyURL := base + eudrAPI + "/evidence/verify"
 
 	evidence := func(id string) []byte {

@@ -23,16 +23,16 @@ func resultsPlots(n int) (string, map[string]int) {
 	feats := make([]string, n)
 	counts := map[string]int{}
 	for i := range feats {
-		lon, lat, status := -1.5+float64(i%50)*0.002, 6.5+float64(i/50)*0.002, "COMPLIANT"
+		lon, lat, country, status := -1.5+float64(i%50)*0.002, 6.5+float64(i/50)*0.002, "GH", "COMPLIANT"
 		switch {
 		case i%10 == 0:
-			lon, lat, status = -61.9+float64(i)*0.0003, -10.5, "HIGH_RISK"
+			lon, lat, country, status = -61.9+float64(i)*0.0003, -10.5, "BR", "HIGH_RISK"
 		case i%25 == 0:
-			lon, lat, status = 10.1+float64(i)*0.0003, 10.5, "FAILED"
+			lon, lat, country, status = 10.1+float64(i)*0.0003, 10.5, "NG", "FAILED"
 		}
 		counts[status]++
 		feats[i] = polFeature(polSquare(lon, lat, 0.0005),
-			map[string]any{"commodity": "cocoa", "producerCountry": "GH", "externalId": fmt.Sprintf("plot-%d", i)})
+			map[string]any{"commodity": "cocoa", "producerCountry": country, "externalId": fmt.Sprintf("plot-%d", i)})
 	}
 	return polCollection(feats...), counts
 }

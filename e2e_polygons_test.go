@@ -533,6 +533,7 @@ type polFixture struct {
 	geometry   string
 	supplier   string // "" sends none
 	commodity  string
+	country    string // producerCountry: where the plot lies
 	status     string
 	reason     string
 	areaHa     float64 // expected areaHa within 1 %; 0: not checked
@@ -549,26 +550,26 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 
 	const h = 0.001 // half-side: plots of 0.002 degrees
 	fix := []polFixture{
-		{externalID: "defo", geometry: polSquare(-61.5, -10.5, h), supplier: "V-1", commodity: "cattle",
+		{externalID: "defo", geometry: polSquare(-61.5, -10.5, h), supplier: "V-1", commodity: "cattle", country: "BR",
 			status: "HIGH_RISK", reason: "DEFORESTATION_AFTER_CUTOFF", areaHa: polBoxHa(-61.501, -10.501, -61.499, -10.499)},
-		{externalID: "protected", geometry: polSquare(-54.5, -4.5, h), supplier: "V-2", commodity: "soya",
+		{externalID: "protected", geometry: polSquare(-54.5, -4.5, h), supplier: "V-2", commodity: "soya", country: "BR",
 			status: "HIGH_RISK", reason: "PROTECTED_AREA_OVERLAP", areaHa: polBoxHa(-54.501, -4.501, -54.499, -4.499)},
-		{externalID: "nodata", geometry: polSquare(10.5, 10.5, h), supplier: "V-1", commodity: "cocoa",
+		{externalID: "nodata", geometry: polSquare(10.5, 10.5, h), supplier: "V-1", commodity: "cocoa", country: "NG",
 			status: "FAILED", reason: "NO_REFERENCE_COVERAGE", areaHa: polBoxHa(10.499, 10.499, 10.501, 10.501)},
-		{externalID: "clean", geometry: polSquare(-1.5, 6.5, h), supplier: "V-3", commodity: "cocoa",
+		{externalID: "clean", geometry: polSquare(-1.5, 6.5, h), supplier: "V-3", commodity: "cocoa", country: "GH",
 			status: "COMPLIANT", areaHa: polBoxHa(-1.501, 6.499, -1.499, 6.501)},
 		{ // no externalId, no supplier
 			geometry: `{"type":"Polygon","coordinates":[` + polBoxRing(-1.41, 6.59, -1.406, 6.594, 6, false) + "," +
 				polBoxRing(-1.409, 6.591, -1.407, 6.593, 6, true) + `]}`,
-			commodity: "coffee", status: "FAILED", reason: "HOLES_NOT_SUPPORTED"},
+			commodity: "coffee", country: "GH", status: "FAILED", reason: "HOLES_NOT_SUPPORTED"},
 		{externalID: "bowtie", geometry: `{"type":"Polygon","coordinates":[` +
 			polRing([][2]float64{{-1.3, 6.4}, {-1.298, 6.402}, {-1.298, 6.4}, {-1.3, 6.402}, {-1.3, 6.4}}, 6) + `]}`,
-			supplier: "V-2", commodity: "coffee", status: "FAILED", reason: "SELF_INTERSECTION"},
-		{externalID: "coarse", geometry: polBoxGeometry(-1.201, 6.299, -1.199, 6.301, 4), supplier: "V-1", commodity: "rubber",
+			supplier: "V-2", commodity: "coffee", country: "GH", status: "FAILED", reason: "SELF_INTERSECTION"},
+		{externalID: "coarse", geometry: polBoxGeometry(-1.201, 6.299, -1.199, 6.301, 4), supplier: "V-1", commodity: "rubber", country: "GH",
 			status: "FAILED", reason: "INSUFFICIENT_PRECISION"},
-		{externalID: "mismatch", geometry: polSquare(-1.1, 6.2, h), supplier: "V-3", commodity: "wood",
+		{externalID: "mismatch", geometry: polSquare(-1.1, 6.2, h), supplier: "V-3", commodity: "wood", country: "GH",
 			status: "FAILED", reason: "AREA_MISMATCH", areaHa: polBoxHa(-1.101, 6.199, -1.099, 6.201)},
-		{externalID: "point", geometry: `{"type":"Point","coordinates":[-1.000000,6.100000]}`, supplier: "V-3", commodity: "oil_palm",
+		{externalID: "point", geometry: `{"type":"Point","coordinates":[-1.000000,6.100000]}`, supplier: "V-3", commodity: "oil_palm", country: "GH",
 			status: "COMPLIANT", areaHa: 2},
 	}
 	// Declared areas: 3 % off for the clean plot (within the 10 %
@@ -577,7 +578,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 	features := make([]string, len(fix))
 	for i := range fix {
 		f := &fix[i]
-		props := map[string]any{"commodity": f.commodity, "producerCountry": "BR"}
+		props := map[string]any{"commodity": f.commodity, "producerCountry": f.country}
 		if f.externalID != "" {
 			props["externalId"] = f.externalID
 		}
@@ -669,7 +670,7 @@ func TestPolygon_SandboxFixtures(t *testing.T) {
 				wantType = "Point"
 			}
 			if rec.PolygonID != id || rec.JobID != jobID || rec.FeatureIndex != i || rec.Commodity != f.commodity ||
-				rec.ProducerCountry != "BR" || polStr(rec.SupplierID) != polStr(polOptional(f.supplier)) ||
+				rec.ProducerCountry != f.country || polStr(rec.SupplierID) != polStr(polOptional(f.supplier)) ||
 				polStr(rec.ExternalID) != polStr(polOptional(f.externalID)) || rec.GeometryType != wantType ||
 				rec.EUDRStatus != s.EUDRStatus || rec.AreaHa != s.AreaHa || rec.ScreenedAt != s.ScreenedAt {
 				t.Errorf("GET %s: %+v; want feature %d (%s) as sent and as its status %+v", id, rec, i, f.externalID, s)

@@ -153,8 +153,8 @@ func TestReport_Archive(t *testing.T) {
 	// The sandbox fixtures: every outcome, each anchored in the ledger.
 	features := []string{
 		ledPlot(-61.5, -10.5, "BR", "V-1"), // HIGH_RISK: deforestation
-		ledPlot(10.5, 10.5, "GH", "V-1"),   // FAILED: no reference coverage
-		ledPlot(5.0, 6.0, "GH", "V-1"),     // COMPLIANT
+		ledPlot(10.5, 10.5, "NG", "V-1"),   // FAILED: no reference coverage
+		ledPlot(-1.6, 6.0, "GH", "V-1"),    // COMPLIANT
 	}
 	_, ids := ledScreen(t, base, key, []string{"HIGH_RISK", "FAILED", "COMPLIANT"}, features...)
 

@@ -27,7 +27,7 @@ func TestShipment_Refusals(t *testing.T) {
 	// country), one on the deforestation fixture, one without coverage.
 	_, ids := ledScreen(t, base, key, []string{"COMPLIANT", "COMPLIANT", "COMPLIANT", "HIGH_RISK", "FAILED"},
 		ledPlot(-1.71, 6.69, "GH", "V-REF"), ledPlot(-1.72, 6.69, "GH", "V-REF"), ledPlot(37.61, 55.75, "RU", "V-REF"),
-		ledPlot(-61.5, -10.5, "BR", "V-REF"), ledPlot(10.5, 10.5, "GH", "V-REF"))
+		ledPlot(-61.5, -10.5, "BR", "V-REF"), ledPlot(10.5, 10.5, "NG", "V-REF"))
 	a, b, ru, defo, nodata := ids[0], ids[1], ids[2], ids[3], ids[4]
 
 	// POST /batches with plots not COMPLIANT: 422 listing each of them.
