@@ -17,13 +17,13 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// exportPlots are four plots of a cocoa producer in Ghana: a polygon with
+// exportPlots are four plots of a cocoa producer in Nigeria: a polygon with
 // coordinates of 7 decimals, a point (without externalId) with its area,
 // a multipolygon, and a self-intersecting polygon (FAILED).
 var exportPlots = collection(
 	`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[4.9990004,5.9990006],[5.0010006,5.9990006],[5.0010006,6.0010004],[4.9990004,6.0010004],[4.9990004,5.9990006]]]},`+
-		`"properties":{"commodity":"cocoa","producerCountry":"GH","producerName":"Kofi & Sons <Ltd>","productionPlace":"Ashanti","externalId":"fine","supplierId":"V-1"}}`,
-	`{"type":"Feature","geometry":{"type":"Point","coordinates":[5.020000,6.020000]},"properties":{"commodity":"cocoa","producerCountry":"GH","area":1.5}}`,
+		`"properties":{"commodity":"cocoa","producerCountry":"NG","producerName":"Kofi & Sons <Ltd>","productionPlace":"Ondo","externalId":"fine","supplierId":"V-1"}}`,
+	`{"type":"Feature","geometry":{"type":"Point","coordinates":[5.020000,6.020000]},"properties":{"commodity":"cocoa","producerCountry":"NG","area":1.5}}`,
 	multiPlot("multi", box(5.1, 6.1, 5.101, 6.101), box(5.11, 6.11, 5.111, 6.111)),
 	plot("bowtie", "[[[5.000000,6.000000],[5.001000,6.001000],[5.001000,6.000000],[5.000000,6.001000],[5.000000,6.000000]]]"),
 )
@@ -91,9 +91,9 @@ func TestPolygonsExport_GeoJSON(t *testing.T) {
 		t.Fatalf("got %s", body)
 	}
 	want := map[string]map[string]any{
-		"Polygon":      {"ProducerCountry": "GH", "ProducerName": "Kofi & Sons <Ltd>", "ProductionPlace": "Ashanti", "commodity": "cocoa"},
-		"Point":        {"ProducerCountry": "GH", "Area": 1.5, "commodity": "cocoa"},
-		"MultiPolygon": {"ProducerCountry": "GH", "commodity": "cocoa"},
+		"Polygon":      {"ProducerCountry": "NG", "ProducerName": "Kofi & Sons <Ltd>", "ProductionPlace": "Ondo", "commodity": "cocoa"},
+		"Point":        {"ProducerCountry": "NG", "Area": 1.5, "commodity": "cocoa"},
+		"MultiPolygon": {"ProducerCountry": "NG", "commodity": "cocoa"},
 	}
 	seen := 0
 	for _, f := range fc.Features {
@@ -103,7 +103,7 @@ func TestPolygonsExport_GeoJSON(t *testing.T) {
 			continue
 		}
 		if f.Geometry.Type == "Polygon" && f.Properties["ProducerName"] == nil {
-			w = map[string]any{"ProducerCountry": "GH", "commodity": "cocoa"} // the bowtie
+			w = map[string]any{"ProducerCountry": "NG", "commodity": "cocoa"} // the bowtie
 		}
 		if !maps.Equal(f.Properties, w) {
 			t.Errorf("%s properties %v, want %v", f.Geometry.Type, f.Properties, w)
