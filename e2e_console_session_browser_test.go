@@ -251,13 +251,31 @@ func TestConsole_SessionFromAnotherSite(t *testing.T) {
 		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Minute))
 	}
 	fail := func(what string, err error) { t.Helper(); activity.fatal(t, what, err) }
+	// until waits for expr to hold across the navigations under way: an
+	// evaluation that meets a page being replaced fails, and is asked
+	// again of the next page.
+	until := func(expr string) error {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+			if err == nil && ok {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s did not hold in a minute (last error %v)", expr, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// follow opens the other site's page and follows its link.
 	follow := func() error {
-		return chromedp.Do(ctx,
-			chromedp.Navigate(otherURL),
-			chromedp.WaitVisible(chromedp.CSS("#go")),
-			chromedp.Click(chromedp.CSS("#go")),
-			poll(`location.origin === `+jsString(base)+` && document.body?.dataset.session === "maybe"`),
-		)
+		if err := chromedp.Do(ctx, chromedp.Navigate(otherURL), chromedp.WaitVisible(chromedp.CSS("#go"))); err != nil {
+			return err
+		}
+		if err := until(`location.origin === ` + jsString(base) + ` || (document.getElementById("go")?.click(), false)`); err != nil {
+			return err
+		}
+		return until(`document.body?.dataset.session === "maybe"`)
 	}
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/console"),
