@@ -176,6 +176,11 @@ func TestConsole_PlotBrowser(t *testing.T) {
 	if err != nil || !strings.HasPrefix(bar, "loss-bar after-cutoff ") || strings.HasSuffix(bar, " 0") {
 		t.Errorf("the loss chart's 2022 bar is %q (%v), want a bar after the cutoff with hectares", bar, err)
 	}
+	// The producer country check: the sample plot lies in Côte d'Ivoire.
+	country, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".plot-country")?.innerText ?? ""`))
+	if err != nil || !strings.HasPrefix(country, "in CI (or within 5 km") {
+		t.Errorf("the plot's country reads %q (%v), want in CI within the check's buffer", country, err)
+	}
 	shas, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll(".datasets .sha256"), (e) => e.textContent).join(" ")`))
 	if err != nil || !strings.Contains(shas, lossLayer.SHA256) {
 		t.Errorf("the datasets list SHA-256s %q (%v), want the loss-year layer's %s", shas, err, lossLayer.SHA256)

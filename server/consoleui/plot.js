@@ -17,6 +17,7 @@ const reasonWords = {
   PROTECTED_AREA_OVERLAP: "The plot overlaps a protected area.",
   RISK_SCORE_ABOVE_MAX: "The plot's risk score is above the maximum allowed.",
   NO_REFERENCE_COVERAGE: "No reference layer has data for the whole plot, so it was not judged.",
+  OUTSIDE_PRODUCER_COUNTRY: "The plot does not lie in the country it was sent with (producerCountry): its coordinates, or its country, are wrong; latitude and longitude swapped is a common cause.",
 };
 
 function why(plot) {
@@ -43,6 +44,16 @@ function LossByYear({ years }) {
   </div>`;
 }
 
+// countryWords says what the producer country check found.
+function countryWords(c) {
+  const km = `${(c.bufferM / 1000).toFixed(0)} km`;
+  switch (c.outcome) {
+    case "IN_COUNTRY": return `in ${c.producerCountry} (or within ${km} of it)`;
+    case "OUTSIDE": return c.foundIn.length ? `not in ${c.producerCountry}: in ${c.foundIn.join(", ")}` : `not in ${c.producerCountry}, nor in any country`;
+    default: return `${c.producerCountry}: no boundary to check it against`;
+  }
+}
+
 function Figures({ plot, doc }) {
   const r = doc.risk;
   const forest = doc.rasters.filter((x) => x.kind === "forest-2020" && x.covered);
@@ -56,6 +67,7 @@ function Figures({ plot, doc }) {
       <dt>Protected area</dt><dd>${haPct(r.protectedHa, r.protectedPct)}</dd>
       <dt>Risk score</dt><dd>${r.riskScore} of 100</dd>`}
     <dt>Commodity</dt><dd>${plot.commodity}, ${plot.producerCountry}</dd>
+    ${doc.countryCheck && html`<dt>Country</dt><dd class="plot-country">${countryWords(doc.countryCheck)}</dd>`}
     <dt>Screened</dt><dd>${doc.screenedAt}, engine ${doc.engineVersion}</dd>
   </dl>
   ${loss.map((x) => html`<h3>Forest loss by year</h3>
