@@ -150,9 +150,24 @@ func TestConsole_SessionBrowser(t *testing.T) {
 	}
 	consoleScreenshot(t, ctx, "console-upload.png", shots)
 
+	// A workbook is sent as it is, a binary file typed by its name: the
+	// six plots of the plot-file test data, screened and drawn beside.
+	workbook, err := filepath.Abs("geo/plotfile/testdata/plots.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SetUploadFiles(chromedp.CSS("#plot-file"), []string{workbook}),
+		poll(`document.querySelector('[data-job-status="COMPLETED"]')?.innerText.includes("plots.xlsx") === true`),
+		poll(`document.body.dataset.plotsDrawn === "11"`),
+	)
+	if err != nil {
+		fail("the workbook was not screened onto the map", err)
+	}
+
 	// A reload keeps the session: the cookie lives on, the CSRF token is
 	// asked for again.
-	err = chromedp.Do(ctx, chromedp.Reload(), poll(`document.body.dataset.plotsDrawn === "5"`))
+	err = chromedp.Do(ctx, chromedp.Reload(), poll(`document.body.dataset.plotsDrawn === "11"`))
 	if err != nil {
 		fail("the reloaded page was not signed in", err)
 	}
@@ -181,7 +196,7 @@ func TestConsole_SessionBrowser(t *testing.T) {
 	if h := header(); !strings.Contains(h, "rita") || !strings.Contains(strings.ToLower(h), "reader") {
 		t.Errorf("the header reads %q, want the reader's name and role", h)
 	}
-	err = chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`), poll(`document.body.dataset.plotsDrawn === "5"`))
+	err = chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`), poll(`document.body.dataset.plotsDrawn === "11"`))
 	if err != nil {
 		fail("the reader's map did not draw the plots", err)
 	}

@@ -208,9 +208,27 @@ export const health = () => get("/eudr/health");
 export const polygons = ({ geometry = false } = {}, onPage) =>
   getAll("/eudr/polygons" + (geometry ? "?include=geometry" : ""), onPage);
 
-// uploadPlots sends a GeoJSON FeatureCollection as it was read from a file
+// The Content-Type of a plot file, by its name's extension.
+const plotFileTypes = {
+  geojson: "application/geo+json",
+  json: "application/geo+json",
+  kml: "application/vnd.google-earth.kml+xml",
+  kmz: "application/vnd.google-earth.kmz",
+  zip: "application/zip",
+  csv: "text/csv",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+};
+
+// plotFileAccept is what the file picker offers.
+export const plotFileAccept = Object.keys(plotFileTypes).map((ext) => "." + ext).join(",");
+
+// uploadPlots sends a plot file as it is, typed by its extension (one the
+// appliance does not read is refused by it, 415, naming those it reads),
 // and answers { jobId, featureCount } of the job that screens it.
-export const uploadPlots = (text) => write("POST", "/eudr/polygons", text, "application/geo+json");
+export const uploadPlots = (file) => {
+  const ext = file.name.includes(".") ? file.name.split(".").pop().toLowerCase() : "";
+  return write("POST", "/eudr/polygons", file, plotFileTypes[ext] || file.type || "application/octet-stream");
+};
 
 // job reads a job's state and counts; one result is enough, the counts
 // cover them all.

@@ -1,6 +1,7 @@
-// Uploading plots: a GeoJSON FeatureCollection file, dropped on the Plots
-// page or chosen with the file picker, is sent as it is to
-// POST /eudr/polygons; the job that screens it is followed until it ends.
+// Uploading plots: a plot file (GeoJSON, KML, KMZ, a zipped Shapefile,
+// CSV or an Excel workbook), dropped on the Plots page or chosen with the
+// file picker, is sent as it is to POST /eudr/polygons; the job that
+// screens it is followed until it ends.
 
 import { html, useEffect, useRef, useState } from "./standalone.module.js";
 import * as api from "./api.js";
@@ -38,7 +39,7 @@ export function PlotUpload({ onScreened }) {
     if (!file) return;
     setState({ name: file.name });
     try {
-      const accepted = await api.uploadPlots(await file.text());
+      const accepted = await api.uploadPlots(file);
       await follow(file.name, accepted.jobId);
     } catch (error) {
       if (alive.current) setState({ name: file.name, error });
@@ -54,9 +55,9 @@ export function PlotUpload({ onScreened }) {
   return html`<div class=${"card plot-upload" + (over ? " over" : "")} data-write
       onDragOver=${(e) => { e.preventDefault(); setOver(true); }} onDragLeave=${() => setOver(false)} onDrop=${drop}>
     <h2>Add plots</h2>
-    <p class="muted">Drop a GeoJSON FeatureCollection file here, or <label class="file-pick">choose a file<input id="plot-file" type="file" accept=".geojson,.json,application/geo+json,application/json"
-        disabled=${busy} ref=${input} onChange=${(e) => { upload(e.target.files[0]); e.target.value = ""; }} /></label>.
-      Each feature needs a <code>commodity</code> and a <code>producerCountry</code>.</p>
+    <p class="muted">Drop a plot file here, or <label class="file-pick">choose a file<input id="plot-file" type="file" accept=${api.plotFileAccept}
+        disabled=${busy} ref=${input} onChange=${(e) => { upload(e.target.files[0]); e.target.value = ""; }} /></label>:
+      GeoJSON, KML or KMZ, a zipped Shapefile, CSV or Excel. Each plot needs a <code>commodity</code> and a <code>producerCountry</code>.</p>
     ${state && html`<${UploadState} ...${state} />`}
   </div>`;
 }
