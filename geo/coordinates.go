@@ -194,11 +194,16 @@ func (p *parser) ring(cp cpath) (Ring, error) {
 	}
 	p.shapeProblem(bad, badIssue, nBad, "ring")
 	valid := allOK
-	if n < 4 {
+	open := n >= 2 && firstShaped && lastShaped && first != last
+	least := 4
+	if open && p.opts.OpenRings {
+		least = 3 // closed by the reader, it has 4
+	}
+	if n < least {
 		p.add(CodeInvalidRing, cp.String(), fmt.Sprintf("a linear ring needs at least 4 positions (3 corners and the first repeated at the end), not %d", n))
 		valid = false
 	}
-	if n >= 2 && firstShaped && lastShaped && first != last {
+	if open && !p.opts.OpenRings {
 		p.add(CodeInvalidCoordinateClosure, cp.String(), fmt.Sprintf(
 			"the ring is not closed: its last position %s must repeat its first %s", formatPos(last), formatPos(first)))
 		valid = false

@@ -26,6 +26,11 @@ type ParseOptions struct {
 	// input: for reading back a request accepted before such rings were
 	// refused, whose other features must still be screened.
 	DeferAntimeridian bool
+	// OpenRings accepts a ring whose last position does not repeat its
+	// first, of 3 positions or more, and returns it open, as sent: for
+	// reading a plot to repair (geo/repair closes it). Without it such a
+	// ring is INVALID_COORDINATE_CLOSURE.
+	OpenRings bool
 }
 
 // DefaultMaxProblems keeps the answer to a hopeless body (a whole file in a
