@@ -57,7 +57,8 @@ type polygonsAcceptedResponse struct {
 // (polygon.Check, polygon.Submit).
 func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	format, err := plotFormat(r)
-	if err != nil {
+	repair, rerr := repairParam(r)
+	if err := apierr.Merge(apierr.DetailsOf(rerr), err); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -66,7 +67,12 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, readBodyError(err))
 		return
 	}
-	sub, err := a.polygons.Check(body, format, r.URL.Query().Get("sheet"))
+	var sub *polygon.Submission
+	if repair {
+		sub, _, err = a.polygons.CheckRepaired(body, format, r.URL.Query().Get("sheet"))
+	} else {
+		sub, err = a.polygons.Check(body, format, r.URL.Query().Get("sheet"))
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -79,6 +85,53 @@ func (a *App) handlePolygonsCreate(w http.ResponseWriter, r *http.Request, _ htt
 		}
 		return accepted(job.ID, polygonsAcceptedResponse{JobID: job.ID, FeatureCount: sub.FeatureCount()}), nil
 	})
+}
+
+// repairParam reads ?repair= of POST /polygons: true screens the features
+// as POST /polygons/repair repairs them.
+func repairParam(r *http.Request) (bool, error) {
+	switch v := r.URL.Query().Get("repair"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, apierr.Validation(apierr.Detail{Code: apierr.DetailInvalidValue, Field: "query.repair",
+			Issue: fmt.Sprintf("must be true or false, not %q", v)})
+	}
+}
+
+// polygonsRepairResponse is the answer of POST /polygons/repair.
+type polygonsRepairResponse struct {
+	FeatureCount    int                     `json:"featureCount"`
+	ChangedCount    int                     `json:"changedCount"`
+	UnrepairedCount int                     `json:"unrepairedCount"`
+	Collection      json.RawMessage         `json:"collection"`
+	Features        []polygon.FeatureRepair `json:"features"`
+}
+
+// handlePolygonsRepair repairs a plot file (the same inputs and limits as
+// POST /polygons) and answers the repaired FeatureCollection with every
+// change made to each feature (polygon.Repair). It stores nothing.
+func (a *App) handlePolygonsRepair(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	format, err := plotFormat(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, readBodyError(err))
+		return
+	}
+	rep, err := a.polygons.Repair(body, format, r.URL.Query().Get("sheet"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	changed, unrepaired := rep.Counts()
+	writeJSON(w, r, http.StatusOK, polygonsRepairResponse{FeatureCount: len(rep.Features), ChangedCount: changed,
+		UnrepairedCount: unrepaired, Collection: rep.Collection, Features: rep.Features})
 }
 
 // polygonResponse is a polygon as GET /polygons lists it, and with its

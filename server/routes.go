@@ -67,6 +67,8 @@ func (a *App) routes() []route {
 
 		{"GET", eudrPrefix + "/polygons", authKey, idemNone, a.handlePolygonsList},
 		{"POST", eudrPrefix + "/polygons", authKey, idemRequired, a.handlePolygonsCreate},
+		// Repairing stores nothing: like POST /evidence/verify, no Idempotency-Key.
+		{"POST", eudrPrefix + "/polygons/repair", authKey, idemNone, a.handlePolygonsRepair},
 		{"GET", eudrPrefix + "/polygons/export", authKey, idemNone, a.handlePolygonsExport},
 		{"GET", eudrPrefix + "/polygons/:polygonId", authKey, idemNone, a.handlePolygonsGet},
 		{"DELETE", eudrPrefix + "/polygons/:polygonId", authKey, idemNone, a.handlePolygonsDelete},

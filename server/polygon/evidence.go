@@ -2,6 +2,7 @@ package polygon
 
 import (
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/geo/repair"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -31,10 +32,13 @@ type Evidence struct {
 	// CountryCheck is how producerCountry was checked against where the
 	// plot lies; absent when the plot FAILED for its geometry first (and
 	// from evidence recorded before the check).
-	CountryCheck  *EvidenceCountry `json:"countryCheck,omitempty"`
-	EngineVersion string           `json:"engineVersion"`
-	AppVersion    string           `json:"appVersion"`
-	ScreenedAt    string           `json:"screenedAt"`
+	CountryCheck *EvidenceCountry `json:"countryCheck,omitempty"`
+	// Repair is what was repaired in the plot before it was screened,
+	// for a plot sent with ?repair=true (absent otherwise).
+	Repair        *EvidenceRepair `json:"repair,omitempty"`
+	EngineVersion string          `json:"engineVersion"`
+	AppVersion    string          `json:"appVersion"`
+	ScreenedAt    string          `json:"screenedAt"`
 }
 
 // Risk is a screened plot's measured overlaps and risk score.
@@ -211,4 +215,27 @@ func evidenceRasterOf(l *geo.RasterLayer, rr geo.RasterResult) EvidenceRaster {
 		}
 	}
 	return er
+}
+
+// EvidenceRepair is what a repair changed in a plot before it was
+// screened: the plot's inputSha256 is of the repaired feature, and
+// originalSha256 of the feature as sent, so that an auditor holding either
+// can match it.
+type EvidenceRepair struct {
+	OriginalSHA256 string             `json:"originalSha256"`
+	Changes        []repair.Change    `json:"changes"`
+	Unrepaired     *repair.Unrepaired `json:"unrepaired"`
+}
+
+// evidenceRepairOf is a feature's repair as its evidence records it; a
+// feature the repair did not list (not reached) records none.
+func evidenceRepairOf(r *FeatureRepair) *EvidenceRepair {
+	if r == nil {
+		return nil
+	}
+	changes := r.Changes
+	if changes == nil {
+		changes = []repair.Change{}
+	}
+	return &EvidenceRepair{OriginalSHA256: r.OriginalSHA256, Changes: changes, Unrepaired: r.Unrepaired}
 }

@@ -87,6 +87,17 @@ func (sub *Submission) FeatureCount() int { return sub.features }
 // MALFORMED_JSON for an empty body, and a 413 PAYLOAD_TOO_LARGE for more
 // than MaxFeatures features.
 func (s *Service) Check(body []byte, f plotfile.Format, sheet string) (*Submission, error) {
+	count := 0
+	c, err := s.read(body, f, sheet, geo.ParseOptions{Each: func(geo.Feature) error { count++; return nil }})
+	if err != nil {
+		return nil, err
+	}
+	return &Submission{body: c.GeoJSON, features: count}, nil
+}
+
+// read converts a plot file to GeoJSON and parses it with opts, with
+// Check's errors.
+func (s *Service) read(body []byte, f plotfile.Format, sheet string, opts geo.ParseOptions) (*plotfile.Converted, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		what := "a GeoJSON FeatureCollection"
 		if f != plotfile.GeoJSON {
@@ -95,11 +106,11 @@ func (s *Service) Check(body []byte, f plotfile.Format, sheet string) (*Submissi
 		return nil, apierr.Validation(apierr.Detail{Code: apierr.DetailMalformedJSON, Field: "body",
 			Issue: "request body is empty; " + what + " is required"})
 	}
-	max, count := s.o.MaxFeatures, 0
+	max := s.o.MaxFeatures
+	opts.MaxFeatures = max
 	c, err := plotfile.Convert(f, body, plotfile.Options{MaxFeatures: max, Sheet: sheet})
 	if err == nil {
-		_, err = geo.ParseFeatureCollection(c.GeoJSON, geo.ParseOptions{MaxFeatures: max,
-			Each: func(geo.Feature) error { count++; return nil }})
+		_, err = geo.ParseFeatureCollection(c.GeoJSON, opts)
 		// The converted file's problems in its own terms.
 		var ps geo.Problems
 		if errors.As(err, &ps) {
@@ -121,7 +132,7 @@ func (s *Service) Check(body []byte, f plotfile.Format, sheet string) (*Submissi
 	if err != nil {
 		return nil, err
 	}
-	return &Submission{body: c.GeoJSON, features: count}, nil
+	return c, nil
 }
 
 // Submit queues one polygon_ingestion job for all the features of sub, in

@@ -60,6 +60,9 @@ type screening struct {
 	rules      geo.Rules
 	appVersion string
 	log        func(index int, cause any)
+	// repairs are the repairs of a repaired collection's features, by
+	// index; nil for a collection queued as sent.
+	repairs map[int]*FeatureRepair
 }
 
 // runJob screens the features of a POST /polygons request, chunk by chunk
@@ -76,8 +79,12 @@ func (s *Service) runJob(ctx context.Context, t storage.Tenant, job *storage.Job
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	repairs, body, err := splitRepaired(body)
+	if err != nil {
+		return err
+	}
 	ix := s.o.Index(t.Env)
-	sc := screening{ix: ix, layers: ix.Layers(), rasters: ix.Rasters(), rules: s.o.Rules, appVersion: s.o.AppVersion,
+	sc := screening{repairs: repairs, ix: ix, layers: ix.Layers(), rasters: ix.Rasters(), rules: s.o.Rules, appVersion: s.o.AppVersion,
 		log: func(index int, cause any) {
 			s.o.Logger.Error().Str("job_id", job.ID).Int("feature_index", index).Interface("panic", cause).
 				Msg("screening a feature panicked; it is FAILED SCREENING_ERROR")
@@ -108,7 +115,7 @@ func (s *Service) runJob(ctx context.Context, t storage.Tenant, job *storage.Job
 		return nil
 	}
 	seen := 0
-	_, err := geo.ParseFeatureCollection(body, geo.ParseOptions{DeferAntimeridian: true, Each: func(f geo.Feature) error {
+	_, err = geo.ParseFeatureCollection(body, geo.ParseOptions{DeferAntimeridian: true, Each: func(f geo.Feature) error {
 		seen++
 		if f.Index < job.Progress.Processed {
 			return nil
@@ -253,7 +260,11 @@ func (sc screening) screen(ctx context.Context, jobID string, f geo.Feature, now
 	}
 	// The evidence is kept in canonical form (ledger.CanonicalJSON), so
 	// that its hash in the ledger entry can be recomputed from its JSON.
-	evidence, err := ledger.CanonicalJSON(sc.evidence(pol, o, hex.EncodeToString(sum[:])))
+	ev := sc.evidence(pol, o, hex.EncodeToString(sum[:]))
+	if sc.repairs != nil {
+		ev.Repair = evidenceRepairOf(sc.repairs[f.Index])
+	}
+	evidence, err := ledger.CanonicalJSON(ev)
 	if err != nil {
 		panic(fmt.Sprintf("encode evidence: %v", err)) // plain values: cannot fail
 	}
