@@ -27,6 +27,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/eudr/eudr/geo"
+	"github.com/eudr/eudr/geo/repair"
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/queue"
 	"github.com/eudr/eudr/queue/webhooksig"
@@ -150,6 +151,11 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{oaServedEvidence{}, "PolygonEvidence", true},
 			{anchor.DocumentLedger{}, "PolygonEvidenceLedger", true},
 			{polygon.EvidenceRules{}, "PolygonEvidenceRules", true},
+			{polygon.EvidenceRepair{}, "PolygonEvidenceRepair", true},
+			{polygonsRepairResponse{}, "PolygonRepair", true},
+			{polygon.FeatureRepair{}, "PolygonFeatureRepair", true},
+			{repair.Change{}, "PolygonRepairChange", true},
+			{repair.Unrepaired{}, "PolygonRepairUnrepaired", true},
 			{polygon.EvidenceLayer{}, "PolygonEvidenceLayer", true},
 			{polygon.EvidenceOverlap{}, "PolygonEvidenceOverlap", true},
 			{polygon.Result{}, "PolygonJobResult", true},

@@ -142,7 +142,7 @@ func TestRepairedPlotsPassCheck(t *testing.T) {
 		var holes float64
 		for _, c := range res.Changes {
 			if c.Code == HolesRemoved {
-				holes += *c.AreaHa
+				holes += c.AreaHa
 			}
 		}
 		sent := geo.PolygonArea(toFloat(f.Geometry.Polygons[0]))

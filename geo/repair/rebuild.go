@@ -55,7 +55,7 @@ func rebuild(g geo.Geometry, maxDecimals int) (geo.Geometry, []Change, *Unrepair
 			for _, h := range poly[1:] {
 				area += geo.RingArea(h)
 			}
-			changes = append(changes, Change{Code: HolesRemoved, Path: polygonPath(g, i), Parts: len(poly) - 1, AreaHa: ha(area),
+			changes = append(changes, Change{Code: HolesRemoved, Path: polygonPath(g, i), Parts: len(poly) - 1, AreaHa: area,
 				Message: fmt.Sprintf("%d interior %s holding %s ha %s removed: the EU information system refuses holes, so the plot now covers %s",
 					len(poly)-1, plural(len(poly)-1, "ring"), formatHa(area), plural(len(poly)-1, "was", "were"), plural(len(poly)-1, "it", "them"))})
 		}
@@ -152,11 +152,11 @@ func merge(parts []ring) ([]ring, []Change, *Unrepaired) {
 		return nil, nil, &Unrepaired{Reason: geo.ReasonOverlappingParts, Detail: "parts of the MultiPolygon overlap and their union encloses no area"}
 	}
 	overlap := max(before-after, 0)
-	changes = append(changes, Change{Code: OverlappingPartsMerged, Path: "geometry.coordinates", Parts: len(out), AreaHa: ha(overlap),
+	changes = append(changes, Change{Code: OverlappingPartsMerged, Path: "geometry.coordinates", Parts: len(out), AreaHa: overlap,
 		Message: fmt.Sprintf("%d parts overlapped, %s ha being counted more than once; they were replaced by their union, %d %s",
 			len(parts), formatHa(overlap), len(out), plural(len(out), "part"))})
 	if holes > 0 {
-		changes = append(changes, Change{Code: HolesRemoved, Path: "geometry.coordinates", Parts: holes, AreaHa: ha(holeArea),
+		changes = append(changes, Change{Code: HolesRemoved, Path: "geometry.coordinates", Parts: holes, AreaHa: holeArea,
 			Message: fmt.Sprintf("the merged parts enclosed %d %s they did not cover, holding %s ha; the EU information system refuses holes, so the plot now covers %s",
 				holes, plural(holes, "space"), formatHa(holeArea), plural(holes, "it", "them"))})
 	}

@@ -66,9 +66,9 @@ type Change struct {
 	Message string `json:"message"`
 	// Positions, Parts and AreaHa are the figures of the change, where
 	// it has them (see each code).
-	Positions int      `json:"positions,omitempty"`
-	Parts     int      `json:"parts,omitempty"`
-	AreaHa    *float64 `json:"areaHa,omitempty"`
+	Positions int     `json:"positions,omitempty"`
+	Parts     int     `json:"parts,omitempty"`
+	AreaHa    float64 `json:"areaHa,omitempty"`
 }
 
 // Unrepaired is why a feature could not be repaired safely: a reason of
@@ -174,5 +174,3 @@ func polygonPath(g geo.Geometry, i int) string {
 func formatPos(p geo.Position) string {
 	return fmt.Sprintf("[%s, %s]", formatFloat(p[0]), formatFloat(p[1]))
 }
-
-func ha(v float64) *float64 { return &v }

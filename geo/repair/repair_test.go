@@ -225,7 +225,7 @@ func TestOverlappingPartsMerged(t *testing.T) {
 	}
 	c := res.Changes[0]
 	quarter := geo.RingArea([][2]float64{{5.001, 6.001}, {5.002, 6.001}, {5.002, 6.002}, {5.001, 6.002}})
-	if c.Parts != 1 || c.AreaHa == nil || math.Abs(*c.AreaHa-quarter) > 1e-6 {
+	if c.Parts != 1 || math.Abs(c.AreaHa-quarter) > 1e-6 {
 		t.Errorf("change %+v, want 1 part and %v ha", c, quarter)
 	}
 	if len(res.Geometry.Polygons) != 1 || len(res.Geometry.Polygons[0][0]) != 9 {
@@ -247,7 +247,7 @@ func TestHolesRemoved(t *testing.T) {
 		t.Fatalf("changes %v", got)
 	}
 	want := geo.RingArea([][2]float64{{5.0004, 6.0004}, {5.0004, 6.0006}, {5.0006, 6.0006}, {5.0006, 6.0004}})
-	if c := res.Changes[0]; c.Parts != 1 || c.Path != "geometry.coordinates" || c.AreaHa == nil || *c.AreaHa != want || want < 0.04 {
+	if c := res.Changes[0]; c.Parts != 1 || c.Path != "geometry.coordinates" || c.AreaHa != want || want < 0.04 {
 		t.Errorf("change %+v, want %v ha", c, want)
 	}
 	if written != `{"type":"Polygon","coordinates":[`+square+`]}` {
