@@ -5,7 +5,10 @@
 // they held), and coordinates that collapse at 6 decimals. What it cannot
 // fix safely (a ring that encloses nothing, a ring across the
 // antimeridian, too few decimals) is reported and the geometry left as
-// sent. A repaired feature always passes geo.Check.
+// sent. A repaired feature always passes geo.Check. A plot that lies
+// outside its producerCountry as sent and inside it with latitude and
+// longitude swapped is swapped (geo/borders, the country check's
+// boundaries).
 //
 // A plot geo.Check accepts is left exactly as sent (apart from closing an
 // open ring), whatever its winding or its number of decimals. A plot it
@@ -100,6 +103,10 @@ type Result struct {
 func Feature(f geo.Feature) Result {
 	g := f.Geometry
 	res := Result{Geometry: g, Decimals: f.MaxDecimals, Changes: []Change{}}
+	if sw, n, ok := swapped(g, f.Properties.ProducerCountry); ok {
+		g, f.Geometry, res.Geometry = sw, sw, sw
+		res.Changes = append(res.Changes, swapChange(n, f.Properties.ProducerCountry))
+	}
 	if g.IsPoint() {
 		if reason, detail := geo.Check(f); reason != "" {
 			res.Unrepaired = &Unrepaired{Reason: reason, Detail: detail}
@@ -107,6 +114,7 @@ func Feature(f geo.Feature) Result {
 		return res
 	}
 	res.Geometry = closeRings(g, &res.Changes)
+	f.Geometry = res.Geometry
 	sent := geo.Feature{Geometry: res.Geometry, MaxDecimals: f.MaxDecimals}
 	reason, detail := geo.Check(sent)
 	switch reason {

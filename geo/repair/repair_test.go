@@ -293,3 +293,33 @@ func toFloat(p geo.Polygon) [][][2]float64 {
 	}
 	return out
 }
+
+func TestLatitudeAndLongitudeSwapped(t *testing.T) {
+	// A plot in Ghana sent latitude first lies at sea, off Gabon.
+	res, written := repaired(t, `{"type":"Polygon","coordinates":[[[6.500000,-1.500000],[6.500000,-1.499000],[6.501000,-1.499000],[6.501000,-1.500000],[6.500000,-1.500000]]]}`)
+	if got := codes(res.Changes); !slices.Equal(got, []string{CoordinatesSwapped}) {
+		t.Fatalf("changes %v", got)
+	}
+	if c := res.Changes[0]; c.Positions != 5 || !strings.Contains(c.Message, "GH") {
+		t.Errorf("change %+v", c)
+	}
+	want := `{"type":"Polygon","coordinates":[[[-1.500000,6.500000],[-1.499000,6.500000],[-1.499000,6.501000],[-1.500000,6.501000],[-1.500000,6.500000]]]}`
+	if written != want {
+		t.Errorf("written\n%s, want\n%s", written, want)
+	}
+	// A point too; and a plot in Ghana as sent, or outside it either way
+	// (in Nigeria, and at sea), is left where it is.
+	res, _ = repaired(t, `{"type":"Point","coordinates":[6.500001,-1.500001]}`)
+	if got := codes(res.Changes); !slices.Equal(got, []string{CoordinatesSwapped}) {
+		t.Errorf("point: changes %v", got)
+	}
+	for _, g := range []string{
+		`{"type":"Polygon","coordinates":[[[-1.500000,6.500000],[-1.499000,6.500000],[-1.499000,6.501000],[-1.500000,6.501000],[-1.500000,6.500000]]]}`,
+		`{"type":"Polygon","coordinates":[[[7.500000,9.500000],[7.501000,9.500000],[7.501000,9.501000],[7.500000,9.501000],[7.500000,9.500000]]]}`,
+		`{"type":"Polygon","coordinates":[[[-20.000000,-20.000000],[-19.999000,-20.000000],[-19.999000,-19.999000],[-20.000000,-19.999000],[-20.000000,-20.000000]]]}`,
+	} {
+		if res := Feature(parse(t, g)); len(res.Changes) != 0 {
+			t.Errorf("%s: changes %+v", g, res.Changes)
+		}
+	}
+}
