@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // sessionCreateUser makes a user with the CLI on a stopped appliance's data
@@ -119,10 +120,13 @@ func TestConsole_SessionBrowser(t *testing.T) {
 		t.Errorf("the header reads %q, want the admin's name and role", h)
 	}
 
-	// A file the appliance refuses: each problem listed with its path.
+	// A file the appliance refuses, sent without repair (on by default):
+	// each problem listed with its path.
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`),
 		poll(`document.body.dataset.plotsDrawn === "2"`),
+		chromedp.Click(chromedp.CSS(".upload-repair input")),
+		poll(`document.querySelector(".upload-repair input").checked === false`),
 		chromedp.SetUploadFiles(chromedp.CSS("#plot-file"), []string{broken}),
 		poll(`document.querySelector(".upload-problems li") !== null`),
 	)
@@ -165,9 +169,26 @@ func TestConsole_SessionBrowser(t *testing.T) {
 		fail("the workbook was not screened onto the map", err)
 	}
 
+	// The refused file again, with repair: its open ring is closed, and
+	// the plot's panel (the newest plot heads the table) says so.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(".upload-repair input")),
+		poll(`document.querySelector(".upload-repair input").checked === true`),
+		chromedp.SetUploadFiles(chromedp.CSS("#plot-file"), []string{broken}),
+		poll(`document.querySelector('[data-job-status="COMPLETED"]')?.innerText.includes("broken.geojson") === true`),
+		poll(`document.body.dataset.plotsDrawn === "12"`),
+		chromedp.Focus(chromedp.CSS(".plots-table tbody tr:first-child a")),
+		chromedp.KeyEvent(kb.Enter),
+		poll(`document.querySelector('.plot-repair li[data-change="RING_CLOSED"]') !== null`),
+	)
+	if err != nil {
+		fail("the file sent with repair was not repaired, or its plot does not say so", err)
+	}
+	consoleScreenshot(t, ctx, "console-plot-repaired.png", shots)
+
 	// A reload keeps the session: the cookie lives on, the CSRF token is
 	// asked for again.
-	err = chromedp.Do(ctx, chromedp.Reload(), poll(`document.body.dataset.plotsDrawn === "11"`))
+	err = chromedp.Do(ctx, chromedp.Reload(), poll(`document.body.dataset.plotsDrawn === "12"`))
 	if err != nil {
 		fail("the reloaded page was not signed in", err)
 	}
@@ -196,7 +217,7 @@ func TestConsole_SessionBrowser(t *testing.T) {
 	if h := header(); !strings.Contains(h, "rita") || !strings.Contains(strings.ToLower(h), "reader") {
 		t.Errorf("the header reads %q, want the reader's name and role", h)
 	}
-	err = chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`), poll(`document.body.dataset.plotsDrawn === "11"`))
+	err = chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`), poll(`document.body.dataset.plotsDrawn === "12"`))
 	if err != nil {
 		fail("the reader's map did not draw the plots", err)
 	}

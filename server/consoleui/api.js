@@ -225,9 +225,12 @@ export const plotFileAccept = Object.keys(plotFileTypes).map((ext) => "." + ext)
 // uploadPlots sends a plot file as it is, typed by its extension (one the
 // appliance does not read is refused by it, 415, naming those it reads),
 // and answers { jobId, featureCount } of the job that screens it.
-export const uploadPlots = (file) => {
+// With repair, the appliance first repairs what it safely can (a ring left
+// open, a figure 8, a hole...) and records each change in the plot's
+// evidence.
+export const uploadPlots = (file, { repair = false } = {}) => {
   const ext = file.name.includes(".") ? file.name.split(".").pop().toLowerCase() : "";
-  return write("POST", "/eudr/polygons", file, plotFileTypes[ext] || file.type || "application/octet-stream");
+  return write("POST", "/eudr/polygons" + (repair ? "?repair=true" : ""), file, plotFileTypes[ext] || file.type || "application/octet-stream");
 };
 
 // job reads a job's state and counts; one result is enough, the counts

@@ -76,6 +76,17 @@ function Figures({ plot, doc }) {
     <${LossByYear} years=${x.lossByYear} />`)}`;
 }
 
+// Repair lists what the appliance changed in the plot before screening it
+// (sent with repair), beside the hash of the plot as sent.
+function Repair({ repair }) {
+  return html`<div class="plot-repair">
+    ${repair.changes.length === 0 ? html`<p class="muted">Sent with repair: nothing needed repairing.</p>`
+      : html`<ul>${repair.changes.map((c) => html`<li data-change=${c.code}><strong>${c.code}</strong> ${c.message}</li>`)}</ul>`}
+    ${repair.unrepaired && html`<p class="console-error">Not repaired: ${repair.unrepaired.detail}</p>`}
+    <p class="muted">As sent, SHA-256 <code class="sha256">${repair.originalSha256}</code></p>
+  </div>`;
+}
+
 function Datasets({ doc }) {
   const rows = [...doc.layers, ...doc.rasters.filter((x) => !doc.layers.some((l) => l.layerId === x.layerId))];
   if (!rows.length) return html`<p class="muted">None: the plot was not screened against the reference layers.</p>`;
@@ -179,6 +190,7 @@ export function PlotPanel({ plot, Verdict, Problem, onDeleted }) {
     ${error && html`<${Problem} error=${error} />`}
     ${!doc && !error && html`<p class="muted">Loading the evidence…</p>`}
     ${doc && html`<${Figures} plot=${plot} doc=${doc} />
+      ${doc.repair && html`<h3>Repaired</h3><${Repair} repair=${doc.repair} />`}
       <h3>Proof</h3><${Proof} steps=${steps} ledger=${doc.ledger} />
       <h3>Datasets</h3><${Datasets} doc=${doc} />
       <h3>Thresholds applied</h3><${Thresholds} rules=${doc.rules} />`}

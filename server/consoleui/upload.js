@@ -18,6 +18,7 @@ const problemsListed = 50;
 export function PlotUpload({ onScreened }) {
   const [state, setState] = useState(null); // { name, job?, error? } of the last upload
   const [over, setOver] = useState(false);
+  const [repair, setRepair] = useState(true);
   const input = useRef(null);
   const alive = useRef(true);
   useEffect(() => () => (alive.current = false), []);
@@ -39,7 +40,7 @@ export function PlotUpload({ onScreened }) {
     if (!file) return;
     setState({ name: file.name });
     try {
-      const accepted = await api.uploadPlots(file);
+      const accepted = await api.uploadPlots(file, { repair });
       await follow(file.name, accepted.jobId);
     } catch (error) {
       if (alive.current) setState({ name: file.name, error });
@@ -58,6 +59,8 @@ export function PlotUpload({ onScreened }) {
     <p class="muted">Drop a plot file here, or <label class="file-pick">choose a file<input id="plot-file" type="file" accept=${api.plotFileAccept}
         disabled=${busy} ref=${input} onChange=${(e) => { upload(e.target.files[0]); e.target.value = ""; }} /></label>:
       GeoJSON, KML or KMZ, a zipped Shapefile, CSV or Excel. Each plot needs a <code>commodity</code> and a <code>producerCountry</code>.</p>
+    <label class="upload-repair"><input type="checkbox" checked=${repair} disabled=${busy} onChange=${(e) => setRepair(e.target.checked)} />
+      Repair what can be repaired safely (each change is kept in the plot's evidence)</label>
     ${state && html`<${UploadState} ...${state} />`}
   </div>`;
 }
