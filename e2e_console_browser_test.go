@@ -240,6 +240,14 @@ func consoleScreenshot(t *testing.T, ctx context.Context, name, dir string) stri
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
+	return saveScreenshot(t, png, name, dir)
+}
+
+// saveScreenshot saves png as name in dir ("" for a new temporary
+// directory) and, when EUDR_SCREENSHOT_DIR is set, there too; it returns
+// the directory. Chromium's and Firefox's screenshots both go through it.
+func saveScreenshot(t *testing.T, png []byte, name, dir string) string {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}

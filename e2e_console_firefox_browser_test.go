@@ -9,8 +9,6 @@ package main_test
 // and the plots still listed.
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,28 +162,4 @@ func firefoxSignIn(ff *firefox, base, username, password string) error {
 		return err
 	}
 	return ff.poll(`document.querySelector(".console-user") !== null`)
-}
-
-// saveScreenshot saves png as name in dir ("" for a new temporary
-// directory) and, when EUDR_SCREENSHOT_DIR is set, there too, as
-// consoleScreenshot does for Chromium; it returns the directory.
-func saveScreenshot(t *testing.T, png []byte, name, dir string) string {
-	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	dirs := []string{dir}
-	if d := os.Getenv("EUDR_SCREENSHOT_DIR"); d != "" {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		if err := os.WriteFile(filepath.Join(d, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("screenshot %s in %s", name, strings.Join(dirs, " and "))
-	return dir
 }
