@@ -14,6 +14,31 @@ import (
 // What the KML and Shapefile readers share: geometries as GeoJSON, and a
 // feature's attributes as the appliance's properties.
 
+// output is what a reader has read: the features, where each came from,
+// the file's names for the properties, and the problems found.
+type output struct {
+	features []feature
+	sources  []string
+	columns  map[string]string
+	problems geo.Problems
+}
+
+// converted is the file as GeoJSON, or its problems (empty, the issue of
+// a file that holds no plot).
+func (o *output) converted(empty string) (*Converted, error) {
+	if len(o.sources) == 0 && len(o.problems) == 0 {
+		o.problems = append(o.problems, geo.Problem{Code: geo.CodeRequired, Path: "body", Issue: empty})
+	}
+	if len(o.problems) > 0 {
+		return nil, capped(o.problems)
+	}
+	out, err := collection(o.features)
+	if err != nil {
+		return nil, err
+	}
+	return &Converted{GeoJSON: out, Sources: o.sources, Columns: o.columns}, nil
+}
+
 // coordPair is a longitude and a latitude as JSON numbers. A reader keeps
 // the text a file wrote where it has one (KML), because the appliance
 // judges precision by the decimals written (1.50 is two); numbers it has

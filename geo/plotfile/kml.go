@@ -131,29 +131,14 @@ type kmlReader struct {
 	archive  map[string]*zip.File // a KMZ's files; nil for a KML
 	read1    map[string]bool      // the archive's files read, against loops
 	unzipped int64
-	features []feature
-	sources  []string
-	columns  map[string]string
-	problems geo.Problems
+	output
 }
 
 func newKMLReader(o Options, archive map[string]*zip.File) *kmlReader {
-	return &kmlReader{o: o, archive: archive, read1: map[string]bool{}, columns: map[string]string{}}
+	return &kmlReader{o: o, archive: archive, read1: map[string]bool{}, output: output{columns: map[string]string{}}}
 }
 
-func (r *kmlReader) result() (*Converted, error) {
-	if len(r.sources) == 0 && len(r.problems) == 0 {
-		r.problems = append(r.problems, geo.Problem{Code: geo.CodeRequired, Path: "body", Issue: "the file holds no Placemark"})
-	}
-	if len(r.problems) > 0 {
-		return nil, capped(r.problems)
-	}
-	out, err := collection(r.features)
-	if err != nil {
-		return nil, err
-	}
-	return &Converted{GeoJSON: out, Sources: r.sources, Columns: r.columns}, nil
-}
+func (r *kmlReader) result() (*Converted, error) { return r.converted("the file holds no Placemark") }
 
 // unzip is a file of the KMZ, within what the archive may unpack to.
 func (r *kmlReader) unzip(name string) ([]byte, error) {

@@ -73,7 +73,7 @@ func readShapefile(body []byte, o Options) (*Converted, error) {
 			Issue: "the zip holds no .shp file: a zipped Shapefile holds the .shp, .shx, .dbf and .prj of each layer"}}
 	}
 	sort.Strings(names)
-	r := &shpReader{o: o, columns: map[string]string{}}
+	r := &shpReader{o: o, output: output{columns: map[string]string{}}}
 	for _, name := range names {
 		prefix := ""
 		if len(names) > 1 {
@@ -83,27 +83,14 @@ func readShapefile(body []byte, o Options) (*Converted, error) {
 			return nil, err
 		}
 	}
-	if len(r.sources) == 0 && len(r.problems) == 0 {
-		r.problems = append(r.problems, geo.Problem{Code: geo.CodeRequired, Path: "body", Issue: "the Shapefile holds no records"})
-	}
-	if len(r.problems) > 0 {
-		return nil, capped(r.problems)
-	}
-	out, err := collection(r.features)
-	if err != nil {
-		return nil, err
-	}
-	return &Converted{GeoJSON: out, Sources: r.sources, Columns: r.columns}, nil
+	return r.converted("the Shapefile holds no records")
 }
 
 // shpReader gathers the records of a zipped Shapefile's layers.
 type shpReader struct {
 	o        Options
 	unzipped int64
-	features []feature
-	sources  []string
-	columns  map[string]string
-	problems geo.Problems
+	output
 }
 
 func (r *shpReader) problem(code, path, issue string) {
