@@ -80,49 +80,10 @@ var rasterBenchPool = sync.OnceValues(func() ([]rasterBenchPlot, error) {
 		lon := rasterBenchWest + margin + r.Float64()*span
 		lat := rasterBenchNorth - margin - r.Float64()*span
 		target := 5.5 + 44*r.Float64() // ha, inside 5-50 after rounding
-		n := 20 + r.IntN(41)
-		// Corners in metres from the centre, on a circle of the target's
-		// radius, at jittered angles (increasing, so the ring is simple)
-		// and radii; then scaled to the target area.
-		radius := math.Sqrt(target * 1e4 / math.Pi)
-		mLon, mLat := 111_320*math.Cos(lat*math.Pi/180), 110_574.0
-		ring := make([][2]float64, n+1)
-		for k := range n {
-			a := 2 * math.Pi * (float64(k) + 0.8*r.Float64()) / float64(n)
-			rad := radius * (0.75 + 0.25*r.Float64())
-			ring[k] = [2]float64{rad * math.Cos(a) / mLon, rad * math.Sin(a) / mLat}
-		}
-		ring[n] = ring[0]
-		abs := func(s float64) [][2]float64 {
-			out := make([][2]float64, len(ring))
-			for i, p := range ring {
-				out[i] = [2]float64{lon + s*p[0], lat + s*p[1]}
-			}
-			return out
-		}
-		s := math.Sqrt(target / geo.PolygonArea([][][2]float64{abs(1)}))
-
-		var b strings.Builder
-		b.WriteString(`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[`)
-		for i, p := range abs(s) {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "[%.6f,%.6f]", p[0], p[1])
-		}
-		fmt.Fprintf(&b, `]]},"properties":{"commodity":"cocoa","producerCountry":"CO","externalId":"plot-%04d"}}`, len(plots))
-		f, err := geo.ParseFeature([]byte(b.String()), len(plots))
+		f, ha, err := rasterBenchPolygon(r, lon, lat, target, len(plots))
 		if err != nil {
-			return nil, fmt.Errorf("plot %d: %v", len(plots), err)
+			return nil, err
 		}
-		if reason, detail := geo.Check(f); reason != "" {
-			return nil, fmt.Errorf("plot %d: %s: %s", len(plots), reason, detail)
-		}
-		rings := make([][][2]float64, len(f.Geometry.Polygons[0]))
-		for i, rg := range f.Geometry.Polygons[0] {
-			rings[i] = rg
-		}
-		ha := geo.PolygonArea(rings)
 		if ha < 5 || ha > 50 {
 			continue
 		}
@@ -130,6 +91,55 @@ var rasterBenchPool = sync.OnceValues(func() ([]rasterBenchPlot, error) {
 	}
 	return plots, nil
 })
+
+// rasterBenchPolygon returns an irregular polygon plot of about target
+// ha round (lon, lat), numbered index, and its area: 20 to 60 corners on a
+// jittered circle, written with 6 decimals, parsed and checked.
+func rasterBenchPolygon(r *rand.Rand, lon, lat, target float64, index int) (geo.Feature, float64, error) {
+	n := 20 + r.IntN(41)
+	// Corners in metres from the centre, on a circle of the target's
+	// radius, at jittered angles (increasing, so the ring is simple) and
+	// radii; then scaled to the target area.
+	radius := math.Sqrt(target * 1e4 / math.Pi)
+	mLon, mLat := 111_320*math.Cos(lat*math.Pi/180), 110_574.0
+	ring := make([][2]float64, n+1)
+	for k := range n {
+		a := 2 * math.Pi * (float64(k) + 0.8*r.Float64()) / float64(n)
+		rad := radius * (0.75 + 0.25*r.Float64())
+		ring[k] = [2]float64{rad * math.Cos(a) / mLon, rad * math.Sin(a) / mLat}
+	}
+	ring[n] = ring[0]
+	abs := func(s float64) [][2]float64 {
+		out := make([][2]float64, len(ring))
+		for i, p := range ring {
+			out[i] = [2]float64{lon + s*p[0], lat + s*p[1]}
+		}
+		return out
+	}
+	s := math.Sqrt(target / geo.PolygonArea([][][2]float64{abs(1)}))
+
+	var b strings.Builder
+	b.WriteString(`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[`)
+	for i, p := range abs(s) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "[%.6f,%.6f]", p[0], p[1])
+	}
+	fmt.Fprintf(&b, `]]},"properties":{"commodity":"cocoa","producerCountry":"CO","externalId":"plot-%04d"}}`, index)
+	f, err := geo.ParseFeature([]byte(b.String()), index)
+	if err != nil {
+		return geo.Feature{}, 0, fmt.Errorf("plot %d: %v", index, err)
+	}
+	if reason, detail := geo.Check(f); reason != "" {
+		return geo.Feature{}, 0, fmt.Errorf("plot %d: %s: %s", index, reason, detail)
+	}
+	rings := make([][][2]float64, len(f.Geometry.Polygons[0]))
+	for i, rg := range f.Geometry.Polygons[0] {
+		rings[i] = rg
+	}
+	return f, geo.PolygonArea(rings), nil
+}
 
 // rasterBenchClassify tells from the pixel pattern alone, without the
 // file, whether a plot must be COMPLIANT (plotClean) or HIGH_RISK
@@ -175,22 +185,8 @@ func rasterBenchClassify(ring geo.Ring) int {
 func rasterBenchFile(b *testing.B, dir, name string, o geotifftest.Options) string {
 	b.Helper()
 	path := filepath.Join(dir, name+"-"+rasterBenchTile)
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	start := time.Now()
-	o.Compression, o.ShareBlocks = geotiff.CompressionLZW, true
 	o.West, o.North, o.DX, o.DY = rasterBenchWest, rasterBenchNorth, rasterBenchDeg, rasterBenchDeg
-	tmp := path + ".tmp"
-	if err := geotifftest.WriteFile(tmp, rasterBenchSize, rasterBenchSize, rasterBenchLossYear, o); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		b.Fatal(err)
-	}
-	st, _ := os.Stat(path)
-	b.Logf("wrote %s: %d bytes in %v", filepath.Base(path), st.Size(), time.Since(start).Round(time.Millisecond))
-	debug.FreeOSMemory() // the writer's garbage is not the benchmark's
+	rasterBenchWrite(b, path, rasterBenchSize, rasterBenchSize, rasterBenchLossYear, o)
 	return path
 }
 
@@ -365,21 +361,7 @@ func rasterBenchReport(b *testing.B, c *geotiff.Cache, high int) {
 }
 
 // rasterBenchRSSMiB returns the process's resident set (Linux), or 0.
-func rasterBenchRSSMiB() float64 {
-	fh, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return float64(kb) / 1024
-		}
-	}
-	return 0
-}
+func rasterBenchRSSMiB() float64 { return float64(procStatusKB("VmRSS:")) / 1024 }
 
 // BenchmarkAssessLossInForest measures plots screened per second against a
 // loss-year layer and a finer forest-2020 layer, where each forest pixel
@@ -419,4 +401,42 @@ func BenchmarkAssessLossInForest(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "plots/s")
 	b.ReportMetric(float64(lookups)/float64(b.N), "lookups/plot")
+}
+
+// rasterBenchWrite writes a GeoTIFF of the pixels px, LZW with blocks
+// shared, unless path exists.
+func rasterBenchWrite(b *testing.B, path string, width, height int, px geotifftest.Pixels, o geotifftest.Options) {
+	b.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	start := time.Now()
+	o.Compression, o.ShareBlocks = geotiff.CompressionLZW, true
+	tmp := path + ".tmp"
+	if err := geotifftest.WriteFile(tmp, width, height, px, o); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	b.Logf("wrote %s: %d bytes in %v", filepath.Base(path), st.Size(), time.Since(start).Round(time.Millisecond))
+	debug.FreeOSMemory() // the writer's garbage is not the benchmark's
+}
+
+// procStatusKB returns a field in kB of /proc/self/status (Linux), or 0.
+func procStatusKB(field string) int {
+	fh, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return kb
+		}
+	}
+	return 0
 }
