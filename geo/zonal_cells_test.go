@@ -59,3 +59,12 @@ func TestCellAreas(t *testing.T) {
 		t.Errorf("a grid with a NaN took %d more bytes the second time", cellAreaBytes-before)
 	}
 }
+
+// ForgetCellAreas drops the rows' cell areas kept so far, so that a
+// benchmark starts cold.
+func ForgetCellAreas() {
+	cellAreaMu.Lock()
+	defer cellAreaMu.Unlock()
+	cellAreaTables.Clear()
+	cellAreaBytes = 0
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -271,13 +272,27 @@ func (e *readError) Error() string { return e.err.Error() }
 // ones Open accepts). The running value is kept in a local variable:
 // written as row[j] += row[j-1], each step waits for the store of the
 // one before to be loaded back, which makes it several times slower.
+// Eight differences of 0 at once, as most of a loss-year or forest row
+// is, are the running value eight times.
 func undoHorizontal(row []byte) {
 	if len(row) == 0 {
 		return
 	}
 	v := row[0]
-	for j, d := range row[1:] {
+	rest := row[1:]
+	for len(rest) >= 8 {
+		if binary.LittleEndian.Uint64(rest) == 0 {
+			binary.LittleEndian.PutUint64(rest, uint64(v)*0x0101010101010101)
+		} else {
+			for j, d := range rest[:8] {
+				v += d
+				rest[j] = v
+			}
+		}
+		rest = rest[8:]
+	}
+	for j, d := range rest {
 		v += d
-		row[j+1] = v
+		rest[j] = v
 	}
 }
