@@ -117,6 +117,12 @@ type windowEdges struct {
 	// lons[i] is f.lon(2*(win.Col+i)) for i in [0, win.Width], lats[i]
 	// f.lat(2*(win.Row+i)) for i in [0, win.Height].
 	lons, lats []int64
+	// The row last found and the latitude it was found for: a finer grid
+	// looks up the pixels of one of its rows after another, all at one
+	// latitude. A windowEdges is therefore for one goroutine.
+	lastLat int64
+	lastRow int
+	hasLast bool
 }
 
 func (f fixedGrid) windowEdges(win geotiff.Window) *windowEdges {
@@ -135,7 +141,12 @@ func (f fixedGrid) windowEdges(win geotiff.Window) *windowEdges {
 // f.pixel(q) less the window's offset, found by the same search.
 func (e *windowEdges) pixel(q pt) (col, row int, ok bool) {
 	col = lastTrue(e.f.colGuess(q.x)-float64(e.win.Col), e.win.Width, func(i int) bool { return e.lons[i] <= q.x })
-	row = lastTrue(e.f.rowGuess(q.y)-float64(e.win.Row), e.win.Height, func(i int) bool { return e.lats[i] >= q.y })
+	if e.hasLast && e.lastLat == q.y {
+		row = e.lastRow
+	} else {
+		row = lastTrue(e.f.rowGuess(q.y)-float64(e.win.Row), e.win.Height, func(i int) bool { return e.lats[i] >= q.y })
+		e.lastLat, e.lastRow, e.hasLast = q.y, row, true
+	}
 	return col, row, col >= 0 && row >= 0 && col < e.win.Width && row < e.win.Height
 }
 

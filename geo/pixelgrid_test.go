@@ -211,6 +211,18 @@ func TestWindowEdges_AsFixedGrid(t *testing.T) {
 					}
 				}
 			}
+			// Rows of points at one latitude, one row after another, as a
+			// finer grid's pixel centres are looked up (the row found
+			// for a latitude is kept for the next point).
+			for j := 2*win.Row - 2; j <= 2*(win.Row+win.Height)+2; j++ {
+				for _, dy := range []int64{1, 0, -1} {
+					for k := 2*win.Col - 2; k <= 2*(win.Col+win.Width)+2; k++ {
+						for _, dx := range []int64{-1, 0, 1} {
+							check(pt{fg.lon(k) + dx, fg.lat(j) + dy})
+						}
+					}
+				}
+			}
 			for range 2000 {
 				x := fg.lon(2*win.Col-4) + r.Int64N(fg.lon(2*(win.Col+win.Width)+4)-fg.lon(2*win.Col-4))
 				y := fg.lat(2*(win.Row+win.Height)+4) + r.Int64N(fg.lat(2*win.Row-4)-fg.lat(2*(win.Row+win.Height)+4))
