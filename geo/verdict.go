@@ -265,7 +265,7 @@ func Assess(ctx context.Context, f Feature, ix *Index, r Rules) (Outcome, error)
 	if ix == nil {
 		ix = NewIndex()
 	}
-	res, err := ix.ScreenArea(g, pointHa)
+	res, err := ix.screenArea(g, pointHa, out.AreaHa)
 	if err != nil {
 		o := failed(ReasonScreeningError, "the overlap with the reference layers could not be measured ("+err.Error()+
 			"); simplify the boundary and submit the plot again")
