@@ -22,6 +22,7 @@ type Cache struct {
 	used    int64
 	lru     list.List // of *cacheEntry, most recent first
 	entries map[blockKey]*list.Element
+	spare   [][]byte // evicted blocks' buffers, oldest first: see maxSpare
 	stats   CacheStats
 }
 
@@ -45,7 +46,19 @@ type cacheEntry struct {
 	data  []byte
 	err   error
 	ready chan struct{} // closed when data or err is set
+	// users counts the goroutines decoding the block or reading its
+	// bytes, and evicted is set when the cache drops it: the last user of
+	// an evicted block hands its buffer to the next block decoded. Both
+	// under Cache.mu.
+	users   int
+	evicted bool
 }
+
+// maxSpare is how many evicted blocks' buffers a Cache keeps for the
+// blocks it decodes next. A full cache evicts about a block for each it
+// decodes, so a few are enough; more are kept for layers of blocks of
+// different sizes sharing the cache.
+const maxSpare = 8
 
 // NewCache returns a cache of at most maxBytes of decoded blocks.
 func NewCache(maxBytes int64) *Cache {
@@ -64,23 +77,29 @@ func (c *Cache) Stats() CacheStats {
 // keeps reports whether blocks of size bytes are worth keeping.
 func (c *Cache) keeps(size int64) bool { return size <= c.max/8 }
 
-// get returns the block for key, calling decode to produce its size bytes
-// if the cache does not hold it. The bytes returned are shared: read only.
-func (c *Cache) get(key blockKey, size int64, decode func() ([]byte, error)) ([]byte, error) {
+// read calls use with the block for key, first calling decode to produce
+// its size bytes if the cache does not hold it. decode is given a buffer
+// of size bytes to decode into, the bytes of a block evicted and no longer
+// read, or nil when there is none. The bytes use is given are shared:
+// read only, and not after use returns, when they may be reused.
+func (c *Cache) read(key blockKey, size int64, decode func(buf []byte) ([]byte, error), use func(data []byte)) error {
 	c.mu.Lock()
 	if el, ok := c.entries[key]; ok {
 		c.lru.MoveToFront(el)
 		c.stats.Hits++
-		c.mu.Unlock()
 		e := el.Value.(*cacheEntry)
+		e.users++
+		c.mu.Unlock()
+		defer c.release(e)
 		<-e.ready
 		if e.err != nil {
-			return nil, e.err
+			return e.err
 		}
-		return e.data, nil
+		use(e.data)
+		return nil
 	}
 	c.stats.Misses++
-	e := &cacheEntry{key: key, size: size, ready: make(chan struct{})}
+	e := &cacheEntry{key: key, size: size, ready: make(chan struct{}), users: 1}
 	el := c.lru.PushFront(e)
 	c.entries[key] = el
 	c.used += size
@@ -88,25 +107,75 @@ func (c *Cache) get(key blockKey, size int64, decode func() ([]byte, error)) ([]
 		c.remove(c.lru.Back())
 		c.stats.Evictions++
 	}
+	buf := c.takeSpare(size)
 	c.mu.Unlock()
 
-	defer close(e.ready)
-	e.data, e.err = decode()
-	if e.err != nil {
+	defer c.release(e)
+	err := func() error {
+		defer close(e.ready)
+		data, err := decode(buf)
+		if err != nil {
+			e.err = err
+			return err
+		}
+		e.data = data
+		return nil
+	}()
+	if err != nil {
 		c.mu.Lock()
 		if c.entries[key] == el {
 			c.remove(el)
 		}
 		c.mu.Unlock()
-		return nil, e.err
+		return err
 	}
-	return e.data, nil
+	use(e.data)
+	return nil
 }
 
-// remove drops an entry; c.mu must be held. A goroutine still waiting for
-// it gets its data all the same.
+// release ends a user's reading of e.
+func (c *Cache) release(e *cacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.users--
+	if e.users == 0 && e.evicted {
+		c.putSpare(e)
+	}
+}
+
+// remove drops an entry; c.mu must be held. A goroutine still decoding or
+// reading it keeps its bytes until it is done.
 func (c *Cache) remove(el *list.Element) {
 	e := c.lru.Remove(el).(*cacheEntry)
 	delete(c.entries, e.key)
 	c.used -= e.size
+	e.evicted = true
+	if e.users == 0 {
+		c.putSpare(e)
+	}
+}
+
+// putSpare keeps the bytes of e, evicted and no longer read, for a block
+// decoded later; c.mu must be held.
+func (c *Cache) putSpare(e *cacheEntry) {
+	if e.data == nil {
+		return
+	}
+	if len(c.spare) == maxSpare {
+		c.spare = append(c.spare[:0], c.spare[1:]...)
+	}
+	c.spare = append(c.spare, e.data)
+	e.data = nil
+}
+
+// takeSpare returns a spare buffer of size bytes, or nil; c.mu must be
+// held.
+func (c *Cache) takeSpare(size int64) []byte {
+	for i := len(c.spare) - 1; i >= 0; i-- {
+		if b := c.spare[i]; int64(len(b)) == size {
+			c.spare = append(c.spare[:i], c.spare[i+1:]...)
+			return b
+		}
+	}
+	return nil
 }

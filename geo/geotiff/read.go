@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"golang.org/x/image/tiff/lzw"
 
@@ -86,14 +87,13 @@ func (f *File) readBlock(i, c0, r0, c1, r1 int, out []uint8, stride int) error {
 	case !f.cache.keeps(size):
 		return f.stream(i, w, c0, r0, c1, r1, out, stride)
 	}
-	data, err := f.cache.get(blockKey{f.id, i}, size, func() ([]byte, error) { return f.decode(i, w, h) })
-	if err != nil {
-		return err
-	}
-	for r := r0; r < r1; r++ {
-		copy(out[(r-r0)*stride:], data[r*w+c0:r*w+c1])
-	}
-	return nil
+	return f.cache.read(blockKey{f.id, i}, size,
+		func(buf []byte) ([]byte, error) { return f.decode(i, w, h, buf) },
+		func(data []byte) {
+			for r := r0; r < r1; r++ {
+				copy(out[(r-r0)*stride:], data[r*w+c0:r*w+c1])
+			}
+		})
 }
 
 // readRaw reads the window's part of an uncompressed block in place: with
@@ -120,15 +120,19 @@ func (f *File) readRaw(i, w, c0, r0, c1, r1 int, out []uint8, stride int) error 
 	return nil
 }
 
-// decode decompresses block i, w x h pixels, whole.
-func (f *File) decode(i, w, h int) ([]byte, error) {
-	buf := make([]byte, w*h)
+// decode decompresses block i, w x h pixels, whole, into buf when it holds
+// w x h bytes (every one of which it overwrites), else into a new buffer.
+func (f *File) decode(i, w, h int, buf []byte) ([]byte, error) {
+	if len(buf) != w*h {
+		buf = make([]byte, w*h)
+	}
 	if f.info.Compression == CompressionLZW && f.counts[i] <= maxInMemoryCompressed && len(buf) <= tifflzw.MaxDecode {
-		src, err := f.compressed(i)
-		if err != nil {
+		src := compressedScratch.Get().(*[]byte)
+		defer compressedScratch.Put(src)
+		if err := f.compressedInto(i, src); err != nil {
 			return nil, err
 		}
-		if err := tifflzw.Decode(buf, src); err != nil {
+		if err := tifflzw.Decode(buf, *src); err != nil {
 			return nil, f.corrupt(i, err)
 		}
 	} else {
@@ -184,13 +188,29 @@ func (f *File) stream(i, w, c0, r0, c1, r1 int, out []uint8, stride int) error {
 // compressed reads block i's bytes (at most maxInMemoryCompressed), and
 // refuses old-style LZW.
 func (f *File) compressed(i int) ([]byte, error) {
-	off, n := int64(f.offsets[i]), int64(f.counts[i])
-	buf := make([]byte, n)
-	if err := readAt(f.r, buf, off); err != nil {
-		return nil, fmt.Errorf("read block %d at %d: %w", i, off, err)
-	}
-	return buf, f.checkLZW(i, buf)
+	var buf []byte
+	err := f.compressedInto(i, &buf)
+	return buf, err
 }
+
+// compressedInto is compressed reading into *buf, grown if it is too
+// small.
+func (f *File) compressedInto(i int, buf *[]byte) error {
+	off, n := int64(f.offsets[i]), int64(f.counts[i])
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, n)
+	}
+	*buf = (*buf)[:n]
+	if err := readAt(f.r, *buf, off); err != nil {
+		return fmt.Errorf("read block %d at %d: %w", i, off, err)
+	}
+	return f.checkLZW(i, *buf)
+}
+
+// compressedScratch holds buffers of blocks' compressed bytes read to be
+// decoded whole: they are not needed once the block is, unlike the block
+// itself, which the cache keeps.
+var compressedScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // checkLZW applies libtiff's test for LZW written by its versions before
 // 1993 (LSB first, codes widened late), which no current tool writes.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -367,5 +368,44 @@ func TestReadWindow_LargeCompressedBlock(t *testing.T) {
 				t.Errorf("%v: got %v, want the reader's error, not a geotiff.Error", c, err)
 			}
 		}
+	}
+}
+
+// TestCache_ReusesEvictedBlocks reads a raster through a cache that holds
+// half its tiles, so that every tile read is decoded again: the buffer of
+// the block evicted for it is reused, not a new one allocated per block
+// (what made a screening job allocate some 300 MB), and the pixels stay
+// right.
+func TestCache_ReusesEvictedBlocks(t *testing.T) {
+	const tile = 64 * 64
+	b := geotifftest.MustEncode(t, 256, 256, pattern, geotifftest.Options{Compression: geotiff.CompressionLZW, Predictor: true, TileWidth: 64, TileHeight: 64})
+	cache := geotiff.NewCache(8 * tile) // eight of the sixteen tiles
+	f := mustOpen(t, b, geotiff.Options{Cache: cache})
+	dst := make([]uint8, tile)
+	read := func() {
+		for i := range 16 {
+			w := win(64*(i%4), 64*(i/4), 64, 64)
+			if err := f.ReadWindow(context.Background(), w, dst); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range dst {
+				if want := pattern(w.Col+j%64, w.Row+j/64); v != want {
+					t.Fatalf("window %+v pixel %d: %d, want %d", w, j, v, want)
+				}
+			}
+		}
+	}
+	read() // fills the cache and its spare buffers
+	misses := cache.Stats().Misses
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	read()
+	runtime.ReadMemStats(&after)
+	decoded := cache.Stats().Misses - misses
+	if decoded != 16 {
+		t.Fatalf("%d tiles decoded on the second pass, want all 16", decoded)
+	}
+	if perBlock := (after.TotalAlloc - before.TotalAlloc) / decoded; perBlock > tile/4 {
+		t.Fatalf("%d bytes allocated per %d-byte tile decoded: want evicted tiles' buffers reused", perBlock, tile)
 	}
 }
