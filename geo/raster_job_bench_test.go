@@ -80,9 +80,10 @@ var jobBenchPlots = sync.OnceValues(func() ([]geo.Feature, error) {
 // cell areas kept, and the files' pages dropped from the OS page cache
 // (posix_fadvise DONTNEED, which needs no root: clean pages of the file
 // are evicted, so reads go to the disk or, on a virtual machine, the
-// host's cache). serial screens the plots in the job's order on one
-// goroutine; parallel on GOMAXPROCS goroutines taking the next plot in
-// turn.
+// host's cache). serial screens the plots as a job does, in
+// geo.ScreeningOrder a window of plots at a time (polygon.ScreenWindow),
+// on one goroutine; parallel on GOMAXPROCS goroutines taking the next plot
+// in turn; parallel-job-order so in the job's order, for comparison.
 //
 // It reports plots/s, process CPU time (user + system, getrusage) per plot
 // in ms, the blocks decoded per plot and the block cache's hit rate, and
@@ -108,7 +109,11 @@ func BenchmarkScreenJob(b *testing.B) {
 	for _, mode := range []struct {
 		name    string
 		workers int
-	}{{"serial", 1}, {"parallel", runtime.GOMAXPROCS(0)}} {
+		window  int
+	}{
+		{"serial", 1, jobBenchWindow}, {"parallel", runtime.GOMAXPROCS(0), jobBenchWindow},
+		{"parallel-job-order", runtime.GOMAXPROCS(0), 0},
+	} {
 		b.Run(mode.name, func(b *testing.B) {
 			var cpu time.Duration
 			var high int64
@@ -120,7 +125,7 @@ func BenchmarkScreenJob(b *testing.B) {
 				ix, c, closeAll := jobBenchIndex(b, lossPath, forestPath)
 				cpu0 := processCPU()
 				b.StartTimer()
-				high += jobBenchRun(b, ix, plots, mode.workers)
+				high += jobBenchRun(b, ix, plots, mode.workers, mode.window)
 				b.StopTimer()
 				cpu += processCPU() - cpu0
 				s := c.Stats()
@@ -180,21 +185,38 @@ func jobBenchIndex(b *testing.B, lossPath, forestPath string) (*geo.Index, *geot
 	}
 }
 
-// jobBenchRun assesses the plots on workers goroutines and returns how
-// many are HIGH_RISK; a plot FAILED, or without loss measured in forest,
-// fails b.
-func jobBenchRun(b *testing.B, ix *geo.Index, plots []geo.Feature, workers int) int64 {
+// jobBenchWindow is how many plots the appliance screens at a time
+// (polygon.ScreenWindow), each window in geo.ScreeningOrder.
+const jobBenchWindow = 2000
+
+// jobBenchRun assesses the plots on workers goroutines, window plots at
+// a time each in geo.ScreeningOrder (0: all in the job's order), and
+// returns how many are HIGH_RISK; a plot FAILED, or without loss measured
+// in forest, fails b.
+func jobBenchRun(b *testing.B, ix *geo.Index, plots []geo.Feature, workers, window int) int64 {
 	ctx := context.Background()
 	rules := geo.DefaultRules()
+	order := make([]int, 0, len(plots))
+	if window == 0 {
+		for i := range plots {
+			order = append(order, i)
+		}
+	}
+	for c := 0; window > 0 && c < len(plots); c += window {
+		for _, i := range ix.ScreeningOrder(plots[c:min(c+window, len(plots))]) {
+			order = append(order, c+i)
+		}
+	}
 	var next, high atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(plots) {
+				k := int(next.Add(1) - 1)
+				if k >= len(order) {
 					return
 				}
+				i := order[k]
 				o, err := geo.Assess(ctx, plots[i], ix, rules)
 				if err != nil {
 					b.Error(err)

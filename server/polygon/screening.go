@@ -22,9 +22,19 @@ import (
 
 // ChunkSize is how many features one transaction of a screening job
 // records. A job resumed after a crash goes on after the last recorded
-// chunk; a chunk is small enough that progress moves every fraction of a
-// second.
+// chunk. Chunks are recorded once their window (ScreenWindow) is
+// screened, which takes about a second.
 const ChunkSize = 200
+
+// ScreenWindow is how many features a job screens before it records them,
+// ChunkSize at a time. A window is screened in geo.ScreeningOrder, north
+// to south, so that the plots needing the same strips and tiles of the
+// raster layers follow each other however the job lists them, and each
+// block is decoded about once rather than once for every plot on it the
+// cache has forgotten: on 2,000 plots listed at random, 2.6 blocks decoded
+// a plot against 15 in the job's order (14.7 ordered 200 at a time). Its
+// outcomes, a few KB a plot, are held until recorded.
+const ScreenWindow = 10 * ChunkSize
 
 // Result is one entry of a polygon job's results (docs/jobs.md), as
 // the job records it and GET /jobs/{jobId} shows it, with the ledger entry
@@ -89,27 +99,35 @@ func (s *Service) runJob(ctx context.Context, t storage.Tenant, job *storage.Job
 			s.o.Logger.Error().Str("job_id", job.ID).Int("feature_index", index).Interface("panic", cause).
 				Msg("screening a feature panicked; it is FAILED SCREENING_ERROR")
 		}}
-	// The body is decoded as it is screened, a chunk at a time, so a large
+	// The body is decoded as it is screened, a window at a time, so a large
 	// collection is never held decoded whole; features already recorded
 	// (before a crash) are skipped. A ring across the antimeridian, which
 	// Check refuses, can only be in a request queued before an upgrade:
 	// its feature is FAILED CROSSES_ANTIMERIDIAN rather than the whole job
 	// lost.
-	chunk := make([]geo.Feature, 0, ChunkSize)
+	window := make([]geo.Feature, 0, ScreenWindow)
 	flush := func(last bool) error {
-		out := sc.screenAll(ctx, job.ID, chunk, s.o.Now())
+		out := sc.screenAll(ctx, job.ID, window, s.o.Now())
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		chunk = chunk[:0]
-		if err := s.o.DB.Update(ctx, func(tx *storage.Tx) error {
-			return s.record(tx, t, job, out, last)
-		}); err != nil {
-			return err
-		}
-		if s.o.ObserveScreening != nil {
-			for _, sc := range out {
-				s.o.ObserveScreening(t.Env, sc.polygon.Status, sc.took)
+		window = window[:0]
+		for len(out) > 0 || last {
+			chunk := out[:min(len(out), ChunkSize)]
+			out = out[len(chunk):]
+			end := last && len(out) == 0
+			if err := s.o.DB.Update(ctx, func(tx *storage.Tx) error {
+				return s.record(tx, t, job, chunk, end)
+			}); err != nil {
+				return err
+			}
+			if s.o.ObserveScreening != nil {
+				for _, sc := range chunk {
+					s.o.ObserveScreening(t.Env, sc.polygon.Status, sc.took)
+				}
+			}
+			if end {
+				break
 			}
 		}
 		return nil
@@ -120,7 +138,7 @@ func (s *Service) runJob(ctx context.Context, t storage.Tenant, job *storage.Job
 		if f.Index < job.Progress.Processed {
 			return nil
 		}
-		if chunk = append(chunk, f); len(chunk) == ChunkSize {
+		if window = append(window, f); len(window) == ScreenWindow {
 			return flush(false)
 		}
 		return nil
@@ -207,10 +225,12 @@ func (s *Service) record(tx *storage.Tx, t storage.Tenant, job *storage.Job, out
 	return work.Complete(tx, t, job)
 }
 
-// screenAll screens feats on every CPU, keeping their order. It stops early
-// (leaving the rest zero) when ctx is done; the caller checks ctx.
+// screenAll screens feats on every CPU, in geo.ScreeningOrder, and returns
+// their outcomes in feats' order. It stops early (leaving the rest zero)
+// when ctx is done; the caller checks ctx.
 func (sc screening) screenAll(ctx context.Context, jobID string, feats []geo.Feature, now time.Time) []screened {
 	out := make([]screened, len(feats))
+	order := sc.ix.ScreeningOrder(feats)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(feats)) {
@@ -218,10 +238,11 @@ func (sc screening) screenAll(ctx context.Context, jobID string, feats []geo.Fea
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(feats) {
+				k := int(next.Add(1)) - 1
+				if k >= len(order) {
 					return
 				}
+				i := order[k]
 				out[i] = sc.screen(ctx, jobID, feats[i], now)
 			}
 		}()

@@ -22,12 +22,17 @@ import (
 // screeningBench is a polygon service on a Bench, and a tenant's job of
 // 2 chunks and 50 features, all COMPLIANT, screened to its end.
 func screeningBench(t *testing.T) (*apitest.Bench, *Service, storage.Tenant, *storage.Job, []byte) {
+	return screeningBenchOf(t, 2*ChunkSize+50)
+}
+
+// screeningBenchOf is screeningBench with a job of n features.
+func screeningBenchOf(t *testing.T, n int) (*apitest.Bench, *Service, storage.Tenant, *storage.Job, []byte) {
 	b := apitest.NewBench(t, time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
 	ix := geo.NewIndex(geo.SandboxLayers()...)
 	s := New(Options{DB: b.DB, Jobs: b.Jobs, Events: b.Events, Ledger: b.Ledger, Logger: zerolog.Nop(),
-		Index: func(storage.Environment) *geo.Index { return ix }, Rules: geo.DefaultRules(), MaxFeatures: 1000, Now: b.Clock.Now})
+		Index: func(storage.Environment) *geo.Index { return ix }, Rules: geo.DefaultRules(), MaxFeatures: max(1000, n), Now: b.Clock.Now})
 	tenant := storage.Tenant{Org: "default", Env: storage.Sandbox}
-	feats := make([]string, 2*ChunkSize+50)
+	feats := make([]string, n)
 	for i := range feats {
 		feats[i] = fmt.Sprintf(`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[%[1]f,6],[%[2]f,6],[%[2]f,6.001],[%[1]f,6.001],[%[1]f,6]]]},`+
 			`"properties":{"commodity":"cocoa","producerCountry":"GH"}}`, 5+float64(i)*0.01, 5.001+float64(i)*0.01)
@@ -57,7 +62,7 @@ func checkRerun(t *testing.T, b *apitest.Bench, s *Service, tenant storage.Tenan
 		done.ResultCounts == nil || !reflect.DeepEqual(*done.ResultCounts, want) {
 		t.Errorf("after the rerun: %s, progress %+v, counts %+v; want %+v", done.Status, done.Progress, done.ResultCounts, want)
 	}
-	p, err := b.Jobs.Find(context.Background(), tenant, job.ID, 1000)
+	p, err := b.Jobs.Find(context.Background(), tenant, job.ID, n)
 	if err != nil || len(p.Results) != n || len(p.Proofs) != n || !reflect.DeepEqual(p.Counts, want) {
 		t.Fatalf("after the rerun: %d results, %d proofs, counts %+v, %v; want %d of each", len(p.Results), len(p.Proofs), p.Counts, err, n)
 	}
@@ -73,7 +78,7 @@ func checkRerun(t *testing.T, b *apitest.Bench, s *Service, tenant storage.Tenan
 		}
 		return nil
 	})
-	items, _, more, err := s.List(context.Background(), tenant, storage.PolygonFilter{JobID: job.ID}, storage.Page{Limit: 1000}, false)
+	items, _, more, err := s.List(context.Background(), tenant, storage.PolygonFilter{JobID: job.ID}, storage.Page{Limit: n}, false)
 	if err != nil || more || len(items) != n {
 		t.Fatalf("polygons of the job: %d (more %v) %v, want %d", len(items), more, err, n)
 	}
@@ -95,6 +100,27 @@ func TestService_ScreenedTwice(t *testing.T) {
 	b.Update(t, func(tx *storage.Tx) error {
 		job.Status, job.CompletedAt = storage.JobRunning, nil
 		job.Progress = storage.JobProgress{Total: job.Progress.Total, Processed: ChunkSize, Succeeded: ChunkSize}
+		if err := tx.PutJob(tenant, job); err != nil {
+			return err
+		}
+		return tx.PutJobInput(tenant, job.ID, body)
+	})
+	if err := s.runJob(context.Background(), tenant, job, body); err != nil {
+		t.Fatal(err)
+	}
+	checkRerun(t, b, s, tenant, job)
+}
+
+// TestService_JobOfWindows screens a job of more than a window
+// (ScreenWindow), each recorded a chunk at a time, and runs it again from
+// the middle of its first window, as after a crash between chunks: every
+// result once, in the job's order.
+func TestService_JobOfWindows(t *testing.T) {
+	b, s, tenant, job, body := screeningBenchOf(t, ScreenWindow+ChunkSize+7)
+	checkRerun(t, b, s, tenant, job)
+	b.Update(t, func(tx *storage.Tx) error {
+		job.Status, job.CompletedAt = storage.JobRunning, nil
+		job.Progress = storage.JobProgress{Total: job.Progress.Total, Processed: 3 * ChunkSize, Succeeded: 3 * ChunkSize}
 		if err := tx.PutJob(tenant, job); err != nil {
 			return err
 		}
