@@ -64,9 +64,10 @@ func TestWebhook_Delivery(t *testing.T) {
 	}
 	if r.Env.NextRetry == nil {
 		t.Errorf("attempt 0 without nextRetry: %s", r.Body)
-	} else if d := apitest.ParseTime(t, *r.Env.NextRetry).Sub(r.At); d < time.Duration(float64(whSchedule[0])*0.8)-150*time.Millisecond || d > 150*time.Millisecond {
+	} else if d := apitest.ParseTime(t, *r.Env.NextRetry).Sub(r.At); d < time.Duration(float64(whSchedule[0])*0.8)-whTransitMax ||
+		d > time.Duration(float64(whSchedule[0])*1.2)+5*time.Millisecond {
 		// The first delay, +-20 %, from the attempt's start, less the
-		// request's transit to the receiver (up to 150 ms on a busy machine).
+		// request's transit to the receiver (whTransitMax).
 		t.Errorf("nextRetry %s is %s after arrival, want about %s (+-20 %%)", *r.Env.NextRetry, d, whSchedule[0])
 	}
 	if !sameJSON(t, r.Env.Data, mustJSON(t, data)) {
@@ -155,12 +156,19 @@ func TestWebhook_Delivery(t *testing.T) {
 
 // --- retries ---
 
+// whTransitMax bounds how long a delivery takes from its attempt's start
+// to the receiver: milliseconds, but seconds on a two-core machine busy
+// with race-detector builds, so the bound is loose. What it leaves
+// unchecked the arrival check does: each retry comes at the time its
+// predecessor announced.
+const whTransitMax = 1500 * time.Millisecond
+
 // checkSchedule checks that each attempt of reqs (one event, in arrival
 // order) announces a nextRetry that follows the schedule (+-20 %) and that
 // the next attempt arrives at it.
 func checkSchedule(t testing.TB, reqs []apitest.Delivery) {
 	t.Helper()
-	const transitMax, lateMax = 150 * time.Millisecond, 1500 * time.Millisecond
+	const transitMax, lateMax = whTransitMax, 1500 * time.Millisecond
 	for i, r := range reqs {
 		if r.Env.Attempt != i {
 			t.Errorf("request %d has attempt %d, want %d", i, r.Env.Attempt, i)
