@@ -74,6 +74,7 @@ func (a *App) routes() []route {
 		{"DELETE", eudrPrefix + "/polygons/:polygonId", authKey, idemNone, a.handlePolygonsDelete},
 		{"GET", eudrPrefix + "/polygons/:polygonId/status", authKey, idemNone, a.handlePolygonsStatus},
 		{"GET", eudrPrefix + "/polygons/:polygonId/evidence", authKey, idemNone, a.handlePolygonsEvidence},
+		{"GET", eudrPrefix + "/polygons/:polygonId/report.pdf", authKey, idemNone, a.handlePolygonsReportPDF},
 
 		{"GET", eudrPrefix + "/batches", authKey, idemNone, a.handleBatchesList},
 		{"POST", eudrPrefix + "/batches", authKey, idemRequired, a.handleBatchesCreate},

@@ -192,3 +192,24 @@ func meets(ps []geo.Polygon, box [4]float64) bool {
 	}
 	return w <= box[2] && e >= box[0] && s <= box[3] && n >= box[1]
 }
+
+// FeaturesNamed returns the features of vector layer id of env whose IDs
+// are in ids, in the layer's order (a plot's report draws those its
+// evidence lists as overlapped). It refuses as Features does.
+func (s *Service) FeaturesNamed(ctx context.Context, env storage.Environment, id string, ids []string) ([]geo.LayerFeature, error) {
+	l, err := s.vectorLayer(ctx, env, id)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, fid := range ids {
+		want[fid] = true
+	}
+	var out []geo.LayerFeature
+	for _, f := range l.Features {
+		if want[f.ID] {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,66 @@
+package pdf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/layer"
+	"github.com/eudr/eudr/server/polygon"
+	"github.com/eudr/eudr/storage"
+)
+
+// Source reads what reports are made of.
+type Source struct {
+	Polygons *polygon.Service
+	Layers   *layer.Service
+}
+
+// PlotReport renders the report of the tenant's polygon id (PlotReport):
+// its record, evidence with ledger proof, geometry, and the layers of the
+// tenant's environment. It fails with apierr.NotFound for a polygon the
+// tenant does not have.
+func (s Source) PlotReport(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+	p, geom, err := s.Polygons.FindWithGeometry(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	evidence, err := s.Polygons.Evidence(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	var ev struct {
+		Layers []struct {
+			LayerID string `json:"layerId"`
+			Name    string `json:"name"`
+		} `json:"layers"`
+		Overlaps []struct {
+			LayerID    string   `json:"layerId"`
+			Kind       string   `json:"kind"`
+			FeatureIDs []string `json:"featureIds"`
+		} `json:"overlaps"`
+	}
+	if err := json.Unmarshal(evidence, &ev); err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, l := range ev.Layers {
+		names[l.LayerID] = l.Name
+	}
+	plot := Plot{Polygon: p, Evidence: evidence, Geometry: geom, Rasters: s.Layers.Index(t.Env).Rasters()}
+	for _, o := range ev.Overlaps {
+		feats, err := s.Layers.FeaturesNamed(ctx, t.Env, o.LayerID, o.FeatureIDs)
+		var gone apierr.NotFound
+		if errors.As(err, &gone) {
+			// A layer deleted since the screening: its overlap is still in
+			// the figures, from the evidence; the map cannot draw it.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		plot.Overlaps = append(plot.Overlaps, VectorOverlap{LayerID: o.LayerID, Name: names[o.LayerID], Kind: o.Kind, Features: feats})
+	}
+	return PlotReport(ctx, plot)
+}
