@@ -20,18 +20,19 @@ import (
 	"github.com/eudr/eudr/server/apitest"
 )
 
-// popplerTool is the path of one of poppler-utils' commands (pdftotext,
-// pdfinfo, pdftoppm). It skips the test when they are not installed, or
-// fails it when CI is set: .ci/run installs them.
-func popplerTool(t *testing.T, name string) string {
+// reportTool is the path of a command the report test reads PDFs with:
+// poppler-utils' pdftotext, pdfinfo and pdftoppm, zbar-tools' zbarimg. It
+// skips the test when one is not installed, or fails it when CI is set:
+// .ci/run installs them.
+func reportTool(t *testing.T, name, pkg string) string {
 	t.Helper()
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
 	if os.Getenv("CI") == "" {
-		t.Skipf("%s is not installed (apt-get install poppler-utils): the PDF report test is skipped; with CI set it fails instead", name)
+		t.Skipf("%s is not installed (apt-get install %s): the PDF report test is skipped; with CI set it fails instead", name, pkg)
 	}
-	t.Fatalf("%s is not installed, and CI is set: .ci/run installs it (apt-get install poppler-utils)", name)
+	t.Fatalf("%s is not installed, and CI is set: .ci/run installs it (apt-get install %s)", name, pkg)
 	return ""
 }
 
@@ -84,7 +85,8 @@ type reportEvidence struct {
 // and renders its pages (kept under EUDR_SCREENSHOT_DIR when set, to look
 // at); two requests give the same bytes.
 func TestReportPDF_Plot(t *testing.T) {
-	pdftotext, pdfinfo, pdftoppm := popplerTool(t, "pdftotext"), popplerTool(t, "pdfinfo"), popplerTool(t, "pdftoppm")
+	pdftotext, pdfinfo := reportTool(t, "pdftotext", "poppler-utils"), reportTool(t, "pdfinfo", "poppler-utils")
+	pdftoppm, zbarimg := reportTool(t, "pdftoppm", "poppler-utils"), reportTool(t, "zbarimg", "zbar-tools")
 	requireE2E(t)
 	dataDir := tempDataDir(t)
 	key := consoleSampleLayers(t, dataDir)
@@ -173,7 +175,15 @@ func TestReportPDF_Plot(t *testing.T) {
 		pdfRun(t, pdfinfo, f)
 		pdfPages(t, pdftoppm, f, ext)
 	}
-	pdfPages(t, pdftoppm, file, "CI-03")
+	// The QR code, read from the last page at 100 dpi (zbarimg, without the
+	// D-Bus it would otherwise complain of on stderr), carries the entry's
+	// index and leaf hash and the signed checkpoint.
+	pages := pdfPages(t, pdftoppm, file, "CI-03")
+	qr := strings.TrimSpace(strings.TrimPrefix(pdfRun(t, zbarimg, "--nodbus", "-q", pages[len(pages)-1]), "QR-Code:"))
+	wantQR := fmt.Sprintf("eudr ledger entry %d\nleaf %s\n\n%s", ev.Ledger.Index, ev.Ledger.TransactionHash, strings.TrimSpace(ev.Ledger.Checkpoint))
+	if qr != wantQR {
+		t.Errorf("the QR code reads\n%s\nwant\n%s", qr, wantQR)
+	}
 	apitest.Do(t, "GET", base+eudrAPI+"/polygons/"+id+"x/report.pdf", apitest.WithKey(key), nil).WantStatus(t, http.StatusNotFound)
 }
 
@@ -190,9 +200,9 @@ func pdfRun(t *testing.T, tool string, args ...string) string {
 	return stdout.String()
 }
 
-// pdfPages renders file's pages at 100 dpi as name-N.png and saves them as
-// screenshots are.
-func pdfPages(t *testing.T, pdftoppm, file, name string) {
+// pdfPages renders file's pages at 100 dpi as name-N.png, saves them as
+// screenshots are and returns their paths in page order.
+func pdfPages(t *testing.T, pdftoppm, file, name string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	pdfRun(t, pdftoppm, "-r", "100", "-png", file, filepath.Join(dir, name))
@@ -207,6 +217,7 @@ func pdfPages(t *testing.T, pdftoppm, file, name string) {
 		}
 		saveScreenshot(t, b, "report-"+filepath.Base(p), "")
 	}
+	return pages
 }
 
 // squeeze is s with each run of white space one space.

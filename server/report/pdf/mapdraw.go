@@ -38,8 +38,8 @@ func overlapColour(kind string) color.NRGBA {
 // drawMap draws the plot's map at x, y: the raster layers it was screened
 // against as the appliance's map tiles draw them, the vector features it
 // overlaps, its outline, a scale bar, a north arrow and the corners'
-// coordinates; then a legend to its right. It returns the note to print
-// under it, if any.
+// coordinates; then a legend to its right, and under it the layers left
+// out (renderMap).
 func (d *document) drawMap(ctx context.Context, x, y float64, g geo.Geometry, rasters []*geo.RasterLayer, overlaps []VectorOverlap) error {
 	v, err := fitView(g)
 	if err != nil {
@@ -67,10 +67,12 @@ func (d *document) drawMap(ctx context.Context, x, y float64, g geo.Geometry, ra
 		c := overlapColour(o.Kind)
 		d.SetDrawColor(int(c.R), int(c.G), int(c.B))
 		d.SetFillColor(int(c.R), int(c.G), int(c.B))
-		d.SetLineWidth(0.35)
+		// A wide line and a light fill: the features must read over the
+		// forest's green and the loss's red alike.
+		d.SetLineWidth(0.8)
 		for _, f := range o.Features {
 			for _, p := range f.Polygons {
-				d.SetAlpha(0.18, "Normal")
+				d.SetAlpha(0.3, "Normal")
 				d.path(p, at, "f*")
 				d.SetAlpha(1, "Normal")
 				d.path(p, at, "D")
@@ -243,7 +245,7 @@ func (d *document) legend(x, y float64, rasters []*geo.RasterLayer, overlaps []V
 		swatch(flatten(maptile.PaletteOf(geo.Alerts)[1]), "Deforestation alert")
 	}
 	for _, o := range overlaps {
-		outline(overlapColour(o.Kind), 0.35, fmt.Sprintf("%s (%s), overlapped", o.Name, o.Kind))
+		outline(overlapColour(o.Kind), 0.8, fmt.Sprintf("%s (%s), overlapped", o.Name, o.Kind))
 	}
 	d.Ln(2)
 	d.SetX(x)

@@ -21,10 +21,10 @@ func samplePlot(t *testing.T) Plot {
 	reason, detail := geo.ReasonProtectedAreaOverlap, "0.5 ha (12 % of the plot) overlaps protected area WDPA-1"
 	ev := evidenceDoc{Evidence: polygon.Evidence{PolygonID: "pol_X_000001", JobID: "job_X", InputSHA256: strings.Repeat("ab", 32),
 		EUDRStatus: geo.StatusHighRisk, FailureReason: &reason, FailureDetail: &detail, AreaHa: 4.1234,
-		Risk:   &polygon.Risk{ProtectedHa: 0.5, ProtectedPct: 12, RiskScore: 80},
-		Rules:  polygon.EvidenceRules{MaxRiskScore: 50, LossThresholdPct: 10, LossThresholdHa: 0.5, Cutoff: geo.CutoffDate},
-		Layers: []polygon.EvidenceLayer{{LayerID: "wdpa", Name: "Protected areas", Kind: string(geo.ProtectedArea), Version: "2024-01", Source: "WDPA", SHA256: strings.Repeat("cd", 32), Covered: true}},
-		Overlaps: []polygon.EvidenceOverlap{{LayerID: "wdpa", Kind: string(geo.ProtectedArea), OverlapHa: 0.5, OverlapPct: 12, FeatureIDs: []string{"WDPA-1"}}},
+		Risk:          &polygon.Risk{ProtectedHa: 0.5, ProtectedPct: 12, RiskScore: 80},
+		Rules:         polygon.EvidenceRules{MaxRiskScore: 50, LossThresholdPct: 10, LossThresholdHa: 0.5, Cutoff: geo.CutoffDate},
+		Layers:        []polygon.EvidenceLayer{{LayerID: "wdpa", Name: "Protected areas", Kind: string(geo.ProtectedArea), Version: "2024-01", Source: "WDPA", SHA256: strings.Repeat("cd", 32), Covered: true}},
+		Overlaps:      []polygon.EvidenceOverlap{{LayerID: "wdpa", Kind: string(geo.ProtectedArea), OverlapHa: 0.5, OverlapPct: 12, FeatureIDs: []string{"WDPA-1"}}},
 		EngineVersion: geo.EngineVersion, AppVersion: "test", ScreenedAt: "2025-03-04T05:06:07.123Z"},
 		Ledger: &anchor.DocumentLedger{Index: 7, TransactionHash: strings.Repeat("01", 32), TreeSize: 9, RootHash: strings.Repeat("02", 32),
 			Proof: []string{strings.Repeat("03", 32)}, Checkpoint: "eudr/default/sandbox\n9\nAAAA\n\n— eudr SIGNATURE=\n"}}
