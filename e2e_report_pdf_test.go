@@ -174,6 +174,10 @@ func TestReportPDF_Plot(t *testing.T) {
 		}
 		pdfRun(t, pdfinfo, f)
 		pdfPages(t, pdftoppm, f, ext)
+		// The map draws the vector feature CI-02 overlaps, and names it in its legend.
+		if text := squeeze(pdfRun(t, pdftotext, "-enc", "UTF-8", f, "-")); ext == "CI-02" && !strings.Contains(text, "Sample deforestation (synthetic) (deforestation), overlapped") {
+			t.Errorf("CI-02's map does not show the deforestation feature it overlaps:\n%s", text)
+		}
 	}
 	// The QR code, read from the last page at 100 dpi (zbarimg, without the
 	// D-Bus it would otherwise complain of on stderr), carries the entry's
