@@ -147,11 +147,15 @@ func (a *App) newDDSService() (*dds.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eu_system.key_file: %w", err)
 	}
+	trust, key, err := c.Trust()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
 	return dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
 		Logger: a.log.With().Str("component", "dds").Logger(),
 		Clients: map[storage.Environment]euis.Client{
 			storage.Production: a.metrics.EUClient(storage.Production, euis.NewSOAPClient(euis.NewHTTPClient(
-				euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout}), euis.SOAPOptions{Now: a.now})),
+				euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout, Trust: trust}), euis.SOAPOptions{Now: a.now})),
 			storage.Sandbox: a.metrics.EUClient(storage.Sandbox, euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})),
 		},
 		PollSchedules: map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule},

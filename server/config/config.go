@@ -6,15 +6,19 @@
 package config
 
 import (
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/dds"
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/risk"
 )
 
@@ -262,9 +266,49 @@ type EUSystemConfig struct {
 	// multicast and unspecified addresses: a relay on this machine. Private
 	// networks are allowed either way. See dds.Endpoints.
 	AllowPrivateEndpoints bool `mapstructure:"allow_private_endpoints"`
+	// CAFile and PinnedSHA256 say how the certificate of Endpoint's host
+	// is checked, when the system roots will not do: the CAs its chain
+	// must lead to, or digests of the certificate (or of its key) it must
+	// be; AcceptanceCAFile and AcceptancePinnedSHA256 the same for
+	// AcceptanceEndpoint's host. See euis.Trust. Nothing turns the check
+	// off.
+	CAFile                 string   `mapstructure:"ca_file"`
+	PinnedSHA256           []string `mapstructure:"pinned_sha256"`
+	AcceptanceCAFile       string   `mapstructure:"acceptance_ca_file"`
+	AcceptancePinnedSHA256 []string `mapstructure:"acceptance_pinned_sha256"`
 }
 
-// Endpoints are the configured endpoints and the rule for private ones.
+// Trust loads how the EU system client checks the certificates of the
+// production and acceptance endpoints' hosts (euis.HTTPOptions.Trust), or
+// says what is wrong and under which key. Two endpoints on one host and
+// port (a relay serving both) must not be given different settings: the
+// certificate is the host's.
+func (c EUSystemConfig) Trust() (trusts []euis.Trust, key string, err error) {
+	for _, env := range []struct {
+		prefix, endpoint, caFile string
+		pins                     []string
+	}{
+		{"eu_system.", c.Endpoint, c.CAFile, c.PinnedSHA256},
+		{"eu_system.acceptance_", c.AcceptanceEndpoint, c.AcceptanceCAFile, c.AcceptancePinnedSHA256},
+	} {
+		t, err := euis.LoadTrust(env.endpoint, env.caFile, env.pins)
+		if err != nil {
+			if env.caFile == "" {
+				return nil, env.prefix + "pinned_sha256", err
+			}
+			return nil, env.prefix + "ca_file", err
+		}
+		trusts = append(trusts, t)
+	}
+	p, perr := url.Parse(c.Endpoint)
+	a, aerr := url.Parse(c.AcceptanceEndpoint)
+	same := c.CAFile == c.AcceptanceCAFile && slices.Equal(c.PinnedSHA256, c.AcceptancePinnedSHA256)
+	if perr == nil && aerr == nil && strings.EqualFold(p.Host, a.Host) && !same {
+		return nil, "eu_system.acceptance_ca_file", errors.New("the acceptance endpoint is on the production endpoint's host, whose certificate is one: give it the same acceptance_ca_file and acceptance_pinned_sha256 as ca_file and pinned_sha256")
+	}
+	return trusts, "", nil
+}
+
 func (c EUSystemConfig) Endpoints() dds.Endpoints {
 	return dds.Endpoints{Production: c.Endpoint, Acceptance: c.AcceptanceEndpoint, AllowPrivate: c.AllowPrivateEndpoints}
 }

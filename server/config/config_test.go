@@ -3,6 +3,8 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -609,5 +611,53 @@ func TestLoadConfig_EveryProblemListed(t *testing.T) {
 	}
 	if len(lines) != 7 {
 		t.Errorf("got %d lines, want 7 (one per problem):\n%s", len(lines), err)
+	}
+}
+
+// TestLoadConfig_EUTrust: the certificate settings of each EU system
+// environment load into the client's trust, from a file or the
+// environment (a list of pins separated by commas), and bad ones are
+// refused at start under their own key.
+func TestLoadConfig_EUTrust(t *testing.T) {
+	srv := httptest.NewTLSServer(nil)
+	srv.Close()
+	caFile := filepath.Join(t.TempDir(), "eu-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pin1, pin2 := strings.Repeat("ab", 32), strings.Repeat("CD:", 31)+"CD"
+	cfg := mustLoad(t, "", []string{"EUDR_EU_SYSTEM_ACCEPTANCE_CA_FILE=" + caFile, "EUDR_EU_SYSTEM_PINNED_SHA256=" + pin1 + "," + pin2})
+	trusts, key, err := cfg.EUSystem.Trust()
+	if err != nil {
+		t.Fatalf("Trust: %s: %v", key, err)
+	}
+	if len(trusts) != 2 || trusts[0].Endpoint != cfg.EUSystem.Endpoint || len(trusts[0].Pins) != 2 || trusts[0].Roots != nil ||
+		trusts[1].Endpoint != cfg.EUSystem.AcceptanceEndpoint || trusts[1].Roots == nil || len(trusts[1].Pins) != 0 {
+		t.Errorf("Trust: %+v, want production pinned twice and acceptance with the CA file", trusts)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		environ []string
+		wantKey string
+	}{
+		{"BadPin", []string{"EUDR_EU_SYSTEM_PINNED_SHA256=" + strings.Repeat("ab", 20)}, "eu_system.pinned_sha256"},
+		{"BadAcceptancePin", []string{"EUDR_EU_SYSTEM_ACCEPTANCE_PINNED_SHA256=sha256"}, "eu_system.acceptance_pinned_sha256"},
+		{"MissingCAFile", []string{"EUDR_EU_SYSTEM_ACCEPTANCE_CA_FILE=" + caFile + ".absent"}, "eu_system.acceptance_ca_file"},
+		{"CAFileAndPin", []string{"EUDR_EU_SYSTEM_CA_FILE=" + caFile, "EUDR_EU_SYSTEM_PINNED_SHA256=" + pin1}, "eu_system.ca_file"},
+		{"OneHostTwoSettings", []string{"EUDR_EU_SYSTEM_ACCEPTANCE_ENDPOINT=https://EUDR.webcloud.ec.europa.eu/acceptance",
+			"EUDR_EU_SYSTEM_ACCEPTANCE_CA_FILE=" + caFile}, "eu_system.acceptance_ca_file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load("", tc.environ)
+			if err == nil || !strings.Contains(err.Error(), tc.wantKey) {
+				t.Errorf("Load: %v, want an error naming %s", err, tc.wantKey)
+			}
+		})
+	}
+	// One host with the same settings for both (a relay) is fine.
+	if _, err := Load("", []string{"EUDR_EU_SYSTEM_ACCEPTANCE_ENDPOINT=https://eudr.webcloud.ec.europa.eu/acceptance",
+		"EUDR_EU_SYSTEM_CA_FILE=" + caFile, "EUDR_EU_SYSTEM_ACCEPTANCE_CA_FILE=" + caFile}); err != nil {
+		t.Errorf("one host, one CA file for both: %v", err)
 	}
 }

@@ -19,6 +19,11 @@ type HTTPOptions struct {
 	// Timeout bounds one call: connect, TLS, request and answer; 2 minutes
 	// when 0.
 	Timeout time.Duration
+	// Trust is how the certificates of the configured environments' hosts
+	// are checked (production's and acceptance's); other hosts, and
+	// environments without a CA file or pins, are checked against the
+	// system roots.
+	Trust []Trust
 }
 
 // NewHTTPClient returns the client a SOAPClient should send with:
@@ -29,10 +34,13 @@ type HTTPOptions struct {
 // follows no redirect (like every client NewSOAPClient is given), bounds
 // the answer's headers, and uses no proxy (HTTPS_PROXY is ignored): the
 // proxy would connect where the guard cannot see; a relay is named as the
-// endpoint instead. It trusts the system roots.
+// endpoint instead. It trusts the system roots, or for a host of o.Trust
+// what that Trust says.
 func NewHTTPClient(o HTTPOptions) *http.Client {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
-	return netguard.NewClient(netguard.Options{AllowPrivate: o.AllowPrivate, Timeout: o.Timeout})
+	hc := netguard.NewClient(netguard.Options{AllowPrivate: o.AllowPrivate, Timeout: o.Timeout})
+	hc.Transport = withTrust(hc.Transport.(*http.Transport), o.Trust)
+	return hc
 }
