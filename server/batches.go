@@ -39,9 +39,9 @@ type batchResponse struct {
 }
 
 type batchQuantityBody struct {
-	NetMassKg             float64  `json:"netMassKg"`
-	SupplementaryUnit     *float64 `json:"supplementaryUnit"`
-	SupplementaryUnitType *string  `json:"supplementaryUnitType"`
+	NetMassKg             json.Number  `json:"netMassKg"`
+	SupplementaryUnit     *json.Number `json:"supplementaryUnit"`
+	SupplementaryUnitType *string      `json:"supplementaryUnitType"`
 }
 
 func toBatchResponse(b *storage.Batch) batchResponse {

@@ -117,7 +117,7 @@ func TestBatches_Verified(t *testing.T) {
 	mustDecode(t, ta.do("GET", eudrPrefix+"/batches/"+acc.BatchID, "", "X-API-Key", key), &b)
 	if b.Status != storage.BatchVerified || b.RiskScore == nil || *b.RiskScore != 25 || *b.RiskLevel != risk.LevelNegligible ||
 		!reflect.DeepEqual(b.PolygonIDs, []string{ids[2], ids[0], ids[1]}) || b.PolygonCount != 3 || b.BatchReference != "LOT-1" ||
-		b.HSCode != "18010000" || b.Quantity.NetMassKg != 12500.5 || *b.Quantity.SupplementaryUnit != 0 || *b.Quantity.SupplementaryUnitType != "NAR" ||
+		b.HSCode != "18010000" || b.Quantity.NetMassKg != "12500.5" || *b.Quantity.SupplementaryUnit != "0" || *b.Quantity.SupplementaryUnitType != "NAR" ||
 		*b.HarvestStart != "2026-03-01" || *b.HarvestEnd != "2026-05-31" || b.AssessedAt == nil || b.JobID != acc.JobID {
 		t.Errorf("GET batch: %s", ta.do("GET", eudrPrefix+"/batches/"+acc.BatchID, "", "X-API-Key", key).Body)
 	}

@@ -33,16 +33,18 @@ type fakeEUSystem struct {
 	mu      sync.Mutex
 	replies map[string][]soapReply
 	calls   map[string]int
+	bodies  map[string][]byte // the last request of each operation
 }
 
 func newFakeEUSystem(tb testing.TB, replies map[string][]soapReply) *fakeEUSystem {
-	f := &fakeEUSystem{replies: replies, calls: map[string]int{}}
+	f := &fakeEUSystem{replies: replies, calls: map[string]int{}, bodies: map[string][]byte{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
 		action := strings.Trim(r.Header.Get("SOAPAction"), `"`)
 		op := action[strings.LastIndexByte(action, '/')+1:]
 		f.mu.Lock()
 		queue := f.replies[op]
+		f.bodies[op] = body
 		f.calls[op]++
 		n := f.calls[op]
 		f.mu.Unlock()
@@ -64,6 +66,13 @@ func (f *fakeEUSystem) callsOf(op string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[op]
+}
+
+// lastBody is the last request of op received.
+func (f *fakeEUSystem) lastBody(op string) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bodies[op]
 }
 
 // euTestdata reads a recorded answer of the EU system (server/euis/testdata).

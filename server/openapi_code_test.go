@@ -818,6 +818,10 @@ func oaJSONFields(typ reflect.Type) []reflect.StructField {
 }
 
 func oaGoType(t reflect.Type) string {
+	// Numbers kept as their decimal text are numbers in JSON.
+	if t == reflect.TypeFor[json.Number]() || t == reflect.TypeFor[euis.Decimal]() {
+		return "number"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "string"

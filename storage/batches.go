@@ -35,17 +35,19 @@ type Batch struct {
 	SupplierID   string `json:"supplierId"` // the ERP vendor ID of a supplier mapping
 	PolygonCount int    `json:"polygonCount"`
 	// NetMassKg, SupplementaryUnit and SupplementaryUnitType are the
-	// quantity; the unit and its type go together.
-	NetMassKg             float64    `json:"netMassKg"`
-	SupplementaryUnit     *float64   `json:"supplementaryUnit,omitempty"`
-	SupplementaryUnitType string     `json:"supplementaryUnitType,omitempty"`
-	HarvestStart          string     `json:"harvestStart,omitempty"` // YYYY-MM-DD
-	HarvestEnd            string     `json:"harvestEnd,omitempty"`
-	Status                string     `json:"status"`
-	RiskScore             *int       `json:"riskScore,omitempty"`
-	RiskLevel             string     `json:"riskLevel,omitempty"`
-	CreatedAt             time.Time  `json:"createdAt"`
-	AssessedAt            *time.Time `json:"assessedAt,omitempty"`
+	// quantity; the unit and its type go together. Quantities are kept as
+	// the decimal text they were given in (a float64 would change the
+	// 16th digit the EU system takes).
+	NetMassKg             json.Number  `json:"netMassKg"`
+	SupplementaryUnit     *json.Number `json:"supplementaryUnit,omitempty"`
+	SupplementaryUnitType string       `json:"supplementaryUnitType,omitempty"`
+	HarvestStart          string       `json:"harvestStart,omitempty"` // YYYY-MM-DD
+	HarvestEnd            string       `json:"harvestEnd,omitempty"`
+	Status                string       `json:"status"`
+	RiskScore             *int         `json:"riskScore,omitempty"`
+	RiskLevel             string       `json:"riskLevel,omitempty"`
+	CreatedAt             time.Time    `json:"createdAt"`
+	AssessedAt            *time.Time   `json:"assessedAt,omitempty"`
 }
 
 // PolygonInUseError is returned by DeletePolygon for a polygon that

@@ -16,9 +16,9 @@ func batchID(n int) string { return fmt.Sprintf("bat_01JD%022d", n) }
 
 func putBatch(t *testing.T, db *storage.DB, tn storage.Tenant, n int, status, supplier string, polygons ...string) *storage.Batch {
 	t.Helper()
-	unit := 12.5
+	unit := json.Number("12.5")
 	b := &storage.Batch{ID: batchID(n), JobID: fmt.Sprintf("job_01JD%022d", n), Reference: fmt.Sprint("REF-", n), Commodity: "cocoa",
-		HSCode: "1801", SupplierID: supplier, PolygonCount: len(polygons), NetMassKg: 1000, SupplementaryUnit: &unit,
+		HSCode: "1801", SupplierID: supplier, PolygonCount: len(polygons), NetMassKg: "1000", SupplementaryUnit: &unit,
 		SupplementaryUnitType: "NAR", HarvestStart: "2026-01-01", Status: status, CreatedAt: testNow}
 	mustUpdate(t, db, func(tx *storage.Tx) error {
 		if err := tx.PutBatch(tn, b); err != nil {
@@ -42,7 +42,7 @@ func TestTx_Batches(t *testing.T) {
 
 	mustView(t, db, func(tx *storage.Tx) error {
 		got, err := tx.FindBatch(polT, b1.ID)
-		if err != nil || got.Reference != "REF-1" || *got.SupplementaryUnit != 12.5 || got.PolygonCount != 2 || !got.CreatedAt.Equal(testNow) {
+		if err != nil || got.Reference != "REF-1" || *got.SupplementaryUnit != "12.5" || got.PolygonCount != 2 || !got.CreatedAt.Equal(testNow) {
 			t.Errorf("FindBatch = %+v, %v", got, err)
 		}
 		if _, err := tx.FindBatch(other, b1.ID); !errors.Is(err, storage.ErrNotFound) {

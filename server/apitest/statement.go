@@ -18,7 +18,7 @@ func EUStatement(tb testing.TB, operatorUUID string) euis.Statement {
 		Operator:           euis.Operator{Name: "Importer BV", Country: "NL", EORI: "NL123456789"},
 		CountryOfActivity:  "NL",
 		BorderCrossCountry: "NL",
-		Commodities: []euis.Commodity{{HSHeading: "1801", DescriptionOfGoods: "cocoa, batch R-1", NetWeightKg: 1200,
+		Commodities: []euis.Commodity{{HSHeading: "1801", DescriptionOfGoods: "cocoa, batch R-1", NetWeightKg: "1200",
 			Producers: []euis.Producer{{Country: "GH", Name: "Kofi Mensah", GeometryGeoJSON: []byte(`{"type":"FeatureCollection","features":[` +
 				`{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[-1.600000,6.700000],[-1.590000,6.700000],[-1.590000,6.710000],[-1.600000,6.700000]]]},` +
 				`"properties":{"ProducerCountry":"GH","ProducerName":"Kofi Mensah"}}]}`)}}}},

@@ -16,6 +16,7 @@ import (
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
@@ -29,6 +30,8 @@ var (
 const appVersion = "9.8.7-test"
 
 func ptr[T any](v T) *T { return &v }
+
+func dec(s string) *euis.Decimal { return ptr(euis.Decimal(s)) }
 
 // newService builds the service over a fresh bench with the embedded
 // country benchmark (bm nil) or bm, and maxScore.
@@ -71,7 +74,7 @@ func putPolygon(tb testing.TB, b *apitest.Bench, id, commodity, country, status 
 // request is a valid batch of cocoa beans from supplier V-1 over ids.
 func request(ids ...string) batch.Request {
 	return batch.Request{BatchReference: "LOT-1", Commodity: "cocoa", HSCode: "18010000", SupplierID: "V-1", PolygonIDs: ids,
-		Quantity: &batch.QuantityRequest{NetMassKg: ptr(12500.5)}}
+		Quantity: &batch.QuantityRequest{NetMassKg: dec("12500.5")}}
 }
 
 // register validates req and registers the batch in its own transaction.
@@ -114,7 +117,7 @@ func TestRequest_Validate(t *testing.T) {
 		// Malformed input is judged alone: a heading listed for another
 		// commodity is no problem of Validate's.
 		{"HSCodeOfAnotherCommodityMassZero", func(r *batch.Request) {
-			r.Commodity, r.HSCode, r.Quantity.NetMassKg = "coffee", "1801", ptr(0.0)
+			r.Commodity, r.HSCode, r.Quantity.NetMassKg = "coffee", "1801", dec("0")
 		}, []string{"INVALID_VALUE quantity.netMassKg"}},
 		{"CoffeeHSCodeOfNoCommodity", func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "3401" }, []string{"HS_CODE_NOT_IN_ANNEX_I hsCode"}},
 		{"CoffeeHSCodeOfCattle", func(r *batch.Request) { r.Commodity, r.HSCode = "coffee", "0102" }, []string{"HS_CODE_NOT_IN_ANNEX_I hsCode"}},
@@ -132,18 +135,18 @@ func TestRequest_Validate(t *testing.T) {
 			}
 		}, []string{"INVALID_VALUE polygonIds"}},
 		{"MassMissing", func(r *batch.Request) { r.Quantity.NetMassKg = nil }, []string{"REQUIRED quantity.netMassKg"}},
-		{"MassZero", func(r *batch.Request) { r.Quantity.NetMassKg = ptr(0.0) }, []string{"INVALID_VALUE quantity.netMassKg"}},
-		{"MassTooLarge", func(r *batch.Request) { r.Quantity.NetMassKg = ptr(batch.MaxQuantity) }, []string{"INVALID_VALUE quantity.netMassKg"}},
-		{"UnitWithoutType", func(r *batch.Request) { r.Quantity.SupplementaryUnit = ptr(0.0) }, []string{"REQUIRED quantity.supplementaryUnitType"}},
+		{"MassZero", func(r *batch.Request) { r.Quantity.NetMassKg = dec("0.0") }, []string{"INVALID_VALUE quantity.netMassKg"}},
+		{"MassTooLarge", func(r *batch.Request) { r.Quantity.NetMassKg = dec("10000000000") }, []string{"INVALID_VALUE quantity.netMassKg"}},
+		{"UnitWithoutType", func(r *batch.Request) { r.Quantity.SupplementaryUnit = dec("0.0") }, []string{"REQUIRED quantity.supplementaryUnitType"}},
 		{"TypeWithoutUnit", func(r *batch.Request) { r.Quantity.SupplementaryUnitType = ptr("NAR") }, []string{"REQUIRED quantity.supplementaryUnit"}},
 		{"UnitNegativeTypeUnknown", func(r *batch.Request) {
-			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = ptr(-1.0), ptr("KGM")
+			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = dec("-1.0"), ptr("KGM")
 		}, []string{"INVALID_VALUE quantity.supplementaryUnit", "INVALID_VALUE quantity.supplementaryUnitType"}},
 		{"TypeUnknown", func(r *batch.Request) {
-			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = ptr(0.0), ptr("KGM")
+			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = dec("0.0"), ptr("KGM")
 		}, []string{"INVALID_VALUE quantity.supplementaryUnitType"}},
 		{"UnitAndType", func(r *batch.Request) {
-			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = ptr(3.0), ptr("MTQ")
+			r.Quantity.SupplementaryUnit, r.Quantity.SupplementaryUnitType = dec("3.0"), ptr("MTQ")
 		}, nil},
 		{"HarvestNotDates", func(r *batch.Request) { r.HarvestStart, r.HarvestEnd = ptr("2026-13-01"), ptr("2026-5-1") },
 			[]string{"INVALID_VALUE harvestStart", "INVALID_VALUE harvestEnd"}},
@@ -171,9 +174,9 @@ func TestRequest_Validate(t *testing.T) {
 
 	req := request("pol_a")
 	req.BatchReference, req.HarvestStart, req.HarvestEnd = "  LOT 7 ", ptr("2026-03-01"), ptr("2026-05-31")
-	req.Quantity.SupplementaryUnit, req.Quantity.SupplementaryUnitType = ptr(0.0), ptr("NAR")
+	req.Quantity.SupplementaryUnit, req.Quantity.SupplementaryUnitType = dec("0"), ptr("NAR")
 	b, _, err := req.Validate()
-	if err != nil || b.Reference != "LOT 7" || b.NetMassKg != 12500.5 || *b.SupplementaryUnit != 0 || b.SupplementaryUnitType != "NAR" ||
+	if err != nil || b.Reference != "LOT 7" || b.NetMassKg != "12500.5" || *b.SupplementaryUnit != "0" || b.SupplementaryUnitType != "NAR" ||
 		b.HarvestStart != "2026-03-01" || b.HarvestEnd != "2026-05-31" || b.HSCode != "18010000" || b.SupplierID != "V-1" {
 		t.Errorf("Validate: %+v %v, want the reference trimmed and every value kept", b, err)
 	}
@@ -440,7 +443,7 @@ func TestService_AssessJobOfEarlierVersion(t *testing.T) {
 	putPolygon(t, b, "pol_gh", "cocoa", "GH", geo.StatusCompliant, 0)
 	b.Update(t, func(tx *storage.Tx) error {
 		if err := tx.PutBatch(tenant, &storage.Batch{ID: "bat_old", JobID: "job_old", Commodity: "cocoa", HSCode: "1801", SupplierID: "V-1",
-			PolygonCount: 1, NetMassKg: 1, Status: storage.BatchAssessing, CreatedAt: tx.Now()}); err != nil {
+			PolygonCount: 1, NetMassKg: "1", Status: storage.BatchAssessing, CreatedAt: tx.Now()}); err != nil {
 			return err
 		}
 		if err := tx.PutBatchPolygons(tenant, "bat_old", []string{"pol_gh"}); err != nil {
@@ -575,5 +578,40 @@ func TestService_Reads(t *testing.T) {
 	other := storage.Tenant{Org: "default", Env: storage.Production}
 	if _, _, err := s.Find(ctx, other, ids[0]); !errors.As(err, new(apierr.NotFound)) {
 		t.Errorf("Find in another environment: %v, want apierr.NotFound", err)
+	}
+}
+
+// TestRequest_QuantityText: a quantity is kept as the decimal text it came
+// in (a float64 would turn 9999999999.999999 into 9999999999.999998), and
+// one with more digits after the point than the EU system takes is
+// refused rather than rounded.
+func TestRequest_QuantityText(t *testing.T) {
+	var req batch.Request
+	body := `{"batchReference":"LOT-1","commodity":"cocoa","hsCode":"18010000","supplierId":"V-1","polygonIds":["pol_1"],` +
+		`"quantity":{"netMassKg":9999999999.999999,"supplementaryUnit":1e3,"supplementaryUnitType":"NAR"}}`
+	if probs, err := apierr.DecodeJSON([]byte(body), &req); err != nil || len(probs) != 0 {
+		t.Fatalf("decode: %v %v", probs, err)
+	}
+	b, _, err := req.Validate()
+	if err != nil || b.NetMassKg != "9999999999.999999" || *b.SupplementaryUnit != "1e3" {
+		t.Fatalf("Validate: %+v %v, want the quantities as given", b, err)
+	}
+	for _, tc := range []struct{ mass, unit, want string }{
+		{"1.0000001", "0", "INVALID_VALUE quantity.netMassKg"},
+		{"12.5", "0.1234567", "INVALID_VALUE quantity.supplementaryUnit"},
+		{"1e-7", "0", "INVALID_VALUE quantity.netMassKg"},
+		{"9999999999.9999999", "0", "INVALID_VALUE quantity.netMassKg"},
+	} {
+		req := request("pol_1")
+		req.Quantity.NetMassKg, req.Quantity.SupplementaryUnit, req.Quantity.SupplementaryUnitType = dec(tc.mass), dec(tc.unit), ptr("NAR")
+		_, _, err := req.Validate()
+		if got := details(err); !slices.Contains(got, tc.want) {
+			t.Errorf("mass %s, unit %s: %v, want %s", tc.mass, tc.unit, got, tc.want)
+		}
+	}
+	// A number in a string is the wrong type, as for any number member.
+	probs, err := apierr.DecodeJSON([]byte(`{"quantity":{"netMassKg":"12.5"}}`), &batch.Request{})
+	if err != nil || len(probs) != 1 || probs[0].Field != "quantity.netMassKg" || probs[0].Code != apierr.DetailInvalidValue {
+		t.Errorf(`netMassKg "12.5": %+v %v, want INVALID_VALUE at quantity.netMassKg`, probs, err)
 	}
 }

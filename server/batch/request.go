@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/risk"
 	"github.com/eudr/eudr/storage"
 )
@@ -24,6 +26,14 @@ const (
 	// information system takes decimal(16,6).
 	MaxQuantity = 1e10
 )
+
+// maxQuantity is MaxQuantity as a Decimal, for exact comparison.
+const maxQuantity euis.Decimal = "10000000000"
+
+// tooPrecise is the issue of a quantity with more fraction digits than
+// the EU system takes: it is refused rather than rounded, so that what
+// is declared is what was given.
+const tooPrecise = "must have at most 6 digits after the decimal point (the EU system's precision)"
 
 // SupplementaryUnitTypes are the qualifiers of a supplementary unit the EU
 // information system takes (research/eudr.md section 1.7): thousands of
@@ -45,9 +55,9 @@ type Request struct {
 
 // QuantityRequest is the quantity of a Request.
 type QuantityRequest struct {
-	NetMassKg             *float64 `json:"netMassKg"`
-	SupplementaryUnit     *float64 `json:"supplementaryUnit"`
-	SupplementaryUnitType *string  `json:"supplementaryUnitType"`
+	NetMassKg             *euis.Decimal `json:"netMassKg"`
+	SupplementaryUnit     *euis.Decimal `json:"supplementaryUnit"`
+	SupplementaryUnitType *string       `json:"supplementaryUnitType"`
 }
 
 // Validate checks every member and returns the batch to register (without
@@ -137,18 +147,23 @@ func (q *QuantityRequest) check(probs *apierr.Problems, b *storage.Batch) {
 	switch {
 	case q.NetMassKg == nil:
 		probs.Add(apierr.DetailRequired, "quantity.netMassKg", "is required: the net mass in kilograms")
-	case !(*q.NetMassKg > 0) || *q.NetMassKg >= MaxQuantity:
+	case q.NetMassKg.Sign() <= 0 || q.NetMassKg.Cmp(maxQuantity) >= 0:
 		probs.Add(apierr.DetailInvalidValue, "quantity.netMassKg", "must be greater than 0 and below 10,000,000,000 kg")
+	case q.NetMassKg.FractionDigits() > euis.QuantityFractionDigits:
+		probs.Add(apierr.DetailInvalidValue, "quantity.netMassKg", tooPrecise)
 	default:
-		b.NetMassKg = *q.NetMassKg
+		b.NetMassKg = json.Number(*q.NetMassKg)
 	}
 	switch {
 	case q.SupplementaryUnit == nil && q.SupplementaryUnitType != nil:
 		probs.Add(apierr.DetailRequired, "quantity.supplementaryUnit", "is required with supplementaryUnitType")
-	case q.SupplementaryUnit != nil && (*q.SupplementaryUnit < 0 || *q.SupplementaryUnit >= MaxQuantity):
+	case q.SupplementaryUnit != nil && (q.SupplementaryUnit.Sign() < 0 || q.SupplementaryUnit.Cmp(maxQuantity) >= 0):
 		probs.Add(apierr.DetailInvalidValue, "quantity.supplementaryUnit", "must be at least 0 and below 10,000,000,000")
+	case q.SupplementaryUnit != nil && q.SupplementaryUnit.FractionDigits() > euis.QuantityFractionDigits:
+		probs.Add(apierr.DetailInvalidValue, "quantity.supplementaryUnit", tooPrecise)
 	case q.SupplementaryUnit != nil:
-		b.SupplementaryUnit = q.SupplementaryUnit
+		u := json.Number(*q.SupplementaryUnit)
+		b.SupplementaryUnit = &u
 	}
 	switch t := q.SupplementaryUnitType; {
 	case t == nil && q.SupplementaryUnit != nil:

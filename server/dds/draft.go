@@ -214,12 +214,13 @@ func buildStatement(req *DraftRequest, src *source) (euis.Statement, error) {
 	}
 	for i, b := range src.batches {
 		c := euis.Commodity{HSHeading: hsHeading(b.HSCode), DescriptionOfGoods: describe(b),
-			NetWeightKg: b.NetMassKg}
+			NetWeightKg: euis.Decimal(b.NetMassKg)}
 		// A supplementary unit goes with a DOMESTIC statement, or with the
 		// HS headings that have one (IMPORT and EXPORT declare none
 		// elsewhere).
 		if b.SupplementaryUnit != nil && (s.ActivityType == euis.ActivityDomestic || euis.SupplementaryUnitFor(c.HSHeading) != "") {
-			c.SupplementaryUnit, c.SupplementaryUnitType = b.SupplementaryUnit, b.SupplementaryUnitType
+			u := euis.Decimal(*b.SupplementaryUnit)
+			c.SupplementaryUnit, c.SupplementaryUnitType = &u, b.SupplementaryUnitType
 		}
 		for _, sp := range req.SpeciesInfo[b.ID] {
 			c.SpeciesInfo = append(c.SpeciesInfo, euis.Species{ScientificName: sp.ScientificName, CommonName: sp.CommonName})

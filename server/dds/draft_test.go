@@ -41,7 +41,7 @@ func TestService_Draft(t *testing.T) {
 		t.Fatalf("statement: %s", d.Statement)
 	}
 	c := p.Commodities[0]
-	if c.HSHeading != "180100" || c.DescriptionOfGoods != "cocoa, batch LOT-bat_1" || c.NetWeightKg != 1000 || c.SupplementaryUnit != nil ||
+	if c.HSHeading != "180100" || c.DescriptionOfGoods != "cocoa, batch LOT-bat_1" || c.NetWeightKg != "1000" || c.SupplementaryUnit != nil ||
 		len(c.Producers) != 1 || c.Producers[0].Name != "Kofi Mensah" || c.Producers[0].Country != "GH" {
 		t.Errorf("commodity: %+v", c)
 	}
@@ -229,7 +229,7 @@ func TestService_DraftSupplementaryUnit(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		unit := 5.0
+		unit := json.Number("5")
 		b.SupplementaryUnit, b.SupplementaryUnitType = &unit, "KSD"
 		return tx.PutBatch(sandbox, b)
 	})
@@ -240,7 +240,7 @@ func TestService_DraftSupplementaryUnit(t *testing.T) {
 	req := request("bat_1")
 	*req.ActivityType = euis.ActivityDomestic
 	p := payloadOf(t, r.mustDraft(t, sandbox, req))
-	if c := p.Commodities[0]; c.SupplementaryUnit == nil || *c.SupplementaryUnit != 5 || c.SupplementaryUnitType != "KSD" || p.BorderCrossCountry != "" {
+	if c := p.Commodities[0]; c.SupplementaryUnit == nil || *c.SupplementaryUnit != "5" || c.SupplementaryUnitType != "KSD" || p.BorderCrossCountry != "" {
 		t.Errorf("DOMESTIC: %+v, border crossing %q", c, p.BorderCrossCountry)
 	}
 }

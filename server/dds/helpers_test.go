@@ -146,7 +146,7 @@ func putDeclarable(tx *storage.Tx, t storage.Tenant, id string) error {
 		return err
 	}
 	if err := tx.PutBatch(t, &storage.Batch{ID: id, Reference: "LOT-" + id, Commodity: "cocoa", HSCode: "18010000", SupplierID: "V-1",
-		PolygonCount: 1, NetMassKg: 1000, Status: storage.BatchVerified, CreatedAt: tx.Now()}); err != nil {
+		PolygonCount: 1, NetMassKg: "1000", Status: storage.BatchVerified, CreatedAt: tx.Now()}); err != nil {
 		return err
 	}
 	if err := tx.PutBatchPolygons(t, id, []string{pid}); err != nil {
@@ -302,3 +302,22 @@ func (r *rig) countDDS(tb testing.TB, t storage.Tenant) int {
 
 // isNotFound reports whether err is an apierr.NotFound.
 func isNotFound(err error) bool { return errors.As(err, new(apierr.NotFound)) }
+
+// waitEUStatus is waitStatus for the EU system's status of the statement
+// (its poll state's euStatus).
+func (r *rig) waitEUStatus(tb testing.TB, t storage.Tenant, id, want string) dds.Declaration {
+	tb.Helper()
+	r.b.RunJobs(tb)
+	for {
+		dcl := r.find(tb, t, id)
+		if dcl.DDS.Poll != nil && dcl.DDS.Poll.EUStatus == want {
+			return dcl
+		}
+		if dcl.DDS.Status != storage.DDSSubmitted && dcl.DDS.Status != storage.DDSDraft {
+			tb.Fatalf("dds %s is %s before the EU system's status was %s", id, dcl.DDS.Status, want)
+		}
+		r.b.Clock.Advance(time.Second)
+		r.b.Jobs.Wake()
+		time.Sleep(5 * time.Millisecond)
+	}
+}

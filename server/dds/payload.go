@@ -39,8 +39,8 @@ type PayloadCommodity struct {
 	Position              int               `json:"position"`
 	HSHeading             string            `json:"hsHeading"`
 	DescriptionOfGoods    string            `json:"descriptionOfGoods"`
-	NetWeightKg           float64           `json:"netWeightKg,omitempty"`
-	SupplementaryUnit     *float64          `json:"supplementaryUnit,omitempty"`
+	NetWeightKg           euis.Decimal      `json:"netWeightKg,omitempty"`
+	SupplementaryUnit     *euis.Decimal     `json:"supplementaryUnit,omitempty"`
 	SupplementaryUnitType string            `json:"supplementaryUnitType,omitempty"`
 	SpeciesInfo           []Species         `json:"speciesInfo,omitempty"`
 	Producers             []PayloadProducer `json:"producers"`

@@ -66,7 +66,13 @@ func (s *Service) poll(ctx context.Context, t storage.Tenant, job *storage.Job, 
 				return err
 			}
 			return finish(ctx, tx, t, job, d)
+		case euis.StatusSuspended, euis.StatusUpdated:
+			// Not a decision: a suspended statement may come back
+			// AVAILABLE, an updated one is profiled again. The statement
+			// stays SUBMITTED, its euStatus shows which.
 		}
+		// SUBMITTED, the two above, and any status a later release adds:
+		// poll again.
 		return s.schedulePoll(tx, t, job, d)
 	})
 }

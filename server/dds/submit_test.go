@@ -325,3 +325,48 @@ func TestService_RetryKeepsRevocation(t *testing.T) {
 		t.Errorf("job of a revoked statement: %s, want COMPLETED", j.Status)
 	}
 }
+
+// statusesFirst answers Get with the queued statuses (one a call, in
+// place of the status the EU system behind it has) until they run out.
+type statusesFirst struct {
+	euis.Client
+	mu     sync.Mutex
+	queued []string
+}
+
+func (c *statusesFirst) Get(ctx context.Context, cr euis.Credentials, uuids []string) ([]euis.Status, error) {
+	out, err := c.Client.Get(ctx, cr, uuids)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil && len(out) == 1 && len(c.queued) > 0 {
+		out[0].Status, out[0].ReferenceNumber, out[0].VerificationNumber = c.queued[0], "", ""
+		c.queued = c.queued[1:]
+	}
+	return out, err
+}
+
+// TestService_PollUndecidedStatuses: SUSPENDED and UPDATED, and a status
+// no release known here sends, are no decision: the statement stays
+// SUBMITTED with the EU system's status recorded, and the job polls on
+// until AVAILABLE.
+func TestService_PollUndecidedStatuses(t *testing.T) {
+	r := newRig(t, func(c euis.Client) euis.Client {
+		return &statusesFirst{Client: c, queued: []string{euis.StatusSuspended, euis.StatusUpdated, "FROZEN"}}
+	})
+	r.declarable(t, sandbox, "bat_1")
+	d := r.mustDraft(t, sandbox, request("bat_1"))
+	if _, err := r.submit(sandbox, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus(t, sandbox, d.ID, storage.DDSSubmitted)
+	for _, want := range []string{euis.StatusSuspended, euis.StatusUpdated, "FROZEN"} {
+		got := r.waitEUStatus(t, sandbox, d.ID, want)
+		if got.DDS.Status != storage.DDSSubmitted || got.Submission == nil {
+			t.Errorf("after %s: %s, submission %+v; want SUBMITTED, still polled", want, got.DDS.Status, got.Submission)
+		}
+	}
+	v := r.waitStatus(t, sandbox, d.ID, storage.DDSValidated)
+	if history(v.DDS) != "DRAFT/key_test SUBMITTED/eu-system VALIDATED/eu-system" || v.DDS.Poll.EUStatus != euis.StatusAvailable {
+		t.Errorf("validated: history %s, euStatus %s", history(v.DDS), v.DDS.Poll.EUStatus)
+	}
+}

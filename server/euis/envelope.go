@@ -265,11 +265,11 @@ func statementXML(s Statement) xmlStatement {
 		if c.PercentageEstimation != nil {
 			xc.Descriptors.GoodsMeasure.Percentage = decimal(*c.PercentageEstimation, 3)
 		}
-		if c.NetWeightKg > 0 {
-			xc.Descriptors.GoodsMeasure.NetWeight = decimal(c.NetWeightKg, 6)
+		if c.NetWeightKg.Sign() > 0 {
+			xc.Descriptors.GoodsMeasure.NetWeight = c.NetWeightKg.Text(QuantityFractionDigits)
 		}
 		if c.SupplementaryUnit != nil {
-			xc.Descriptors.GoodsMeasure.SupplementaryUnit = decimal(*c.SupplementaryUnit, 6)
+			xc.Descriptors.GoodsMeasure.SupplementaryUnit = c.SupplementaryUnit.Text(QuantityFractionDigits)
 		}
 		for _, sp := range c.SpeciesInfo {
 			xc.SpeciesInfo = append(xc.SpeciesInfo, xmlSpecies(sp))

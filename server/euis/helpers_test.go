@@ -42,12 +42,14 @@ func producers(country string, i0, n int) []euis.Producer {
 
 func ptr(v float64) *float64 { return &v }
 
+func dec(s string) *euis.Decimal { d := euis.Decimal(s); return &d }
+
 // cocoa returns a cocoa beans commodity (HS 1801) of n producers.
 func cocoa(n int) euis.Commodity {
 	return euis.Commodity{
 		HSHeading:          "1801",
 		DescriptionOfGoods: "Cocoa beans, whole, raw",
-		NetWeightKg:        1250.5,
+		NetWeightKg:        "1250.5",
 		Producers:          producers("CI", 0, n),
 	}
 }
@@ -68,8 +70,8 @@ func validStatement() euis.Statement {
 			{
 				HSHeading:             "4410",
 				DescriptionOfGoods:    "Particle board of wood",
-				NetWeightKg:           300,
-				SupplementaryUnit:     ptr(12.345678),
+				NetWeightKg:           "300",
+				SupplementaryUnit:     dec("12.345678"),
 				SupplementaryUnitType: "MTQ",
 				SpeciesInfo:           []euis.Species{{ScientificName: "Fagus sylvatica", CommonName: "European beech"}},
 				Producers:             []euis.Producer{{Country: "fr", Name: "Scierie du Jura", GeometryGeoJSON: []byte(`{"type":"Polygon","coordinates":[[[5.900000,46.600000],[5.910000,46.600000],[5.910000,46.610000],[5.900000,46.600000]]]}`)}},

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/euis"
 )
 
@@ -170,8 +171,8 @@ func TestSOAPClient_SubmitDomesticUnits(t *testing.T) {
 	s := validStatement()
 	s.ActivityType = euis.ActivityDomestic
 	s.Commodities = []euis.Commodity{{
-		HSHeading: "090111", DescriptionOfGoods: "Coffee, not roasted", NetWeightKg: 0.000001,
-		PercentageEstimation: ptr(12.5), SupplementaryUnit: ptr(1000), SupplementaryUnitType: "NAR",
+		HSHeading: "090111", DescriptionOfGoods: "Coffee, not roasted", NetWeightKg: "0.000001",
+		PercentageEstimation: ptr(12.5), SupplementaryUnit: dec("1000"), SupplementaryUnitType: "NAR",
 		Producers: producers("ET", 0, 1),
 	}}
 	if _, err := c.Submit(context.Background(), creds(srv), s); err != nil {
@@ -566,4 +567,32 @@ func TestCredentials_String(t *testing.T) {
 	if err := cr.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
+}
+
+// TestSOAPClient_SubmitExactQuantities: quantities go out as given, to
+// the last of their 16 digits (through a float64, 9999999999.999999
+// became 9999999999.999998), and the body is one the EU schema accepts.
+func TestSOAPClient_SubmitExactQuantities(t *testing.T) {
+	clk := newClock(t0)
+	f, srv := newFakeEU(t, clk.Now)
+	c := newClient(srv, clk.Now)
+	s := validStatement()
+	s.ActivityType = euis.ActivityDomestic
+	s.Commodities = []euis.Commodity{{
+		HSHeading: "090111", DescriptionOfGoods: "Coffee, not roasted", NetWeightKg: "9999999999.999999",
+		PercentageEstimation: ptr(12.5), SupplementaryUnit: dec("1234567890.123457"), SupplementaryUnitType: "MTK",
+		Producers: producers("ET", 0, 1),
+	}}
+	if _, err := c.Submit(context.Background(), creds(srv), s); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	gm := f.last().body.path(dds("statement"), dds("commodities"), dds("descriptors"), common("goodsMeasure"))
+	got := map[string]string{}
+	for _, ch := range gm.children {
+		got[ch.name.Local] = ch.value()
+	}
+	if got["netWeight"] != "9999999999.999999" || got["supplementaryUnit"] != "1234567890.123457" {
+		t.Errorf("goodsMeasure %v, want netWeight 9999999999.999999 and supplementaryUnit 1234567890.123457", got)
+	}
+	apitest.CheckEUSchema(t, apitest.DDSSchema, f.last().raw)
 }

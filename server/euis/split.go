@@ -2,7 +2,6 @@ package euis
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -132,9 +131,9 @@ func divide(c Commodity) []Commodity {
 		counts[i] = uint64(len(g))
 	}
 	weights := apportion(c.NetWeightKg, counts, false)
-	var units []float64
+	var units []Decimal
 	if c.SupplementaryUnit != nil {
-		whole := (c.SupplementaryUnitType == "NAR" || c.SupplementaryUnitType == "NPR") && *c.SupplementaryUnit == math.Trunc(*c.SupplementaryUnit)
+		whole := (c.SupplementaryUnitType == "NAR" || c.SupplementaryUnitType == "NPR") && c.SupplementaryUnit.IsInteger()
 		units = apportion(*c.SupplementaryUnit, counts, whole)
 	}
 	out := make([]Commodity, len(groups))
@@ -158,17 +157,17 @@ func divide(c Commodity) []Commodity {
 
 // apportion divides v in proportion to counts, in millionths (in units when
 // whole), rounding down, the last share taking the remainder.
-func apportion(v float64, counts []uint64, whole bool) []float64 {
-	scale := 1e6
+func apportion(v Decimal, counts []uint64, whole bool) []Decimal {
+	scale := uint64(1_000_000)
 	if whole {
 		scale = 1
 	}
-	total := uint64(math.Round(v * scale)) // v <= MaxQuantity: < 2^54 millionths
+	total := v.millionths(whole) // v <= MaxQuantity: < 2^54 millionths
 	var n uint64
 	for _, c := range counts {
 		n += c
 	}
-	out := make([]float64, len(counts))
+	out := make([]Decimal, len(counts))
 	var given uint64
 	for i, c := range counts {
 		share := total - given
@@ -177,7 +176,7 @@ func apportion(v float64, counts []uint64, whole bool) []float64 {
 			share, _ = bits.Div64(hi, lo, n) // hi < n since c <= n
 		}
 		given += share
-		out[i] = float64(share) / scale
+		out[i] = DecimalOfMillionths(share * (1_000_000 / scale))
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package euis_test
 import (
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,7 +69,7 @@ func TestSplit_Fits(t *testing.T) {
 func TestSplit_ProducersPerCommodity(t *testing.T) {
 	in := validStatement()
 	in.Commodities[0] = cocoa(2500)
-	in.Commodities[0].NetWeightKg = 1000.000001
+	in.Commodities[0].NetWeightKg = "1000.000001"
 	in.Commodities[0].SpeciesInfo = []euis.Species{{ScientificName: "Theobroma cacao", CommonName: "Cacao"}}
 	out, err := euis.Split(in)
 	if err != nil {
@@ -85,20 +84,15 @@ func TestSplit_ProducersPerCommodity(t *testing.T) {
 	if s.InternalReference != "PO-4711" {
 		t.Errorf("internal reference %q, want PO-4711 unchanged (one statement)", s.InternalReference)
 	}
-	var sum float64
 	for i, c := range s.Commodities[:3] {
 		if c.HSHeading != "1801" || c.DescriptionOfGoods != in.Commodities[0].DescriptionOfGoods || !reflect.DeepEqual(c.SpeciesInfo, in.Commodities[0].SpeciesInfo) {
 			t.Errorf("part %d: %+v", i, c)
 		}
-		sum += c.NetWeightKg
 	}
-	// 1000.000001 kg = 1,000,000,001 mg... in millionths: 400,000,000 +
-	// 400,000,000 + the remainder 200,000,001.
-	if w := []float64{s.Commodities[0].NetWeightKg, s.Commodities[1].NetWeightKg, s.Commodities[2].NetWeightKg}; !reflect.DeepEqual(w, []float64{400, 400, 200.000001}) {
+	// 1000.000001 kg in millionths: 400,000,000 + 400,000,000 + the
+	// remainder 200,000,001, exactly.
+	if w := []euis.Decimal{s.Commodities[0].NetWeightKg, s.Commodities[1].NetWeightKg, s.Commodities[2].NetWeightKg}; !reflect.DeepEqual(w, []euis.Decimal{"400", "400", "200.000001"}) {
 		t.Errorf("net weights %v, want [400 400 200.000001]", w)
-	}
-	if math.Abs(sum-1000.000001) > 1e-9 {
-		t.Errorf("net weights add up to %v, want 1000.000001", sum)
 	}
 }
 
@@ -193,10 +187,10 @@ func TestSplit_Geolocation(t *testing.T) {
 	if got := shape(out); got != "[18] [2]" {
 		t.Errorf("shape %s, want [18] [2]", got)
 	}
-	if w := out[0].Commodities[0].NetWeightKg + out[1].Commodities[0].NetWeightKg; math.Abs(w-1250.5) > 1e-9 {
-		t.Errorf("net weights add up to %v, want 1250.5", w)
+	if w := []euis.Decimal{out[0].Commodities[0].NetWeightKg, out[1].Commodities[0].NetWeightKg}; !reflect.DeepEqual(w, []euis.Decimal{"1125.45", "125.05"}) {
+		t.Errorf("net weights %v, want 18/20 and 2/20 of 1250.5: [1125.45 125.05]", w)
 	}
-	if out[0].Commodities[0].NetWeightKg != 1125.45 {
+	if out[0].Commodities[0].NetWeightKg != "1125.45" {
 		t.Errorf("first part %v kg, want 18/20 of 1250.5 = 1125.45", out[0].Commodities[0].NetWeightKg)
 	}
 }
@@ -204,19 +198,19 @@ func TestSplit_Geolocation(t *testing.T) {
 func TestSplit_WholeUnits(t *testing.T) {
 	in := validStatement()
 	in.Commodities = []euis.Commodity{{
-		HSHeading: "010229", DescriptionOfGoods: "Live cattle", NetWeightKg: 3000,
-		SupplementaryUnit: ptr(7), SupplementaryUnitType: "NAR", Producers: producers("BR", 0, 2500),
+		HSHeading: "010229", DescriptionOfGoods: "Live cattle", NetWeightKg: "3000",
+		SupplementaryUnit: dec("7"), SupplementaryUnitType: "NAR", Producers: producers("BR", 0, 2500),
 	}}
 	out, err := euis.Split(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkSplit(t, in, out)
-	var units []float64
+	var units []euis.Decimal
 	for _, c := range out[0].Commodities {
 		units = append(units, *c.SupplementaryUnit)
 	}
-	if !reflect.DeepEqual(units, []float64{2, 2, 3}) {
+	if !reflect.DeepEqual(units, []euis.Decimal{"2", "2", "3"}) {
 		t.Errorf("heads %v, want [2 2 3]: whole animals adding up to 7", units)
 	}
 }

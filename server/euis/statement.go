@@ -110,11 +110,12 @@ const (
 	ActivityExport   = "EXPORT"
 )
 
-// Statuses of a statement (EudrStatusType). The information system may send
-// others (SUSPENDED and UPDATED are declared but "not active"; later
-// releases may add more): Status.Status keeps whatever it sent.
+// Statuses of a statement (EudrStatusType of release 8.2.1). SUSPENDED and
+// UPDATED are declared "not active in current release". Later releases
+// may send others: Status.Status keeps whatever was sent. DRAFT is no
+// status of the EU system's: a statement not yet filed is the appliance's
+// own (storage.DDSDraft).
 const (
-	StatusDraft     = "DRAFT"
 	StatusSubmitted = "SUBMITTED"
 	StatusAvailable = "AVAILABLE"
 	StatusRejected  = "REJECTED"
@@ -122,6 +123,12 @@ const (
 	StatusArchived  = "ARCHIVED"
 	StatusGrouped   = "GROUPED"
 	StatusObsolete  = "OBSOLETE"
+	// StatusSuspended: the competent authority suspended the statement;
+	// it may come back AVAILABLE.
+	StatusSuspended = "SUSPENDED"
+	// StatusUpdated: the statement was amended and is being profiled
+	// again; AVAILABLE or REJECTED follows.
+	StatusUpdated = "UPDATED"
 )
 
 // Results of VerifyDeclaration (VerifyResultType).
@@ -199,16 +206,16 @@ type Commodity struct {
 	// DescriptionOfGoods is the commercial description, at most 150
 	// characters.
 	DescriptionOfGoods string
-	// NetWeightKg is the net mass in kilograms; 0 leaves it out. Required
-	// for IMPORT and EXPORT.
-	NetWeightKg float64
+	// NetWeightKg is the net mass in kilograms, as given; "" or 0 leaves
+	// it out. Required for IMPORT and EXPORT.
+	NetWeightKg Decimal
 	// PercentageEstimation is the percentage estimate or deviation of the
 	// net mass (0 to 25), DOMESTIC only.
 	PercentageEstimation *float64
 	// SupplementaryUnit is the quantity in SupplementaryUnitType units
 	// (KSD, MTK, MTQ, MTR, NAR, NPR). For IMPORT and EXPORT it is required
 	// exactly when the HS heading has a supplementary unit (SupplementaryUnitFor).
-	SupplementaryUnit     *float64
+	SupplementaryUnit     *Decimal
 	SupplementaryUnitType string
 	// SpeciesInfo names the species (required for wood products).
 	SpeciesInfo []Species

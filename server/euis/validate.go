@@ -42,7 +42,7 @@ const (
 	MaxPercentageEstimation = 25
 	// MaxQuantity is the highest net weight or supplementary unit
 	// (DecimalSixteenTotalSixPrecType).
-	MaxQuantity = 9999999999.999999
+	MaxQuantity Decimal = "9999999999.999999"
 )
 
 // Field lengths of the V3 XSD, in characters.
@@ -337,12 +337,10 @@ func checkCommodity(vs *Violations, s Statement, i int, c Commodity) {
 }
 
 func checkQuantities(vs *Violations, activity, at string, c Commodity) {
-	quantity := func(path string, v float64) bool {
-		if math.IsNaN(v) || v < 0 || v > MaxQuantity {
-			vs.add(CodeInvalidValue, path, "from 0 to 9,999,999,999.999999", "%v", v)
-			return false
+	quantity := func(path string, v Decimal) {
+		if !v.Valid() || v.Sign() < 0 || v.Cmp(MaxQuantity) > 0 {
+			vs.add(CodeInvalidValue, path, "from 0 to 9,999,999,999.999999", "%s", v)
 		}
-		return true
 	}
 	quantity(at+".netWeightKg", c.NetWeightKg)
 	if c.SupplementaryUnit != nil {
@@ -361,7 +359,7 @@ func checkQuantities(vs *Violations, activity, at string, c Commodity) {
 	}
 	switch activity {
 	case ActivityImport, ActivityExport:
-		if c.NetWeightKg <= 0 {
+		if c.NetWeightKg.Sign() <= 0 {
 			vs.add(CodeRequired, at+".netWeightKg", "the net weight in kg is required for IMPORT and EXPORT", "none")
 		}
 		if c.PercentageEstimation != nil {
@@ -380,10 +378,10 @@ func checkQuantities(vs *Violations, activity, at string, c Commodity) {
 			vs.add(CodeUnitsOfMeasure, at+".supplementaryUnitType", fmt.Sprintf("HS %s needs a supplementary unit in %s for IMPORT and EXPORT", c.HSHeading, want), "%q", c.SupplementaryUnitType)
 		}
 	case ActivityDomestic:
-		if c.PercentageEstimation != nil && c.NetWeightKg <= 0 {
+		if c.PercentageEstimation != nil && c.NetWeightKg.Sign() <= 0 {
 			vs.add(CodeUnitsOfMeasure, at+".netWeightKg", "a percentage estimate or deviation goes with the net weight", "no net weight")
 		}
-		if (c.NetWeightKg <= 0 || c.PercentageEstimation == nil) && c.SupplementaryUnit == nil {
+		if (c.NetWeightKg.Sign() <= 0 || c.PercentageEstimation == nil) && c.SupplementaryUnit == nil {
 			vs.add(CodeUnitsOfMeasure, at, "DOMESTIC declares the net weight with a percentage estimate or deviation, or a supplementary unit, or both", "neither")
 		}
 		if t := c.SupplementaryUnitType; t != "" && !slices.Contains(domesticUnits, t) {

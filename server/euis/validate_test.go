@@ -50,15 +50,15 @@ func TestValidate_Valid(t *testing.T) {
 		}},
 		{"DomesticSupplementaryUnitOnly", func(s *euis.Statement) {
 			s.ActivityType = euis.ActivityDomestic
-			s.Commodities = []euis.Commodity{{HSHeading: "4011", DescriptionOfGoods: "Tyres", SupplementaryUnit: ptr(40), SupplementaryUnitType: "NAR", Producers: producers("MY", 0, 1)}}
+			s.Commodities = []euis.Commodity{{HSHeading: "4011", DescriptionOfGoods: "Tyres", SupplementaryUnit: dec("40"), SupplementaryUnitType: "NAR", Producers: producers("MY", 0, 1)}}
 		}},
 		{"NonEUOperatorImport", func(s *euis.Statement) { s.Operator.Country = "CH"; s.Operator.EORI = "CH123456" }},
 		{"NorthernIreland", func(s *euis.Statement) { s.CountryOfActivity, s.BorderCrossCountry = "XI", "XI" }},
 		{"CattleNAR", func(s *euis.Statement) {
-			s.Commodities = []euis.Commodity{{HSHeading: "010229", DescriptionOfGoods: "Live cattle", NetWeightKg: 52000, SupplementaryUnit: ptr(80), SupplementaryUnitType: "NAR", Producers: producers("BR", 0, 3)}}
+			s.Commodities = []euis.Commodity{{HSHeading: "010229", DescriptionOfGoods: "Live cattle", NetWeightKg: "52000", SupplementaryUnit: dec("80"), SupplementaryUnitType: "NAR", Producers: producers("BR", 0, 3)}}
 		}},
 		{"Heading0102NoUnit", func(s *euis.Statement) {
-			s.Commodities = []euis.Commodity{{HSHeading: "0102", DescriptionOfGoods: "Live bovine animals", NetWeightKg: 52000, Producers: producers("BR", 0, 3)}}
+			s.Commodities = []euis.Commodity{{HSHeading: "0102", DescriptionOfGoods: "Live bovine animals", NetWeightKg: "52000", Producers: producers("BR", 0, 3)}}
 		}},
 		{"ProducersFromReferences", func(s *euis.Statement) { s.Commodities[0].Producers = nil }},
 		{"GeometryKinds", func(s *euis.Statement) {
@@ -155,22 +155,22 @@ func TestValidate_Rules(t *testing.T) {
 		{"OperatorName201", func(s *euis.Statement) { s.Operator.Name = long(201) }, euis.CodeTooLong, "operator.name"},
 
 		// Units of measure.
-		{"ImportWithoutNetWeight", func(s *euis.Statement) { s.Commodities[0].NetWeightKg = 0 }, euis.CodeRequired, "commodities[0].netWeightKg"},
-		{"NegativeNetWeight", func(s *euis.Statement) { s.Commodities[0].NetWeightKg = -1 }, euis.CodeInvalidValue, "commodities[0].netWeightKg"},
-		{"NetWeightOverMax", func(s *euis.Statement) { s.Commodities[0].NetWeightKg = 1e10 }, euis.CodeInvalidValue, "commodities[0].netWeightKg"},
+		{"ImportWithoutNetWeight", func(s *euis.Statement) { s.Commodities[0].NetWeightKg = "0" }, euis.CodeRequired, "commodities[0].netWeightKg"},
+		{"NegativeNetWeight", func(s *euis.Statement) { s.Commodities[0].NetWeightKg = "-1" }, euis.CodeInvalidValue, "commodities[0].netWeightKg"},
+		{"NetWeightOverMax", func(s *euis.Statement) { s.Commodities[0].NetWeightKg = "1e10" }, euis.CodeInvalidValue, "commodities[0].netWeightKg"},
 		{"ImportWithPercentage", func(s *euis.Statement) { s.Commodities[0].PercentageEstimation = ptr(5) }, euis.CodeUnitsOfMeasure, "commodities[0].percentageEstimation"},
 		{"ImportWoodWithoutUnit", func(s *euis.Statement) {
 			s.Commodities[1].SupplementaryUnit, s.Commodities[1].SupplementaryUnitType = nil, ""
 		}, euis.CodeUnitsOfMeasure, "commodities[1].supplementaryUnit"},
 		{"ImportWoodWrongUnit", func(s *euis.Statement) { s.Commodities[1].SupplementaryUnitType = "MTK" }, euis.CodeUnitsOfMeasure, "commodities[1].supplementaryUnitType"},
 		{"ImportCocoaWithUnit", func(s *euis.Statement) {
-			s.Commodities[0].SupplementaryUnit, s.Commodities[0].SupplementaryUnitType = ptr(3), "NAR"
+			s.Commodities[0].SupplementaryUnit, s.Commodities[0].SupplementaryUnitType = dec("3"), "NAR"
 		}, euis.CodeUnitsOfMeasure, "commodities[0].supplementaryUnit"},
 		{"ImportCattleWithoutUnit", func(s *euis.Statement) {
-			s.Commodities = []euis.Commodity{{HSHeading: "010221", DescriptionOfGoods: "Breeding cattle", NetWeightKg: 9000, Producers: producers("BR", 0, 1)}}
+			s.Commodities = []euis.Commodity{{HSHeading: "010221", DescriptionOfGoods: "Breeding cattle", NetWeightKg: "9000", Producers: producers("BR", 0, 1)}}
 		}, euis.CodeUnitsOfMeasure, "commodities[0].supplementaryUnit"},
 		{"ImportPulpWithoutKSD", func(s *euis.Statement) {
-			s.Commodities = []euis.Commodity{{HSHeading: "470200", DescriptionOfGoods: "Chemical wood pulp, dissolving grades", NetWeightKg: 9000, Producers: producers("BR", 0, 1), SpeciesInfo: []euis.Species{{ScientificName: "Eucalyptus grandis", CommonName: "Rose gum"}}}}
+			s.Commodities = []euis.Commodity{{HSHeading: "470200", DescriptionOfGoods: "Chemical wood pulp, dissolving grades", NetWeightKg: "9000", Producers: producers("BR", 0, 1), SpeciesInfo: []euis.Species{{ScientificName: "Eucalyptus grandis", CommonName: "Rose gum"}}}}
 		}, euis.CodeUnitsOfMeasure, "commodities[0].supplementaryUnit"},
 		{"UnitWithoutType", func(s *euis.Statement) { s.Commodities[1].SupplementaryUnitType = "" }, euis.CodeRequired, "commodities[1].supplementaryUnitType"},
 		{"TypeWithoutUnit", func(s *euis.Statement) {
@@ -180,7 +180,7 @@ func TestValidate_Rules(t *testing.T) {
 		{"DomesticNeither", func(s *euis.Statement) { s.ActivityType = euis.ActivityDomestic }, euis.CodeUnitsOfMeasure, "commodities[0]"},
 		{"DomesticPercentageWithoutWeight", func(s *euis.Statement) {
 			s.ActivityType = euis.ActivityDomestic
-			s.Commodities[0].NetWeightKg, s.Commodities[0].PercentageEstimation = 0, ptr(10)
+			s.Commodities[0].NetWeightKg, s.Commodities[0].PercentageEstimation = "0", ptr(10)
 		}, euis.CodeUnitsOfMeasure, "commodities[0].netWeightKg"},
 		{"DomesticPercentage26", func(s *euis.Statement) {
 			s.ActivityType = euis.ActivityDomestic
