@@ -18,14 +18,26 @@ type supplierResponse struct {
 	Country        string  `json:"country"`
 	EORI           *string `json:"eori"`
 	Role           string  `json:"role"`
-	CreatedAt      string  `json:"createdAt"`
-	UpdatedAt      string  `json:"updatedAt"`
+	// The operator's other reference numbers and its address.
+	Identifiers []batch.IdentifierRequest `json:"identifiers"`
+	Street      *string                   `json:"street"`
+	PostalCode  *string                   `json:"postalCode"`
+	City        *string                   `json:"city"`
+	FullAddress *string                   `json:"fullAddress"`
+	CreatedAt   string                    `json:"createdAt"`
+	UpdatedAt   string                    `json:"updatedAt"`
 }
 
 func toSupplierResponse(s *storage.Supplier) supplierResponse {
+	ids := make([]batch.IdentifierRequest, len(s.Identifiers))
+	for i, id := range s.Identifiers {
+		ids[i] = batch.IdentifierRequest{Type: id.Type, Value: id.Value}
+	}
 	return supplierResponse{SupplierID: s.ID, ERPVendorID: s.ERPVendorID, EUOperatorUUID: s.EUOperatorUUID,
-		Name: s.Name, Country: s.Country, EORI: storage.Optional(s.EORI), Role: s.Role,
-		CreatedAt: storage.FormatTime(s.CreatedAt), UpdatedAt: storage.FormatTime(s.UpdatedAt)}
+		Name: s.Name, Country: s.Country, EORI: storage.Optional(s.EORI), Role: s.Role, Identifiers: ids,
+		Street: storage.Optional(s.Street), PostalCode: storage.Optional(s.PostalCode), City: storage.Optional(s.City),
+		FullAddress: storage.Optional(s.FullAddress),
+		CreatedAt:   storage.FormatTime(s.CreatedAt), UpdatedAt: storage.FormatTime(s.UpdatedAt)}
 }
 
 // handleSuppliersUpsert inserts or replaces the mapping of an ERP vendor

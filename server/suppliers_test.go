@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -31,13 +34,14 @@ func TestApp_Suppliers(t *testing.T) {
 		}
 		mustDecode(t, r, &created)
 		want := supplierResponse{SupplierID: created.SupplierID, ERPVendorID: "V1", EUOperatorUUID: "3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b",
-			Name: "Coop", Country: "CI", EORI: storage.Optional("CI123"), Role: "TRADER", CreatedAt: "2026-11-20T10:00:00.000Z", UpdatedAt: "2026-11-20T10:00:00.000Z"}
+			Name: "Coop", Country: "CI", EORI: storage.Optional("CI123"), Role: "TRADER", Identifiers: []batch.IdentifierRequest{},
+			CreatedAt: "2026-11-20T10:00:00.000Z", UpdatedAt: "2026-11-20T10:00:00.000Z"}
 		got := created
 		if got.EORI == nil || *got.EORI != "CI123" {
 			t.Errorf("eori: got %v, want CI123", got.EORI)
 		}
 		got.EORI, want.EORI = nil, nil
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("created: got %+v, want %+v", got, want)
 		}
 		if !strings.HasPrefix(created.SupplierID, "sup_") || len(created.SupplierID) != 30 {
@@ -114,4 +118,46 @@ func TestApp_Suppliers(t *testing.T) {
 		}
 		wantError(t, ta.do("DELETE", path+"/V1", "", "X-API-Key", key), 404, apierr.CodeNotFound, "")
 	})
+}
+
+// TestApp_SuppliersIdentification: the operator's reference numbers and
+// address are stored with the mapping and shown by GET; an upsert without
+// them clears them; bad ones are refused with their field paths.
+func TestApp_SuppliersIdentification(t *testing.T) {
+	ta := newTestApp(t)
+	_, key := ta.newKey(storage.Sandbox)
+	path := eudrPrefix + "/suppliers"
+	w := ta.do("POST", path, `{"erpVendorId":"V1","euOperatorUuid":"3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b","name":"Coop","country":"CI",`+
+		`"eori":"CI123","identifiers":[{"type":"vat","value":" CI0123456X "},{"type":"duns","value":"123456789"}],`+
+		`"street":"Rue des Jardins 12","postalCode":"01 BP 1234","city":"Abidjan","fullAddress":"Rue des Jardins 12, 01 BP 1234 Abidjan"}`,
+		"X-API-Key", key, "Idempotency-Key", "id-1")
+	if w.Code != http.StatusOK {
+		t.Fatalf("POST: %d %s", w.Code, w.Body)
+	}
+	var got supplierResponse
+	mustDecode(t, ta.do("GET", path+"/V1", "", "X-API-Key", key), &got)
+	if !reflect.DeepEqual(got.Identifiers, []batch.IdentifierRequest{{Type: "vat", Value: "CI0123456X"}, {Type: "duns", Value: "123456789"}}) ||
+		got.Street == nil || *got.Street != "Rue des Jardins 12" || got.PostalCode == nil || *got.PostalCode != "01 BP 1234" ||
+		got.City == nil || *got.City != "Abidjan" || got.FullAddress == nil || *got.FullAddress != "Rue des Jardins 12, 01 BP 1234 Abidjan" {
+		t.Errorf("GET: %+v", got)
+	}
+
+	w = ta.do("POST", path, `{"erpVendorId":"V1","euOperatorUuid":"3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b","name":"Coop","country":"CI"}`,
+		"X-API-Key", key, "Idempotency-Key", "id-2")
+	if !strings.Contains(w.Body.String(), `"identifiers":[],"street":null,"postalCode":null,"city":null,"fullAddress":null`) {
+		t.Errorf("upsert without them: %s, want them cleared", w.Body)
+	}
+
+	w = ta.do("POST", path, `{"erpVendorId":"V1","euOperatorUuid":"3f2b8a1e-6c4d-4e5f-9a7b-1c2d3e4f5a6b","name":"Coop","country":"CI",`+
+		`"identifiers":[{"type":"siret","value":"1"},{"type":"vat","value":""}],"city":"Abidjan"}`, "X-API-Key", key, "Idempotency-Key", "id-3")
+	e := wantError(t, w, http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+	var fields []string
+	for _, d := range e.Details {
+		fields = append(fields, d.Code+" "+d.Field)
+	}
+	for _, want := range []string{"INVALID_VALUE identifiers[0].type", "REQUIRED identifiers[1].value", "REQUIRED street", "REQUIRED postalCode"} {
+		if !slices.Contains(fields, want) {
+			t.Errorf("refusal %v lacks %s", fields, want)
+		}
+	}
 }

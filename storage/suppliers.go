@@ -14,15 +14,30 @@ var (
 
 // Supplier maps an ERP vendor ID to an EU operator.
 type Supplier struct {
-	ID             string    `json:"id"` // sup_ + ULID: time-ordered
-	ERPVendorID    string    `json:"erpVendorId"`
-	EUOperatorUUID string    `json:"euOperatorUuid"`
-	Name           string    `json:"name"`
-	Country        string    `json:"country"`
-	EORI           string    `json:"eori,omitempty"`
-	Role           string    `json:"role"`
-	CreatedAt      time.Time `json:"createdAt"`
-	UpdatedAt      time.Time `json:"updatedAt"`
+	ID             string `json:"id"` // sup_ + ULID: time-ordered
+	ERPVendorID    string `json:"erpVendorId"`
+	EUOperatorUUID string `json:"euOperatorUuid"`
+	Name           string `json:"name"`
+	Country        string `json:"country"`
+	EORI           string `json:"eori,omitempty"`
+	Role           string `json:"role"`
+	// Identifiers are the operator's reference numbers besides the EORI
+	// (VAT, GLN, ...); Street, PostalCode, City and FullAddress its
+	// address. They identify it in a statement filed on its behalf.
+	Identifiers []OperatorIdentifier `json:"identifiers,omitempty"`
+	Street      string               `json:"street,omitempty"`
+	PostalCode  string               `json:"postalCode,omitempty"`
+	City        string               `json:"city,omitempty"`
+	FullAddress string               `json:"fullAddress,omitempty"`
+	CreatedAt   time.Time            `json:"createdAt"`
+	UpdatedAt   time.Time            `json:"updatedAt"`
+}
+
+// OperatorIdentifier is one of an EU operator's reference numbers: its
+// type (vat, gln, ...) and value.
+type OperatorIdentifier struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
 }
 
 // supplierBuckets returns the tenant's mappings by ERP vendor ID and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -41,7 +42,27 @@ type SupplierRequest struct {
 	Country        string  `json:"country"`
 	EORI           *string `json:"eori"`
 	Role           *string `json:"role"`
+	// Identifiers, Street, PostalCode, City and FullAddress identify the
+	// operator in a statement filed on its behalf.
+	Identifiers *[]IdentifierRequest `json:"identifiers"`
+	Street      *string              `json:"street"`
+	PostalCode  *string              `json:"postalCode"`
+	City        *string              `json:"city"`
+	FullAddress *string              `json:"fullAddress"`
 }
+
+// IdentifierRequest is one of a SupplierRequest's identifiers.
+type IdentifierRequest struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// Limits of a supplier's address, in characters (the EU system's).
+const (
+	MaxStreetLen     = 300
+	MaxPostalCodeLen = 80
+	MaxCityLen       = 200
+)
 
 // Validate checks every field and returns the mapping to store, its
 // values normalised (name and EORI trimmed, the UUID in lower case, the
@@ -88,11 +109,79 @@ func (req *SupplierRequest) Validate() (*storage.Supplier, error) {
 			probs.Add(apierr.DetailInvalidValue, "role", fmt.Sprintf("must be OPERATOR or TRADER, not %q", role))
 		}
 	}
+	sup := &storage.Supplier{ERPVendorID: req.ERPVendorID, EUOperatorUUID: strings.ToLower(req.EUOperatorUUID),
+		Name: name, Country: req.Country, EORI: eori, Role: role}
+	req.checkIdentification(&probs, sup)
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
-	return &storage.Supplier{ERPVendorID: req.ERPVendorID, EUOperatorUUID: strings.ToLower(req.EUOperatorUUID),
-		Name: name, Country: req.Country, EORI: eori, Role: role}, nil
+	return sup, nil
+}
+
+// checkIdentification adds the problems of the identifiers and address to
+// probs and their trimmed values to sup: types of euis.IdentifierTypes,
+// values of 1 to 80 characters, each pair once, at most 12 reference
+// numbers with the EORI (one of type eori may repeat the EORI; it is
+// sent once); street, postal code and city all or none, a full address
+// only with them.
+func (req *SupplierRequest) checkIdentification(probs *apierr.Problems, sup *storage.Supplier) {
+	if req.Identifiers != nil {
+		seen := map[storage.OperatorIdentifier]bool{}
+		for i, id := range *req.Identifiers {
+			at := fmt.Sprintf("identifiers[%d]", i)
+			v := storage.OperatorIdentifier{Type: id.Type, Value: strings.TrimSpace(id.Value)}
+			ok := true
+			if !slices.Contains(euis.IdentifierTypes, v.Type) {
+				probs.Add(apierr.DetailInvalidValue, at+".type", fmt.Sprintf("must be one of %s, not %q", strings.Join(euis.IdentifierTypes, ", "), v.Type))
+				ok = false
+			}
+			switch n := utf8.RuneCountInString(v.Value); {
+			case n == 0:
+				probs.Add(apierr.DetailRequired, at+".value", "is required")
+				ok = false
+			case n > euis.MaxIdentifierValueLen:
+				probs.Add(apierr.DetailInvalidValue, at+".value", fmt.Sprintf("must be at most %d characters", euis.MaxIdentifierValueLen))
+				ok = false
+			case seen[v]:
+				probs.Add(apierr.DetailInvalidValue, at, "is listed twice")
+				ok = false
+			}
+			if ok {
+				seen[v] = true
+				sup.Identifiers = append(sup.Identifiers, v)
+			}
+		}
+		op := euis.Operator{EORI: sup.EORI}
+		for _, id := range sup.Identifiers {
+			op.Identifiers = append(op.Identifiers, euis.OperatorIdentifier{Type: id.Type, Value: id.Value})
+		}
+		if n := len(op.ReferenceNumbers()); n > euis.MaxOperatorIdentifiers {
+			probs.Add(apierr.DetailInvalidValue, "identifiers", fmt.Sprintf("must make at most %d reference numbers with eori, not %d", euis.MaxOperatorIdentifiers, n))
+		}
+	}
+	trimmed := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return strings.TrimSpace(*p)
+	}
+	sup.Street, sup.PostalCode, sup.City, sup.FullAddress = trimmed(req.Street), trimmed(req.PostalCode), trimmed(req.City), trimmed(req.FullAddress)
+	if sup.Street != "" || sup.PostalCode != "" || sup.City != "" || sup.FullAddress != "" {
+		for _, f := range []struct {
+			field, v string
+			max      int
+		}{{"street", sup.Street, MaxStreetLen}, {"postalCode", sup.PostalCode, MaxPostalCodeLen}, {"city", sup.City, MaxCityLen}} {
+			switch n := utf8.RuneCountInString(f.v); {
+			case n == 0:
+				probs.Add(apierr.DetailRequired, f.field, "is required with an address: street, postalCode and city go together, and fullAddress with them")
+			case n > f.max:
+				probs.Add(apierr.DetailInvalidValue, f.field, fmt.Sprintf("must be at most %d characters", f.max))
+			}
+		}
+	}
+	if n := utf8.RuneCountInString(sup.FullAddress); n > euis.MaxFullAddressLen {
+		probs.Add(apierr.DetailInvalidValue, "fullAddress", fmt.Sprintf("must be at most %d characters", euis.MaxFullAddressLen))
+	}
 }
 
 // PutSupplier inserts or replaces the mapping of sup.ERPVendorID in the

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,42 @@ func TestSupplierRequest_Validate(t *testing.T) {
 		{name: "EORINoNumber", mutate: func(r *batch.SupplierRequest) { r.EORI = ptr("DE") }, wantDetails: []string{"INVALID_VALUE eori"}},
 		{name: "EORILowerCountry", mutate: func(r *batch.SupplierRequest) { r.EORI = ptr("de12345") }, wantDetails: []string{"INVALID_VALUE eori"}},
 		{name: "EORIPunctuation", mutate: func(r *batch.SupplierRequest) { r.EORI = ptr("DE-12345") }, wantDetails: []string{"INVALID_VALUE eori"}},
+
+		// The operator's other reference numbers and its address, for a
+		// statement filed on its behalf.
+		{name: "IdentifiersAndAddress", mutate: func(r *batch.SupplierRequest) {
+			r.EORI = ptr("CI123")
+			ids := []batch.IdentifierRequest{{Type: "eori", Value: "CI123"}}
+			for _, typ := range []string{"vat", "gln", "tin", "cbr", "cin", "duns", "comp_num", "comp_reg", "oni"} {
+				ids = append(ids, batch.IdentifierRequest{Type: typ, Value: " " + typ + "-1 "})
+			}
+			ids = append(ids, batch.IdentifierRequest{Type: "oni", Value: strings.Repeat("9", 80)}, batch.IdentifierRequest{Type: "vat", Value: "CI2"})
+			r.Identifiers = &ids
+			r.Street, r.PostalCode, r.City, r.FullAddress = ptr(" Rue 1 "), ptr("01 BP 1"), ptr("Abidjan"), ptr("Rue 1, 01 BP 1 Abidjan")
+		}, check: func(t *testing.T, s *storage.Supplier) {
+			if len(s.Identifiers) != 12 || s.Identifiers[1] != (storage.OperatorIdentifier{Type: "vat", Value: "vat-1"}) ||
+				s.Street != "Rue 1" || s.PostalCode != "01 BP 1" || s.City != "Abidjan" || s.FullAddress != "Rue 1, 01 BP 1 Abidjan" {
+				t.Errorf("supplier: got %+v, want 12 identifiers (the EORI once among the 12 reference numbers) and the address trimmed", s)
+			}
+		}},
+		{name: "IdentifiersThirteen", mutate: func(r *batch.SupplierRequest) {
+			r.EORI = ptr("CI123")
+			var ids []batch.IdentifierRequest
+			for i := range 12 {
+				ids = append(ids, batch.IdentifierRequest{Type: "oni", Value: fmt.Sprint("N", i)})
+			}
+			r.Identifiers = &ids
+		}, wantDetails: []string{"INVALID_VALUE identifiers"}},
+		{name: "IdentifiersBad", mutate: func(r *batch.SupplierRequest) {
+			r.Identifiers = &[]batch.IdentifierRequest{{Type: "VAT", Value: "x"}, {Type: "gln", Value: " "}, {Type: "oni", Value: strings.Repeat("9", 81)},
+				{Type: "vat", Value: "BE1"}, {Type: "vat", Value: "BE1"}}
+		}, wantDetails: []string{"INVALID_VALUE identifiers[0].type", "REQUIRED identifiers[1].value", "INVALID_VALUE identifiers[2].value", "INVALID_VALUE identifiers[4]"}},
+		{name: "AddressPartial", mutate: func(r *batch.SupplierRequest) { r.Street, r.City = ptr("Rue 1"), ptr("Abidjan") }, wantDetails: []string{"REQUIRED postalCode"}},
+		{name: "FullAddressAlone", mutate: func(r *batch.SupplierRequest) { r.FullAddress = ptr("Rue 1, Abidjan") },
+			wantDetails: []string{"REQUIRED street", "REQUIRED postalCode", "REQUIRED city"}},
+		{name: "FullAddressTooLong", mutate: func(r *batch.SupplierRequest) {
+			r.Street, r.PostalCode, r.City, r.FullAddress = ptr("Rue 1"), ptr("01"), ptr("Abidjan"), ptr(strings.Repeat("a", 251))
+		}, wantDetails: []string{"INVALID_VALUE fullAddress"}},
 		{name: "EORIEmpty", mutate: func(r *batch.SupplierRequest) { r.EORI = ptr("") }, wantDetails: []string{"INVALID_VALUE eori"}},
 
 		{name: "RoleTrader", mutate: func(r *batch.SupplierRequest) { r.Role = ptr("TRADER") }, check: func(t *testing.T, s *storage.Supplier) {

@@ -189,8 +189,12 @@ func buildStatement(req *DraftRequest, src *source) (euis.Statement, error) {
 	s := euis.Statement{
 		OperatorRole: euis.RoleOperator,
 		ActivityType: *req.ActivityType,
-		Operator:     euis.Operator{Name: op.Name, Country: op.Country, EORI: op.EORI},
+		Operator: euis.Operator{Name: op.Name, Country: op.Country, EORI: op.EORI, Street: op.Street, PostalCode: op.PostalCode,
+			City: op.City, FullAddress: op.FullAddress},
 		OperatorUUID: *req.OperatorUUID,
+	}
+	for _, id := range op.Identifiers {
+		s.Operator.Identifiers = append(s.Operator.Identifiers, euis.OperatorIdentifier{Type: id.Type, Value: id.Value})
 	}
 	if req.InternalReference != nil {
 		s.InternalReference = *req.InternalReference

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestService_Draft(t *testing.T) {
 	// The Annex II statement: the operator of operatorUuid, the country of
 	// the port of entry, the batch's plot at 6 decimals.
 	p := payloadOf(t, d)
-	if p.InternalReferenceNumber != d.ID || p.Operator != (dds.PayloadOperator{Name: "Importer BV", Country: "NL", EORI: "NL123456789"}) ||
+	if p.InternalReferenceNumber != d.ID || !reflect.DeepEqual(p.Operator, dds.PayloadOperator{Name: "Importer BV", Country: "NL", EORI: "NL123456789"}) ||
 		p.CountryOfActivity != "NL" || p.BorderCrossCountry != "NL" || len(p.Commodities) != 1 {
 		t.Fatalf("statement: %s", d.Statement)
 	}
@@ -293,4 +294,34 @@ func withBatches(req *dds.DraftRequest, n int) *dds.DraftRequest {
 		req.BatchIDs = append(req.BatchIDs, fmt.Sprintf("bat_%d", i))
 	}
 	return req
+}
+
+// TestService_DraftOperatorIdentification: the operator's reference
+// numbers and address in its supplier mapping go into the statement, and
+// come back from the stored payload to be filed.
+func TestService_DraftOperatorIdentification(t *testing.T) {
+	r := newRig(t, nil)
+	r.declarable(t, sandbox, "bat_1")
+	ids := []storage.OperatorIdentifier{{Type: "vat", Value: "NL001234567B01"}, {Type: "gln", Value: "8712345000004"}}
+	r.b.Update(t, func(tx *storage.Tx) error {
+		sup, err := tx.FindSupplier(sandbox, "V-1")
+		if err != nil {
+			return err
+		}
+		sup.Identifiers, sup.Street, sup.PostalCode, sup.City, sup.FullAddress = ids, "Havenstraat 1", "3011 AA", "Rotterdam", "Havenstraat 1, 3011 AA Rotterdam"
+		return tx.PutSupplier(sandbox, sup)
+	})
+	d := r.mustDraft(t, sandbox, request("bat_1"))
+	want := dds.PayloadOperator{Name: "Importer BV", Country: "NL", EORI: "NL123456789",
+		Identifiers: []dds.Identifier{{Type: "vat", Value: "NL001234567B01"}, {Type: "gln", Value: "8712345000004"}},
+		Street:      "Havenstraat 1", PostalCode: "3011 AA", City: "Rotterdam", FullAddress: "Havenstraat 1, 3011 AA Rotterdam"}
+	p := payloadOf(t, d)
+	if !reflect.DeepEqual(p.Operator, want) {
+		t.Fatalf("operator %+v, want %+v", p.Operator, want)
+	}
+	o := p.Statement().Operator
+	if refs := o.ReferenceNumbers(); len(refs) != 3 || refs[0].Type != "eori" || refs[2] != (euis.OperatorIdentifier{Type: "gln", Value: "8712345000004"}) ||
+		o.FullAddress != want.FullAddress || o.City != "Rotterdam" {
+		t.Errorf("statement operator %+v, want the EORI and both identifiers and the address", o)
+	}
 }

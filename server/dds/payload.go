@@ -29,9 +29,40 @@ type Payload struct {
 
 // PayloadOperator is the operator of a Payload.
 type PayloadOperator struct {
-	Name    string `json:"name"`
-	Country string `json:"country"`
-	EORI    string `json:"eori,omitempty"`
+	Name        string       `json:"name"`
+	Country     string       `json:"country"`
+	EORI        string       `json:"eori,omitempty"`
+	Identifiers []Identifier `json:"identifiers,omitempty"`
+	Street      string       `json:"street,omitempty"`
+	PostalCode  string       `json:"postalCode,omitempty"`
+	City        string       `json:"city,omitempty"`
+	FullAddress string       `json:"fullAddress,omitempty"`
+}
+
+// Identifier is one of an operator's reference numbers besides its EORI.
+type Identifier struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// payloadOperator is o as a Payload shows it.
+func payloadOperator(o euis.Operator) PayloadOperator {
+	p := PayloadOperator{Name: o.Name, Country: o.Country, EORI: o.EORI, Street: o.Street, PostalCode: o.PostalCode,
+		City: o.City, FullAddress: o.FullAddress}
+	for _, id := range o.Identifiers {
+		p.Identifiers = append(p.Identifiers, Identifier{Type: id.Type, Value: id.Value})
+	}
+	return p
+}
+
+// operator is the statement's operator p describes.
+func (p PayloadOperator) operator() euis.Operator {
+	o := euis.Operator{Name: p.Name, Country: p.Country, EORI: p.EORI, Street: p.Street, PostalCode: p.PostalCode,
+		City: p.City, FullAddress: p.FullAddress}
+	for _, id := range p.Identifiers {
+		o.Identifiers = append(o.Identifiers, euis.OperatorIdentifier{Type: id.Type, Value: id.Value})
+	}
+	return o
 }
 
 // PayloadCommodity is a commodity entry of a Payload.
@@ -57,7 +88,7 @@ type PayloadProducer struct {
 // PayloadOf is the payload of statement s.
 func PayloadOf(s euis.Statement) Payload {
 	p := Payload{OperatorRole: s.OperatorRole, InternalReferenceNumber: s.InternalReference, ActivityType: s.ActivityType,
-		Operator:          PayloadOperator{Name: s.Operator.Name, Country: s.Operator.Country, EORI: s.Operator.EORI},
+		Operator:          payloadOperator(s.Operator),
 		CountryOfActivity: s.CountryOfActivity, BorderCrossCountry: s.BorderCrossCountry,
 		GeoLocationConfidential: s.GeoLocationConfidential, OperatorUUID: s.OperatorUUID,
 		SupplierOperatorUUIDs: s.SupplierOperatorUUIDs, Commodities: []PayloadCommodity{}}
@@ -84,7 +115,7 @@ func PayloadOf(s euis.Statement) Payload {
 // Statement is the statement to file that p describes.
 func (p Payload) Statement() euis.Statement {
 	s := euis.Statement{OperatorRole: p.OperatorRole, InternalReference: p.InternalReferenceNumber, ActivityType: p.ActivityType,
-		Operator:          euis.Operator{Name: p.Operator.Name, Country: p.Operator.Country, EORI: p.Operator.EORI},
+		Operator:          p.Operator.operator(),
 		CountryOfActivity: p.CountryOfActivity, BorderCrossCountry: p.BorderCrossCountry,
 		GeoLocationConfidential: p.GeoLocationConfidential, OperatorUUID: p.OperatorUUID,
 		SupplierOperatorUUIDs: p.SupplierOperatorUUIDs}

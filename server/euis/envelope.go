@@ -154,10 +154,11 @@ type xmlOperatorRef struct {
 }
 
 type xmlAddress struct {
-	Country    string `xml:"eudrCommon:country"`
-	Street     string `xml:"eudrCommon:street"`
-	PostalCode string `xml:"eudrCommon:postalCode"`
-	City       string `xml:"eudrCommon:city"`
+	Country     string `xml:"eudrCommon:country"`
+	Street      string `xml:"eudrCommon:street"`
+	PostalCode  string `xml:"eudrCommon:postalCode"`
+	City        string `xml:"eudrCommon:city"`
+	FullAddress string `xml:"eudrCommon:fullAddress,omitempty"`
 }
 
 // xmlCommodity is DdsCommodityType.
@@ -245,11 +246,12 @@ func statementXML(s Statement) xmlStatement {
 	if s.OperatorRole == RoleRepresentativeOperator {
 		o := s.Operator
 		op := &xmlOperator{Email: o.Email, Phone: o.Phone, Name: o.Name}
-		if o.EORI != "" {
-			op.ReferenceNumbers = []xmlOperatorRef{{Type: "eori", Value: o.EORI}}
+		for _, id := range o.ReferenceNumbers() {
+			op.ReferenceNumbers = append(op.ReferenceNumbers, xmlOperatorRef(id))
 		}
 		if o.Street != "" && o.PostalCode != "" && o.City != "" && o.Country != "" {
-			op.Address = &xmlAddress{Country: strings.ToUpper(o.Country), Street: o.Street, PostalCode: o.PostalCode, City: o.City}
+			op.Address = &xmlAddress{Country: strings.ToUpper(o.Country), Street: o.Street, PostalCode: o.PostalCode, City: o.City,
+				FullAddress: o.FullAddress}
 		}
 		x.RepresentedOperator = op
 	}

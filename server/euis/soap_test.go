@@ -596,3 +596,50 @@ func TestSOAPClient_SubmitExactQuantities(t *testing.T) {
 	}
 	apitest.CheckEUSchema(t, apitest.DDSSchema, f.last().raw)
 }
+
+// TestSOAPClient_SubmitOperatorIdentifiers: a represented operator goes
+// with every reference number it has, of each of the schema's ten types,
+// up to twelve with its EORI (not repeated when also listed), and with its
+// full address beside the structured one; the body passes the EU schema.
+// More than twelve are refused before anything is sent.
+func TestSOAPClient_SubmitOperatorIdentifiers(t *testing.T) {
+	clk := newClock(t0)
+	f, srv := newFakeEU(t, clk.Now)
+	c := newClient(srv, clk.Now)
+	s := validStatement()
+	s.OperatorRole = euis.RoleRepresentativeOperator
+	s.Operator = euis.Operator{Name: "Cacao Import GmbH", Country: "DE", EORI: "DE123456789012345",
+		Street: "Hafenstraße 1", PostalCode: "20457", City: "Hamburg", FullAddress: "Hafenstraße 1, 20457 Hamburg, Deutschland"}
+	s.Operator.Identifiers = append(s.Operator.Identifiers, euis.OperatorIdentifier{Type: "eori", Value: "DE123456789012345"})
+	for _, typ := range euis.IdentifierTypes {
+		s.Operator.Identifiers = append(s.Operator.Identifiers, euis.OperatorIdentifier{Type: typ, Value: strings.ToUpper(typ) + "-4711"})
+	}
+	s.Operator.Identifiers = append(s.Operator.Identifiers, euis.OperatorIdentifier{Type: "oni", Value: strings.Repeat("9", euis.MaxIdentifierValueLen)})
+	if _, err := c.Submit(context.Background(), creds(srv), s); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	op := f.last().body.path(dds("statement"), dds("representedOperator"))
+	var refs []string
+	for _, ch := range op.children {
+		if ch.name == common("operatorReferenceNumber") {
+			refs = append(refs, ch.child(common("identifierType")).value()+"="+ch.child(common("identifierValue")).value())
+		}
+	}
+	want := "eori=DE123456789012345 eori=EORI-4711 vat=VAT-4711 gln=GLN-4711 tin=TIN-4711 cbr=CBR-4711 cin=CIN-4711 duns=DUNS-4711 " +
+		"comp_num=COMP_NUM-4711 comp_reg=COMP_REG-4711 oni=ONI-4711 oni=" + strings.Repeat("9", euis.MaxIdentifierValueLen)
+	if got := strings.Join(refs, " "); got != want {
+		t.Errorf("reference numbers %s, want %s", got, want)
+	}
+	if got := op.child(common("operatorAddress")).child(common("fullAddress")).value(); got != s.Operator.FullAddress {
+		t.Errorf("fullAddress %q", got)
+	}
+	apitest.CheckEUSchema(t, apitest.DDSSchema, f.last().raw)
+
+	sent := len(f.recorded())
+	s.Operator.Identifiers = append(s.Operator.Identifiers, euis.OperatorIdentifier{Type: "vat", Value: "DE999"})
+	_, err := c.Submit(context.Background(), creds(srv), s)
+	var vs euis.Violations
+	if !errors.As(err, &vs) || vs[0].Path != "operator.identifiers" || len(f.recorded()) != sent {
+		t.Errorf("Submit with 13 reference numbers: %v, want a violation at operator.identifiers and nothing sent", err)
+	}
+}

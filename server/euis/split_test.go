@@ -123,7 +123,7 @@ func TestSplit_Commodities(t *testing.T) {
 		t.Errorf("references %v / %v, want all on the first statement", out[0].ReferencedStatements, out[1].ReferencedStatements)
 	}
 	for i, s := range out {
-		if s.ActivityType != in.ActivityType || s.Operator != in.Operator || s.OperatorUUID != in.OperatorUUID || !reflect.DeepEqual(s.SupplierOperatorUUIDs, in.SupplierOperatorUUIDs) {
+		if s.ActivityType != in.ActivityType || !reflect.DeepEqual(s.Operator, in.Operator) || s.OperatorUUID != in.OperatorUUID || !reflect.DeepEqual(s.SupplierOperatorUUIDs, in.SupplierOperatorUUIDs) {
 			t.Errorf("statement %d lost its head: %+v", i, s)
 		}
 	}

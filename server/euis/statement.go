@@ -189,13 +189,61 @@ type Operator struct {
 	Name    string // at most 200 characters
 	Country string // ISO 3166-1 alpha-2 country of establishment
 	EORI    string // Economic Operators Registration and Identification number
+	// Identifiers are the operator's other reference numbers (VAT, GLN,
+	// ...); with the EORI at most MaxOperatorIdentifiers. One of type eori
+	// with the EORI's value is the EORI, not sent twice.
+	Identifiers []OperatorIdentifier
 	// Street, PostalCode and City make the address sent for a represented
-	// operator; all three or none.
-	Street     string
-	PostalCode string
-	City       string
-	Email      string
-	Phone      string
+	// operator; all three or none. FullAddress is the address as one text,
+	// sent with them (the schema has it only beside them).
+	Street      string
+	PostalCode  string
+	City        string
+	FullAddress string
+	Email       string
+	Phone       string
+}
+
+// OperatorIdentifier is one of an operator's reference numbers
+// (EconomicOperatorReferenceNumberType): its type, one of IdentifierTypes,
+// and its value, 1 to 80 characters.
+type OperatorIdentifier struct {
+	Type  string
+	Value string
+}
+
+// IdentifierTypes are the types of an operator's reference numbers
+// (IdentifierTypeType): EORI, VAT identification number, global location
+// number, tax identification number, central business register, company
+// identification number, D-U-N-S number, national company number,
+// registration number in a national company register, other national
+// identifier.
+var IdentifierTypes = []string{"eori", "vat", "gln", "tin", "cbr", "cin", "duns", "comp_num", "comp_reg", "oni"}
+
+// Limits of an operator's identification (EconomicOperatorIdentificationType).
+const (
+	// MaxOperatorIdentifiers is how many reference numbers an operator may
+	// be sent with, its EORI counted.
+	MaxOperatorIdentifiers = 12
+	// MaxIdentifierValueLen and MaxFullAddressLen are in characters.
+	MaxIdentifierValueLen = 80
+	MaxFullAddressLen     = 250
+)
+
+// ReferenceNumbers are the reference numbers o is sent with: the EORI
+// first, then Identifiers, the EORI not repeated.
+func (o Operator) ReferenceNumbers() []OperatorIdentifier {
+	var out []OperatorIdentifier
+	if o.EORI != "" {
+		out = append(out, OperatorIdentifier{Type: "eori", Value: o.EORI})
+	}
+	for _, id := range o.Identifiers {
+		if id.Type == "eori" && id.Value == o.EORI {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
 }
 
 // Commodity is a relevant commodity or product of a statement

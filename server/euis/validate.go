@@ -283,6 +283,7 @@ func checkOperator(vs *Violations, s Statement) {
 	if n := utf8.RuneCountInString(o.Name); n > maxOperatorNameLen {
 		vs.add(CodeTooLong, "operator.name", fmt.Sprintf("at most %d characters", maxOperatorNameLen), "%d characters", n)
 	}
+	checkIdentifiers(vs, o)
 	if s.OperatorRole != RoleRepresentativeOperator {
 		return
 	}
@@ -302,11 +303,40 @@ func checkOperator(vs *Violations, s Statement) {
 			}
 		}
 	}
+	if o.FullAddress != "" {
+		if o.Street == "" || o.PostalCode == "" || o.City == "" {
+			vs.add(CodeRequired, "operator.street", "a full address goes with street, postal code, city and country", "only fullAddress")
+		}
+		if n := utf8.RuneCountInString(o.FullAddress); n > MaxFullAddressLen {
+			vs.add(CodeTooLong, "operator.fullAddress", fmt.Sprintf("at most %d characters", MaxFullAddressLen), "%d characters", n)
+		}
+	}
 	if o.Email != "" && (len(o.Email) > maxEmailLen || !emailRE.MatchString(o.Email)) {
 		vs.add(CodeInvalidFormat, "operator.email", "an e-mail address of at most 200 characters", "%q", o.Email)
 	}
 	if n := utf8.RuneCountInString(o.Phone); n > maxPhoneLen {
 		vs.add(CodeTooLong, "operator.phone", fmt.Sprintf("at most %d characters", maxPhoneLen), "%d characters", n)
+	}
+}
+
+// checkIdentifiers checks an operator's reference numbers against
+// EconomicOperatorReferenceNumberType: known types, values of 1 to 80
+// characters, at most 12 with the EORI.
+func checkIdentifiers(vs *Violations, o Operator) {
+	for i, id := range o.Identifiers {
+		at := fmt.Sprintf("operator.identifiers[%d]", i)
+		if !slices.Contains(IdentifierTypes, id.Type) {
+			vs.add(CodeInvalidValue, at+".type", "one of "+strings.Join(IdentifierTypes, ", "), "%q", id.Type)
+		}
+		switch n := utf8.RuneCountInString(id.Value); {
+		case strings.TrimSpace(id.Value) == "":
+			vs.add(CodeRequired, at+".value", "an identifier's value", "empty")
+		case n > MaxIdentifierValueLen:
+			vs.add(CodeTooLong, at+".value", fmt.Sprintf("at most %d characters", MaxIdentifierValueLen), "%d characters", n)
+		}
+	}
+	if n := len(o.ReferenceNumbers()); n > MaxOperatorIdentifiers {
+		vs.add(CodeInvalidValue, "operator.identifiers", fmt.Sprintf("at most %d reference numbers, the EORI counted", MaxOperatorIdentifiers), "%d", n)
 	}
 }
 

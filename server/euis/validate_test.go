@@ -153,6 +153,21 @@ func TestValidate_Rules(t *testing.T) {
 			s.OperatorRole, s.Operator.Email = euis.RoleRepresentativeOperator, "not-an-address"
 		}, euis.CodeInvalidFormat, "operator.email"},
 		{"OperatorName201", func(s *euis.Statement) { s.Operator.Name = long(201) }, euis.CodeTooLong, "operator.name"},
+		{"IdentifierTypeUnknown", func(s *euis.Statement) {
+			s.Operator.Identifiers = []euis.OperatorIdentifier{{Type: "VAT", Value: "BE0123456789"}}
+		}, euis.CodeInvalidValue, "operator.identifiers[0].type"},
+		{"IdentifierValueEmpty", func(s *euis.Statement) {
+			s.Operator.Identifiers = []euis.OperatorIdentifier{{Type: "vat", Value: "BE1"}, {Type: "gln", Value: " "}}
+		}, euis.CodeRequired, "operator.identifiers[1].value"},
+		{"IdentifierValue81", func(s *euis.Statement) {
+			s.Operator.Identifiers = []euis.OperatorIdentifier{{Type: "oni", Value: long(81)}}
+		}, euis.CodeTooLong, "operator.identifiers[0].value"},
+		{"RepresentativeFullAddressAlone", func(s *euis.Statement) {
+			s.OperatorRole, s.Operator.FullAddress = euis.RoleRepresentativeOperator, "Rue 1, 1000 Bruxelles"
+		}, euis.CodeRequired, "operator.street"},
+		{"RepresentativeFullAddress251", func(s *euis.Statement) {
+			s.OperatorRole, s.Operator.Street, s.Operator.PostalCode, s.Operator.City, s.Operator.FullAddress = euis.RoleRepresentativeOperator, "Rue 1", "1000", "Bruxelles", long(251)
+		}, euis.CodeTooLong, "operator.fullAddress"},
 
 		// Units of measure.
 		{"ImportWithoutNetWeight", func(s *euis.Statement) { s.Commodities[0].NetWeightKg = "0" }, euis.CodeRequired, "commodities[0].netWeightKg"},
