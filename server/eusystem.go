@@ -33,14 +33,16 @@ type credentialsResponse struct {
 	ClientID   string  `json:"clientId"`
 	Endpoint   *string `json:"endpoint"`
 	AuthKeySet bool    `json:"authKeySet"`
-	UpdatedAt  string  `json:"updatedAt"`
+	// OperatorAccessIdentifier is sent in the BodyIdentity header.
+	OperatorAccessIdentifier *string `json:"operatorAccessIdentifier"`
+	UpdatedAt                string  `json:"updatedAt"`
 	// EffectiveEndpoint is the URL Endpoint stands for.
 	EffectiveEndpoint string `json:"effectiveEndpoint"`
 }
 
 func toCredentialsResponse(c *storage.EUCredentials, effective string) credentialsResponse {
 	return credentialsResponse{Username: c.Username, ClientID: c.ClientID, Endpoint: storage.Optional(c.Endpoint),
-		AuthKeySet: len(c.SealedAuthKey) > 0, UpdatedAt: storage.FormatTime(c.UpdatedAt), EffectiveEndpoint: effective}
+		AuthKeySet: len(c.SealedAuthKey) > 0, OperatorAccessIdentifier: storage.Optional(c.OperatorAccessIdentifier), UpdatedAt: storage.FormatTime(c.UpdatedAt), EffectiveEndpoint: effective}
 }
 
 // handleCredentialsPut stores the tenant's EU system credentials, the auth

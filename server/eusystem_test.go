@@ -245,3 +245,27 @@ func TestDDS_EndpointRedirectNotFollowed(t *testing.T) {
 	}
 	rec.untouched(t)
 }
+
+// TestCredentials_OperatorAccessIdentifier: PUT stores the identifier sent
+// in the BodyIdentity header and GET shows it; a PUT without it clears it.
+func TestCredentials_OperatorAccessIdentifier(t *testing.T) {
+	ta := newTestApp(t)
+	_, live := ta.newKey(storage.Production)
+	put := func(body string) *httptest.ResponseRecorder {
+		return ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system", body, "X-API-Key", live))
+	}
+	if w := put(`{"username":"op","authKey":"k","clientId":"eudr-test","operatorAccessIdentifier":"OP-0042"}`); w.Code != http.StatusOK {
+		t.Fatalf("PUT: %d %s", w.Code, w.Body)
+	}
+	var c credentialsResponse
+	mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/credentials/eu-system", "", "X-API-Key", live)), &c)
+	if c.OperatorAccessIdentifier == nil || *c.OperatorAccessIdentifier != "OP-0042" {
+		t.Errorf("GET: %+v", c)
+	}
+	wantError(t, put(`{"username":"op","authKey":"k","clientId":"eudr-test","operatorAccessIdentifier":"OP 42"}`),
+		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
+	w := put(`{"username":"op","authKey":"k","clientId":"eudr-test"}`)
+	if !strings.Contains(w.Body.String(), `"operatorAccessIdentifier":null`) {
+		t.Errorf("PUT without it: %s, want it cleared", w.Body)
+	}
+}

@@ -11,11 +11,14 @@ var (
 // The auth key is kept sealed (encrypted by the server under a key kept
 // outside the store).
 type EUCredentials struct {
-	Username      string    `json:"username"`
-	ClientID      string    `json:"clientId"`
-	Endpoint      string    `json:"endpoint,omitempty"`
-	SealedAuthKey []byte    `json:"sealedAuthKey"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	Username string `json:"username"`
+	ClientID string `json:"clientId"`
+	Endpoint string `json:"endpoint,omitempty"`
+	// OperatorAccessIdentifier names the operator the client acts for in
+	// the EU system's BodyIdentity header; "" for none.
+	OperatorAccessIdentifier string    `json:"operatorAccessIdentifier,omitempty"`
+	SealedAuthKey            []byte    `json:"sealedAuthKey"`
+	UpdatedAt                time.Time `json:"updatedAt"`
 }
 
 // PutEUCredentials replaces the tenant's EU system credentials.

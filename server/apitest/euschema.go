@@ -19,6 +19,8 @@ const (
 	DDSSchema    = "EUDRDueDiligenceStatementServiceV3/xsd4-due-diligence-statement-v3.xsd"
 	VerifySchema = "EUDRVerifyDeclarationServiceV3/xsd3-verify-declaration-v3.xsd"
 	SDSchema     = "EUDRSimplifiedDeclarationServiceV3/xsd4-simplified-declaration-v3.xsd"
+	// BodySchema declares the BodyIdentity header (body/v3).
+	BodySchema = "EUDRSimplifiedDeclarationServiceV3/xsd2-body-v3.xsd"
 )
 
 // euSchemas is the folder of the EU schemas and their catalog, found from

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/eudr/eudr/queue/netguard"
 	"github.com/eudr/eudr/server/apierr"
@@ -19,6 +21,10 @@ type CredentialsRequest struct {
 	AuthKey  *string `json:"authKey"`
 	ClientID *string `json:"clientId"`
 	Endpoint *string `json:"endpoint"`
+	// OperatorAccessIdentifier is sent in the BodyIdentity header of the
+	// statement service's calls: the operator a client filing for several
+	// acts for. Absent: no header.
+	OperatorAccessIdentifier *string `json:"operatorAccessIdentifier"`
 }
 
 // maxCredentialLen bounds each field of the credentials.
@@ -56,7 +62,26 @@ func (req *CredentialsRequest) fieldProblems() apierr.Problems {
 			probs.Add(apierr.DetailInvalidValue, f.field, fmt.Sprintf("must be at most %d characters", maxCredentialLen))
 		}
 	}
+	if id := req.OperatorAccessIdentifier; id != nil && !isAccessIdentifier(*id) {
+		probs.Add(apierr.DetailInvalidValue, "operatorAccessIdentifier",
+			fmt.Sprintf("must be 1 to %d printable characters without spaces, as the EU system assigned it", euis.MaxOperatorAccessIdentifierLen))
+	}
 	return probs
+}
+
+// isAccessIdentifier reports whether s fits OperatorAccessIdentifierType
+// (an xs:token of at most 16 characters), spaces refused altogether: an
+// identifier the EC administrator assigns has none.
+func isAccessIdentifier(s string) bool {
+	if s == "" || utf8.RuneCountInString(s) > euis.MaxOperatorAccessIdentifierLen {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // PutCredentials replaces the tenant's credentials with req, which passed
@@ -72,6 +97,9 @@ func (s *Service) PutCredentials(ctx context.Context, t storage.Tenant, req *Cre
 		SealedAuthKey: s.o.Sealer.Seal([]byte(*req.AuthKey), t.String())}
 	if req.Endpoint != nil {
 		c.Endpoint = *req.Endpoint
+	}
+	if req.OperatorAccessIdentifier != nil {
+		c.OperatorAccessIdentifier = *req.OperatorAccessIdentifier
 	}
 	err := s.o.DB.Update(ctx, func(tx *storage.Tx) error {
 		c.UpdatedAt = tx.Now()
@@ -136,5 +164,5 @@ func (s *Service) credentials(tx *storage.Tx, t storage.Tenant) (euis.Credential
 		return euis.Credentials{}, err
 	}
 	return euis.Credentials{Username: c.Username, AuthKey: string(key), ClientID: c.ClientID,
-		Endpoint: s.o.Endpoints.URL(c.Endpoint)}, nil
+		Endpoint: s.o.Endpoints.URL(c.Endpoint), OperatorAccessIdentifier: c.OperatorAccessIdentifier}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/dds"
+	"github.com/eudr/eudr/storage"
 )
 
 func credentialsRequest(endpoint string) *dds.CredentialsRequest {
@@ -132,6 +133,42 @@ func TestEndpoints_Problem(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%+v.Problem(%s, %v) = %q, want %q", tc.e, tc.endpoint, tc.schemes, got, tc.want)
+		}
+	}
+}
+
+// TestService_CredentialsOperatorAccessIdentifier: an operator access
+// identifier stored with the credentials goes with every call the
+// production EU system receives; one that does not fit the EU type is
+// refused with the rest.
+func TestService_CredentialsOperatorAccessIdentifier(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	for _, bad := range []string{"", "OP 42", "OP-0123456789ABCD", "OP\t42"} {
+		req := credentialsRequest("")
+		req.OperatorAccessIdentifier = &bad
+		wantError(t, "operatorAccessIdentifier "+bad, r.s.ValidateCredentials(ctx, req), 400, apierr.DetailInvalidValue)
+	}
+	r.declarable(t, production, "bat_1")
+	d := r.mustDraft(t, production, request("bat_1"))
+	req := credentialsRequest("")
+	id := "OP-0042"
+	req.OperatorAccessIdentifier = &id
+	if _, err := r.s.PutCredentials(ctx, production, req); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := r.s.FindCredentials(ctx, production); err != nil || c.OperatorAccessIdentifier != id {
+		t.Fatalf("stored: %+v %v", c, err)
+	}
+	if _, err := r.submit(production, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus(t, production, d.ID, storage.DDSSubmitted)
+	r.eu.mu.Lock()
+	defer r.eu.mu.Unlock()
+	for _, cr := range r.eu.creds {
+		if cr.OperatorAccessIdentifier != id {
+			t.Errorf("a call with %+v, want operator access identifier %s", cr, id)
 		}
 	}
 }

@@ -18,6 +18,7 @@ const (
 	NSCommon        = "http://ec.europa.eu/tracesnt/certificate/eudr/common/v3"
 	NSVerify        = "http://ec.europa.eu/tracesnt/certificate/eudr/verify-declaration/v3"
 	NSEcho          = "http://ec.europa.eu/tracesnt/eudr/echo"
+	NSBody          = "http://ec.europa.eu/tracesnt/body/v3"
 	typeTokenDigest = "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest"
 	typeBase64      = "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-soap-message-security-1.0#Base64Binary"
 )
@@ -70,6 +71,18 @@ type envelope struct {
 type soapHeader struct {
 	Security security `xml:"wsse:Security"`
 	ClientID string   `xml:"v4:WebServiceClientId"`
+	// BodyIdentity is sent to the statement service when the credentials
+	// name an operator access identifier (release 8.2.1's optional header).
+	BodyIdentity *bodyIdentity `xml:"body:BodyIdentity,omitempty"`
+}
+
+// bodyIdentity is BodyIdentityType of http://ec.europa.eu/tracesnt/body/v3,
+// its operator choice. That schema leaves elementFormDefault unqualified:
+// the choice's element is in no namespace (no prefix, and the envelope
+// declares no default namespace).
+type bodyIdentity struct {
+	NS               string `xml:"xmlns:body,attr"`
+	OperatorAccessID string `xml:"OperatorAccessIdentifier"`
 }
 
 type soapBody struct {

@@ -65,8 +65,10 @@ type elem struct {
 // verify-declaration schema, the echo sample, SOAP 1.1 and WS-Security.
 // An element not listed here must be a leaf.
 var sequences = map[xml.Name][]elem{
-	soapN("Envelope"):     {{soapN("Header"), 1, 1}, {soapN("Body"), 1, 1}},
-	soapN("Header"):       {{wsse("Security"), 1, 1}, {xml.Name{Space: nsBase, Local: "WebServiceClientId"}, 1, 1}},
+	soapN("Envelope"): {{soapN("Header"), 1, 1}, {soapN("Body"), 1, 1}},
+	soapN("Header"): {{wsse("Security"), 1, 1}, {xml.Name{Space: nsBase, Local: "WebServiceClientId"}, 1, 1},
+		{xml.Name{Space: euis.NSBody, Local: "BodyIdentity"}, 0, 1}},
+	{Space: euis.NSBody, Local: "BodyIdentity"}: {{xml.Name{Local: "OperatorAccessIdentifier"}, 1, 1}},
 	wsse("Security"):      {{wsu("Timestamp"), 1, 1}, {wsse("UsernameToken"), 1, 1}},
 	wsu("Timestamp"):      {{wsu("Created"), 1, 1}, {wsu("Expires"), 1, 1}},
 	wsse("UsernameToken"): {{wsse("Username"), 1, 1}, {wsse("Password"), 1, 1}, {wsse("Nonce"), 1, 1}, {wsu("Created"), 1, 1}},

@@ -322,6 +322,11 @@ func (c *SOAPClient) envelope(cr Credentials, op operation, content any) ([]byte
 	}
 	if op.prefix == "dds" {
 		env.Attrs = append(env.Attrs, xml.Attr{Name: xml.Name{Local: "xmlns:eudrCommon"}, Value: NSCommon})
+		// The statement service's WSDL declares the header on each of its
+		// operations; the verification and echo services' do not.
+		if cr.OperatorAccessIdentifier != "" {
+			env.Header.BodyIdentity = &bodyIdentity{NS: NSBody, OperatorAccessID: cr.OperatorAccessIdentifier}
+		}
 	}
 	var b bytes.Buffer
 	b.WriteString(xml.Header)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/http"
@@ -641,5 +642,57 @@ func TestSOAPClient_SubmitOperatorIdentifiers(t *testing.T) {
 	var vs euis.Violations
 	if !errors.As(err, &vs) || vs[0].Path != "operator.identifiers" || len(f.recorded()) != sent {
 		t.Errorf("Submit with 13 reference numbers: %v, want a violation at operator.identifiers and nothing sent", err)
+	}
+}
+
+// TestSOAPClient_BodyIdentity: credentials with an operator access
+// identifier send it in the BodyIdentity header of every call to the
+// statement service, which declares the header (release 8.2.1), and not to
+// the verification and echo services, which do not; the header is one the
+// EU schema accepts. Without the identifier no header is sent.
+func TestSOAPClient_BodyIdentity(t *testing.T) {
+	clk := newClock(t0)
+	f, srv := newFakeEU(t, clk.Now)
+	c := newClient(srv, clk.Now)
+	cr := creds(srv)
+	cr.OperatorAccessIdentifier = "OP-0042"
+	ctx := context.Background()
+	uuid := "071874bd-8c62-4cac-8eb6-b2fbe003410c"
+	c.Submit(ctx, cr, validStatement())
+	c.Get(ctx, cr, []string{uuid})
+	c.FindByInternalReference(ctx, cr, "PO-4711")
+	c.Withdraw(ctx, cr, uuid)
+	c.VerifyDeclaration(ctx, cr, euis.Reference{ReferenceNumber: "26BE7XTVCZAQ2S", VerificationNumber: "SFFCB4Y3"})
+	c.Echo(ctx, cr, "ping")
+	body := xml.Name{Space: euis.NSBody, Local: "BodyIdentity"}
+	want := map[string]bool{"submitDds": true, "getDds": true, "getDdsByInternalReference": true, "withdrawDds": true,
+		"verifyDeclaration": false, "testEcho": false}
+	calls := f.recorded()
+	if len(calls) != len(want) {
+		t.Fatalf("%d calls recorded, want %d", len(calls), len(want))
+	}
+	for _, call := range calls {
+		h := call.tree.path(soapN("Header"), body)
+		if (h != nil) != want[call.op] {
+			t.Errorf("%s: BodyIdentity header %v, want %v", call.op, h != nil, want[call.op])
+			continue
+		}
+		if h == nil {
+			continue
+		}
+		if got := h.child(xml.Name{Local: "OperatorAccessIdentifier"}).value(); got != "OP-0042" {
+			t.Errorf("%s: OperatorAccessIdentifier %q, want OP-0042", call.op, got)
+		}
+		raw := string(call.raw)
+		start, end := strings.Index(raw, "<body:BodyIdentity"), strings.Index(raw, "</body:BodyIdentity>")
+		if err := apitest.ValidateEUSchema(t, apitest.BodySchema, []byte(raw[start:end+len("</body:BodyIdentity>")])); err != nil {
+			t.Errorf("%s: %v", call.op, err)
+		}
+	}
+
+	cr.OperatorAccessIdentifier = ""
+	c.Submit(ctx, cr, validStatement())
+	if h := f.last().tree.path(soapN("Header"), body); h != nil {
+		t.Error("BodyIdentity sent without an operator access identifier")
 	}
 }

@@ -66,7 +66,16 @@ type Credentials struct {
 	// "/tracesnt" (ProductionEndpoint, AcceptanceEndpoint, or a relay of an
 	// air-gapped site); the client appends "/ws/<service>".
 	Endpoint string
+	// OperatorAccessIdentifier, when set, is sent in the BodyIdentity
+	// header of the statement service's calls: the operator a web-service
+	// client that files for several operators acts for, as the EC
+	// administrator assigned it (at most MaxOperatorAccessIdentifierLen
+	// characters).
+	OperatorAccessIdentifier string
 }
+
+// MaxOperatorAccessIdentifierLen is the longest OperatorAccessIdentifierType.
+const MaxOperatorAccessIdentifierLen = 16
 
 // Validate reports whether every field is set and the endpoint is an
 // absolute http or https URL; the error wraps ErrNotConfigured.
