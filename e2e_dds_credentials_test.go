@@ -112,11 +112,11 @@ func ddsProduction(t *testing.T, p *serverProc, eu *ddsFakeEU) {
 	for _, r := range []*apitest.Response{put, get} {
 		var c map[string]any
 		r.Decode(t, &c)
-		if got := ledSortedKeys(rawKeys(t, r.Body)); !slices.Equal(got, []string{"authKeySet", "clientId", "effectiveEndpoint", "endpoint", "updatedAt", "username"}) {
+		if got := ledSortedKeys(rawKeys(t, r.Body)); !slices.Equal(got, []string{"authKeySet", "clientId", "effectiveEndpoint", "endpoint", "operatorAccessIdentifier", "updatedAt", "username"}) {
 			t.Errorf("%s: members %v", r.Request, got)
 		}
 		if c["username"] != "op-user" || c["clientId"] != "eudr-test" || c["endpoint"] != "production" || c["effectiveEndpoint"] != endpoint ||
-			c["authKeySet"] != true {
+			c["authKeySet"] != true || c["operatorAccessIdentifier"] != nil {
 			t.Errorf("%s: %s", r.Request, r.Body)
 		}
 		if s, _ := c["updatedAt"].(string); s != "" {
