@@ -609,9 +609,24 @@ func TestRequest_QuantityText(t *testing.T) {
 			t.Errorf("mass %s, unit %s: %v, want %s", tc.mass, tc.unit, got, tc.want)
 		}
 	}
-	// A number in a string is the wrong type, as for any number member.
-	probs, err := apierr.DecodeJSON([]byte(`{"quantity":{"netMassKg":"12.5"}}`), &batch.Request{})
-	if err != nil || len(probs) != 1 || probs[0].Field != "quantity.netMassKg" || probs[0].Code != apierr.DetailInvalidValue {
-		t.Errorf(`netMassKg "12.5": %+v %v, want INVALID_VALUE at quantity.netMassKg`, probs, err)
+	// A number in a string is the wrong type, as for any number member; the
+	// members after it are read all the same (no spurious REQUIRED).
+	var strReq batch.Request
+	probs, err := apierr.DecodeJSON([]byte(`{"quantity":{"netMassKg":"12.5","supplementaryUnit":true},"batchReference":"LOT-1"}`), &strReq)
+	if err != nil || len(probs) != 0 || strReq.BatchReference != "LOT-1" {
+		t.Fatalf("decode: %v %v, batchReference %q; want it read", probs, err, strReq.BatchReference)
+	}
+	_, _, err = strReq.Validate()
+	got := details(err)
+	for _, want := range []string{"INVALID_VALUE quantity.netMassKg", "INVALID_VALUE quantity.supplementaryUnit"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Validate: %v, want %s", got, want)
+		}
+	}
+	if slices.Contains(got, "REQUIRED batchReference") {
+		t.Errorf("Validate: %v, batchReference was given", got)
+	}
+	if e := apierr.From(err); !strings.Contains(fmt.Sprint(e.Details), "must be a number, not string") {
+		t.Errorf("Validate: %+v, want the issue to say a string is no number", e.Details)
 	}
 }

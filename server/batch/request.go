@@ -30,6 +30,23 @@ const (
 // maxQuantity is MaxQuantity as a Decimal, for exact comparison.
 const maxQuantity euis.Decimal = "10000000000"
 
+// notANumber is the issue of a quantity given as another JSON value (a
+// string of digits too), as the API words a wrongly typed member.
+func notANumber(d euis.Decimal) string {
+	kind := "a number out of range"
+	switch s := string(d); {
+	case strings.HasPrefix(s, `"`):
+		kind = "string"
+	case s == "true" || s == "false":
+		kind = "bool"
+	case strings.HasPrefix(s, "["):
+		kind = "array"
+	case strings.HasPrefix(s, "{"):
+		kind = "object"
+	}
+	return "must be a number, not " + kind
+}
+
 // tooPrecise is the issue of a quantity with more fraction digits than
 // the EU system takes: it is refused rather than rounded, so that what
 // is declared is what was given.
@@ -147,6 +164,8 @@ func (q *QuantityRequest) check(probs *apierr.Problems, b *storage.Batch) {
 	switch {
 	case q.NetMassKg == nil:
 		probs.Add(apierr.DetailRequired, "quantity.netMassKg", "is required: the net mass in kilograms")
+	case !q.NetMassKg.Valid():
+		probs.Add(apierr.DetailInvalidValue, "quantity.netMassKg", notANumber(*q.NetMassKg))
 	case q.NetMassKg.Sign() <= 0 || q.NetMassKg.Cmp(maxQuantity) >= 0:
 		probs.Add(apierr.DetailInvalidValue, "quantity.netMassKg", "must be greater than 0 and below 10,000,000,000 kg")
 	case q.NetMassKg.FractionDigits() > euis.QuantityFractionDigits:
@@ -157,6 +176,8 @@ func (q *QuantityRequest) check(probs *apierr.Problems, b *storage.Batch) {
 	switch {
 	case q.SupplementaryUnit == nil && q.SupplementaryUnitType != nil:
 		probs.Add(apierr.DetailRequired, "quantity.supplementaryUnit", "is required with supplementaryUnitType")
+	case q.SupplementaryUnit != nil && !q.SupplementaryUnit.Valid():
+		probs.Add(apierr.DetailInvalidValue, "quantity.supplementaryUnit", notANumber(*q.SupplementaryUnit))
 	case q.SupplementaryUnit != nil && (q.SupplementaryUnit.Sign() < 0 || q.SupplementaryUnit.Cmp(maxQuantity) >= 0):
 		probs.Add(apierr.DetailInvalidValue, "quantity.supplementaryUnit", "must be at least 0 and below 10,000,000,000")
 	case q.SupplementaryUnit != nil && q.SupplementaryUnit.FractionDigits() > euis.QuantityFractionDigits:

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"reflect"
 	"strconv"
 	"strings"
 )
@@ -170,32 +169,13 @@ func (d Decimal) MarshalJSON() ([]byte, error) {
 	return []byte(d), nil
 }
 
-// UnmarshalJSON reads a JSON number as its text. Anything else (a string
-// of digits too) is refused as json.Unmarshal refuses a wrong type for a
-// float64, so that the API's answer names the member.
+// UnmarshalJSON reads a JSON number as its text. Any other value is kept
+// as its JSON text too, not refused here: an error would stop
+// encoding/json from decoding the members after it, and the API answers
+// every problem of a request at once. Such a Decimal is not Valid, which
+// the request's and the statement's checks report with the member's path,
+// and MarshalJSON refuses it.
 func (d *Decimal) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if !isNumberText(s) {
-		return &json.UnmarshalTypeError{Value: jsonKindOf(s), Type: reflect.TypeFor[float64]()}
-	}
-	*d = Decimal(s)
+	*d = Decimal(strings.TrimSpace(string(b)))
 	return nil
-}
-
-// jsonKindOf names the kind of JSON value s is, as json.UnmarshalTypeError
-// does.
-func jsonKindOf(s string) string {
-	switch {
-	case strings.HasPrefix(s, `"`):
-		return "string"
-	case s == "true" || s == "false":
-		return "bool"
-	case strings.HasPrefix(s, "["):
-		return "array"
-	case strings.HasPrefix(s, "{"):
-		return "object"
-	case s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')):
-		return "number out of range"
-	}
-	return "value"
 }
