@@ -165,21 +165,29 @@ func TestSOAPClient_SubmitRepresentative(t *testing.T) {
 	}
 }
 
-func TestSOAPClient_SubmitDomesticUnits(t *testing.T) {
+// submitGoodsMeasure files a DOMESTIC statement of one commodity with a
+// fake EU system and answers the goodsMeasure element its body carried,
+// and the raw body.
+func submitGoodsMeasure(t *testing.T, c euis.Commodity) (*node, []byte) {
+	t.Helper()
 	clk := newClock(t0)
 	f, srv := newFakeEU(t, clk.Now)
-	c := newClient(srv, clk.Now)
 	s := validStatement()
 	s.ActivityType = euis.ActivityDomestic
-	s.Commodities = []euis.Commodity{{
+	s.Commodities = []euis.Commodity{c}
+	if _, err := newClient(srv, clk.Now).Submit(context.Background(), creds(srv), s); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	last := f.last()
+	return last.body.path(dds("statement"), dds("commodities"), dds("descriptors"), common("goodsMeasure")), last.raw
+}
+
+func TestSOAPClient_SubmitDomesticUnits(t *testing.T) {
+	gm, _ := submitGoodsMeasure(t, euis.Commodity{
 		HSHeading: "090111", DescriptionOfGoods: "Coffee, not roasted", NetWeightKg: "0.000001",
 		PercentageEstimation: ptr(12.5), SupplementaryUnit: dec("1000"), SupplementaryUnitType: "NAR",
 		Producers: producers("ET", 0, 1),
-	}}
-	if _, err := c.Submit(context.Background(), creds(srv), s); err != nil {
-		t.Fatalf("Submit: %v", err)
-	}
-	gm := f.last().body.path(dds("statement"), dds("commodities"), dds("descriptors"), common("goodsMeasure"))
+	})
 	var order []string
 	for _, ch := range gm.children {
 		order = append(order, ch.name.Local+"="+ch.value())
@@ -574,20 +582,11 @@ func TestCredentials_String(t *testing.T) {
 // the last of their 16 digits (through a float64, 9999999999.999999
 // became 9999999999.999998), and the body is one the EU schema accepts.
 func TestSOAPClient_SubmitExactQuantities(t *testing.T) {
-	clk := newClock(t0)
-	f, srv := newFakeEU(t, clk.Now)
-	c := newClient(srv, clk.Now)
-	s := validStatement()
-	s.ActivityType = euis.ActivityDomestic
-	s.Commodities = []euis.Commodity{{
+	gm, raw := submitGoodsMeasure(t, euis.Commodity{
 		HSHeading: "090111", DescriptionOfGoods: "Coffee, not roasted", NetWeightKg: "9999999999.999999",
 		PercentageEstimation: ptr(12.5), SupplementaryUnit: dec("1234567890.123457"), SupplementaryUnitType: "MTK",
 		Producers: producers("ET", 0, 1),
-	}}
-	if _, err := c.Submit(context.Background(), creds(srv), s); err != nil {
-		t.Fatalf("Submit: %v", err)
-	}
-	gm := f.last().body.path(dds("statement"), dds("commodities"), dds("descriptors"), common("goodsMeasure"))
+	})
 	got := map[string]string{}
 	for _, ch := range gm.children {
 		got[ch.name.Local] = ch.value()
@@ -595,7 +594,7 @@ func TestSOAPClient_SubmitExactQuantities(t *testing.T) {
 	if got["netWeight"] != "9999999999.999999" || got["supplementaryUnit"] != "1234567890.123457" {
 		t.Errorf("goodsMeasure %v, want netWeight 9999999999.999999 and supplementaryUnit 1234567890.123457", got)
 	}
-	apitest.CheckEUSchema(t, apitest.DDSSchema, f.last().raw)
+	apitest.CheckEUSchema(t, apitest.DDSSchema, raw)
 }
 
 // TestSOAPClient_SubmitOperatorIdentifiers: a represented operator goes
