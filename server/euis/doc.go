@@ -32,7 +32,9 @@
 // Client is what the server's workflow calls: Submit, Get (at most 100 per
 // call), Withdraw, VerifyDeclaration, Echo. SOAPClient is the real one,
 // Simulator the sandbox's. Both also have FindByInternalReference, the way
-// to find a statement whose submission answer was lost.
+// to find a statement whose submission answer was lost, and
+// GetByIdentifiers (Retriever), the look-up of a statement another
+// operator filed by its reference and verification numbers.
 //
 // # Requests
 //
@@ -43,6 +45,7 @@
 //	withdrawDds                EUDRDueDiligenceStatementServiceV3 <NSDDS>/withdrawDds
 //	getDds                     EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDds
 //	getDdsByInternalReference  EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDdsByInternalReference
+//	getDdsByIdentifiers        EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDdsByIdentifiers
 //	verifyDeclaration          EUDRVerifyDeclarationServiceV3     http://ec.europa.eu/tracesnt/certificate/eudr/verification/v3/verify-declaration
 //	testEcho                   EudrEchoService                    http://ec.europa.eu/tracesnt/eudr/echo
 //

@@ -99,6 +99,8 @@ var sequences = map[xml.Name][]elem{
 	dds("WithdrawDdsRequest"):               {{dds("uuid"), 1, 1}},
 	dds("GetDdsRequest"):                    {{dds("uuidList"), 1, 100}},
 	dds("GetDdsByInternalReferenceRequest"): {{dds("internalReference"), 1, 1}},
+	dds("GetDdsByIdentifiersRequest"):       {{dds("referenceAndVerificationNumber"), 1, 1}},
+	dds("referenceAndVerificationNumber"):   {{common("referenceNumber"), 1, 1}, {common("verificationNumber"), 1, 1}},
 	verifyN("VerifyDeclarationRequest"):     {{verifyN("referenceNumber"), 1, 1}, {verifyN("verificationNumber"), 1, 1}},
 	echoN("EudrEchoRequest"):                {{echoN("query"), 1, 1}},
 }
@@ -110,6 +112,7 @@ var operations = map[xml.Name]struct{ op, path, action string }{
 	dds("WithdrawDdsRequest"):               {"withdrawDds", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/withdrawDds"},
 	dds("GetDdsRequest"):                    {"getDds", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/getDds"},
 	dds("GetDdsByInternalReferenceRequest"): {"getDdsByInternalReference", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/getDdsByInternalReference"},
+	dds("GetDdsByIdentifiersRequest"):       {"getDdsByIdentifiers", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/getDdsByIdentifiers"},
 	verifyN("VerifyDeclarationRequest"):     {"verifyDeclaration", "/tracesnt/ws/EUDRVerifyDeclarationServiceV3", "http://ec.europa.eu/tracesnt/certificate/eudr/verification/v3/verify-declaration"},
 	echoN("EudrEchoRequest"):                {"testEcho", "/tracesnt/ws/EudrEchoService", nsEcho},
 }
@@ -387,7 +390,8 @@ func (f *fakeEU) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	files := map[string]string{
 		"submitDds": "submit_response.xml", "withdrawDds": "withdraw_response.xml", "getDds": "get_dds_response.xml",
-		"getDdsByInternalReference": "get_dds_by_internal_reference_response.xml", "verifyDeclaration": "verify_response.xml", "testEcho": "echo_response.xml",
+		"getDdsByInternalReference": "get_dds_by_internal_reference_response.xml",
+		"getDdsByIdentifiers":       "get_dds_by_identifiers_response.xml", "verifyDeclaration": "verify_response.xml", "testEcho": "echo_response.xml",
 	}
 	writeFile(w, http.StatusOK, files[o.op], f.t)
 }

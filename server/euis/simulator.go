@@ -102,6 +102,8 @@ type SimOptions struct {
 //     WITHDRAWN. References it does not know are taken as filed elsewhere.
 //   - Withdraw succeeds for a SUBMITTED or AVAILABLE statement within
 //     AmendWindow of its submission; otherwise it is a *Fault.
+//   - GetByIdentifiers finds a statement it made AVAILABLE by its
+//     reference and verification numbers; any other pair finds nothing.
 //
 // Statuses are computed from the stored times when asked, so nothing runs
 // in the background and a restart changes nothing. Writes are not atomic
@@ -141,6 +143,9 @@ type simRecord struct {
 	VerificationNumber string     `json:"verificationNumber,omitempty"`
 	WithdrawnAt        *time.Time `json:"withdrawnAt,omitempty"`
 	GroupedBy          string     `json:"groupedBy,omitempty"` // UUID of the statement that references this one
+	// Statement is what GetByIdentifiers answers, kept for a statement
+	// that gets numbers.
+	Statement *Statement `json:"statement,omitempty"`
 }
 
 // Submit files s.
@@ -195,6 +200,7 @@ func (sim *Simulator) Submit(ctx context.Context, _ Credentials, s Statement) (s
 		if rec.VerificationNumber, err = sim.random(8); err != nil {
 			return "", err
 		}
+		rec.Statement = answerShape(s)
 		if err := sim.store.Put("ref/"+rec.ReferenceNumber, []byte(uuid)); err != nil {
 			return "", fmt.Errorf("simulator: put reference: %w", err)
 		}
