@@ -195,3 +195,26 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 		return reply{status: http.StatusOK, body: toDDSResponse(dcl, false)}, nil
 	})
 }
+
+// handleDDSReferenceLookup fetches a statement another operator filed from
+// the EU system by its numbers (dds.LookUp, outside any transaction) and
+// stores the answer (dds.RecordLookup).
+func (a *App) handleDDSReferenceLookup(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	var req dds.LookupRequest
+	decoded, err := decodeJSON(r, &req)
+	if err == nil {
+		err = apierr.Merge(decoded, req.Validate())
+	}
+	var l *dds.Lookup
+	if err == nil {
+		l, err = a.dds.LookUp(r.Context(), tenantFrom(r.Context()), req)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		v, err := a.dds.RecordLookup(tx, tenantFrom(r.Context()), l, actorOf(r))
+		return reply{status: http.StatusOK, body: v}, err
+	})
+}

@@ -129,6 +129,8 @@ func TestDDS_SandboxFlow(t *testing.T) {
 		t.Errorf("history %s", got)
 	}
 
+	ta.lookUpValidated(key, v)
+
 	// Revoke by reference number: 200 once, then 409.
 	w = ta.do("POST", eudrPrefix+"/declarations/dds/"+*v.ReferenceNumber+"/revoke", "", "X-API-Key", key, "Idempotency-Key", "rev-1")
 	var rv ddsResponse
@@ -146,6 +148,35 @@ func TestDDS_SandboxFlow(t *testing.T) {
 			t.Errorf("ledger entry of %s: %s", h.Status, raw)
 		}
 	}
+}
+
+// lookUpValidated looks the validated statement v up by its numbers, as a
+// downstream operator would: found, summarised, the same answer on a
+// replay; a wrong verification number is found false; a number of the
+// wrong form is a 400 naming it.
+func (ta *testApp) lookUpValidated(key string, v ddsResponse) {
+	t := ta.tb
+	t.Helper()
+	lookup := eudrPrefix + "/declarations/references/lookup"
+	body := fmt.Sprintf(`{"referenceNumber":%q,"verificationNumber":%q}`, *v.ReferenceNumber, *v.VerificationNumber)
+	w := ta.do("POST", lookup, body, "X-API-Key", key, "Idempotency-Key", "look-1")
+	var l dds.ReferenceLookup
+	mustDecode(t, w, &l)
+	if w.Code != http.StatusOK || !l.Found || l.Statement == nil || len(l.Statement.Commodities) != 1 ||
+		l.Statement.Commodities[0].HSHeading != "180100" || l.Statement.Commodities[0].Producers != 1 || *l.Statement.InternalReference != "PO-4711" {
+		t.Fatalf("look-up: %d %s", w.Code, w.Body)
+	}
+	if again := ta.do("POST", lookup, body, "X-API-Key", key, "Idempotency-Key", "look-1"); again.Body.String() != w.Body.String() ||
+		again.Header().Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replayed look-up: %s %s", again.Header(), again.Body)
+	}
+	wrong := fmt.Sprintf(`{"referenceNumber":%q,"verificationNumber":"WRONG123"}`, *v.ReferenceNumber)
+	mustDecode(t, ta.do("POST", lookup, wrong, "X-API-Key", key, "Idempotency-Key", "look-2"), &l)
+	if l.Found || l.Statement != nil {
+		t.Errorf("a wrong verification number: %+v", l)
+	}
+	wantError(t, ta.do("POST", lookup, `{"referenceNumber":"26NL","verificationNumber":"WRONG123"}`, "X-API-Key", key, "Idempotency-Key", "look-3"),
+		http.StatusBadRequest, apierr.CodeValidationFailed, apierr.DetailInvalidValue)
 }
 
 func historyStatuses(d ddsResponse) string {

@@ -72,6 +72,7 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 		ddsOne    = ddsList + "/{ddsId}"
 		submit    = ddsOne + "/submit"
 		revoke    = ddsOne + "/revoke"
+		lookup    = eudrPrefix + "/declarations/references/lookup"
 		creds     = eudrPrefix + "/credentials/eu-system"
 		opUUID    = "5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d" // D-1, an importer with an EORI
 		beUUID    = "5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4e" // D-2, without an EORI
@@ -542,6 +543,20 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 	if len(got) != 7 {
 		t.Errorf("dds events: %v, want 7", slices.Sorted(maps.Keys(got)))
 	}
+
+	// Looked up by its numbers (found, then not found with a wrong
+	// verification number): answers of the documented shape.
+	pair := func(ver string) string {
+		return fmt.Sprintf(`{"referenceNumber":%q,"verificationNumber":%q}`, refMain, ver)
+	}
+	an = d.do(oaCall{method: "POST", target: lookup, op: lookup, body: pair(verMain), hdr: idem(rw, "look-main"), want: 200})
+	if an.body["found"] != true || an.body["statement"] == nil {
+		t.Errorf("look-up: %s", an.rec.Body)
+	}
+	if an = d.do(oaCall{method: "POST", target: lookup, op: lookup, body: pair("WRONG123"), hdr: idem(rw, "look-wrong"), want: 200}); an.body["found"] != false {
+		t.Errorf("look-up with a wrong verification number: %s", an.rec.Body)
+	}
+	d.do(oaCall{method: "POST", target: lookup, op: lookup, body: pair("WRONG123"), hdr: idem(ro, "look-ro"), want: 403})
 
 	// Revoked by its reference number: 200 once, then 409 with the reason.
 	an = d.do(oaCall{method: "POST", target: path(revoke, refMain), op: revoke, hdr: rw, want: 400})
