@@ -162,7 +162,7 @@ func (ta *testApp) lookUpValidated(key string, v ddsResponse) {
 	w := ta.do("POST", lookup, body, "X-API-Key", key, "Idempotency-Key", "look-1")
 	var l dds.ReferenceLookup
 	mustDecode(t, w, &l)
-	if w.Code != http.StatusOK || !l.Found || l.Statement == nil || len(l.Statement.Commodities) != 1 ||
+	if w.Code != http.StatusOK || !l.Found || l.Statement == nil || l.Usability == nil || *l.Usability != euis.VerifyExistingUsable || len(l.Statement.Commodities) != 1 ||
 		l.Statement.Commodities[0].HSHeading != "180100" || l.Statement.Commodities[0].Producers != 1 || *l.Statement.InternalReference != "PO-4711" {
 		t.Fatalf("look-up: %d %s", w.Code, w.Body)
 	}

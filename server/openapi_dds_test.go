@@ -550,7 +550,7 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 		return fmt.Sprintf(`{"referenceNumber":%q,"verificationNumber":%q}`, refMain, ver)
 	}
 	an = d.do(oaCall{method: "POST", target: lookup, op: lookup, body: pair(verMain), hdr: idem(rw, "look-main"), want: 200})
-	if an.body["found"] != true || an.body["statement"] == nil {
+	if an.body["found"] != true || an.body["statement"] == nil || an.body["usability"] != euis.VerifyExistingUsable {
 		t.Errorf("look-up: %s", an.rec.Body)
 	}
 	if an = d.do(oaCall{method: "POST", target: lookup, op: lookup, body: pair("WRONG123"), hdr: idem(rw, "look-wrong"), want: 200}); an.body["found"] != false {

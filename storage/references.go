@@ -17,6 +17,10 @@ type ReferenceLookup struct {
 	VerificationNumber string `json:"verificationNumber"`
 	// Found is false when the EU system knows no statement with the pair.
 	Found bool `json:"found"`
+	// Usability is the EU system's verifyDeclaration result for the
+	// statement found (EXISTING_USABLE, EXISTING_NON_USABLE); "" when not
+	// found.
+	Usability string `json:"usability,omitempty"`
 	// Statement is the server's summary of the statement found (its API
 	// shape), none when not found.
 	Statement  json.RawMessage `json:"statement,omitempty"`

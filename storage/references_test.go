@@ -27,14 +27,14 @@ func TestReferenceLookup(t *testing.T) {
 			return err
 		}
 		return tx.PutReferenceLookup(tn, &storage.ReferenceLookup{ReferenceNumber: "26FRYUI34JTQKB", VerificationNumber: "SEKUYXPP",
-			Found: true, Statement: []byte(`{"activityType":"IMPORT"}`), LookedUpAt: at.Add(time.Minute), Actor: "key_1"})
+			Found: true, Usability: "EXISTING_USABLE", Statement: []byte(`{"activityType":"IMPORT"}`), LookedUpAt: at.Add(time.Minute), Actor: "key_1"})
 	})
 	mustView(t, db, func(tx *storage.Tx) error {
 		l, err := tx.FindReferenceLookup(tn, "26FRYUI34JTQKB")
 		if err != nil {
 			return err
 		}
-		if !l.Found || l.VerificationNumber != "SEKUYXPP" || string(l.Statement) != `{"activityType":"IMPORT"}` || !l.LookedUpAt.Equal(at.Add(time.Minute)) || l.Actor != "key_1" {
+		if !l.Found || l.Usability != "EXISTING_USABLE" || l.VerificationNumber != "SEKUYXPP" || string(l.Statement) != `{"activityType":"IMPORT"}` || !l.LookedUpAt.Equal(at.Add(time.Minute)) || l.Actor != "key_1" {
 			t.Errorf("look-up %+v", l)
 		}
 		if _, err := tx.FindReferenceLookup(other, "26FRYUI34JTQKB"); !errors.Is(err, storage.ErrNotFound) {

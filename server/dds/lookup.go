@@ -12,8 +12,9 @@ import (
 
 // A look-up fetches a statement another operator (an upstream supplier)
 // filed from the EU system by its reference and verification numbers
-// (getDdsByIdentifiers), to check it before referencing it, and keeps the
-// answer (docs/dds.md): LookUp makes the call outside any transaction,
+// (getDdsByIdentifiers), to check it before referencing it, with whether
+// it can still be referenced (verifyDeclaration), and keeps the answer
+// (docs/dds.md): LookUp makes the call outside any transaction,
 // RecordLookup stores it in the caller's.
 
 // LookupRequest is the body of POST /declarations/references/lookup.
@@ -48,7 +49,11 @@ type ReferenceLookup struct {
 	VerificationNumber string `json:"verificationNumber"`
 	// Found is false when the EU system knows no statement with the pair
 	// (a wrong verification number reads the same); Statement is then null.
-	Found      bool                 `json:"found"`
+	Found bool `json:"found"`
+	// Usability is what verifyDeclaration says of the statement found:
+	// EXISTING_USABLE when it can be referenced, EXISTING_NON_USABLE when
+	// it cannot (grouped into another, withdrawn, ...); null when not found.
+	Usability  *string              `json:"usability"`
 	Statement  *ReferencedStatement `json:"statement"`
 	LookedUpAt string               `json:"lookedUpAt"`
 	Actor      string               `json:"actor"`
@@ -94,10 +99,12 @@ type ReferencedCommodity struct {
 type Lookup struct {
 	req       LookupRequest
 	statement *ReferencedStatement
+	usability string
 }
 
-// LookUp asks the EU system for the statement req names and writes
-// nothing. Not found is an answer (Found false). It fails with a 400 for
+// LookUp asks the EU system for the statement req names and, when found,
+// whether it can be referenced, and writes nothing. Not found is an answer
+// (Found false). It fails with a 400 for
 // numbers of the wrong form; 422 EU_SYSTEM_NOT_CONFIGURED without usable
 // credentials in production, or when the EU system refuses the call
 // (credentials, permission); 503 when the EU system cannot be reached.
@@ -114,23 +121,38 @@ func (s *Service) LookUp(ctx context.Context, t storage.Tenant, req LookupReques
 	if err != nil {
 		return nil, err
 	}
-	r, ok := s.client(t).(euis.Retriever)
+	client := s.client(t)
+	r, ok := client.(euis.Retriever)
 	if !ok {
 		return nil, lookupRefused("this EU system client cannot look statements up")
 	}
-	found, err := r.GetByIdentifiers(ctx, creds, euis.Reference{ReferenceNumber: req.ReferenceNumber, VerificationNumber: req.VerificationNumber})
-	switch {
-	case err != nil && euis.IsTransient(err):
-		return nil, &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was stored, try again", RetryAfter: 30, Err: err}
-	case err != nil:
-		return nil, lookupRefused(answerMessage(euis.OpGetByIdentifiers, err))
+	ref := euis.Reference{ReferenceNumber: req.ReferenceNumber, VerificationNumber: req.VerificationNumber}
+	found, err := r.GetByIdentifiers(ctx, creds, ref)
+	if err != nil {
+		return nil, lookupFailed(euis.OpGetByIdentifiers, err)
 	}
 	l := &Lookup{req: req}
-	if found != nil {
-		l.statement = summarise(found)
+	if found == nil {
+		return l, nil
 	}
+	// The statement's content says nothing of its status: whether it can
+	// still be referenced is verifyDeclaration's to say.
+	usability, err := client.VerifyDeclaration(ctx, creds, ref)
+	if err != nil {
+		return nil, lookupFailed(euis.OpVerifyDeclaration, err)
+	}
+	l.statement, l.usability = summarise(found), usability
 	return l, nil
+}
+
+// lookupFailed is the error of a look-up whose call of op failed: 503 for
+// a failure that may go away, 422 for a refusal.
+func lookupFailed(op string, err error) error {
+	if euis.IsTransient(err) {
+		return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
+			Message: "the EU system could not be reached; nothing was stored, try again", RetryAfter: 30, Err: err}
+	}
+	return lookupRefused(answerMessage(op, err))
 }
 
 func lookupRefused(issue string) error {
@@ -143,7 +165,7 @@ func lookupRefused(issue string) error {
 // the look-up of the same reference number before, and returns it.
 func (s *Service) RecordLookup(tx *storage.Tx, t storage.Tenant, l *Lookup, actor string) (ReferenceLookup, error) {
 	rec := &storage.ReferenceLookup{ReferenceNumber: l.req.ReferenceNumber, VerificationNumber: l.req.VerificationNumber,
-		Found: l.statement != nil, LookedUpAt: tx.Now(), Actor: actor}
+		Found: l.statement != nil, Usability: l.usability, LookedUpAt: tx.Now(), Actor: actor}
 	if l.statement != nil {
 		b, err := json.Marshal(l.statement)
 		if err != nil {
@@ -155,7 +177,7 @@ func (s *Service) RecordLookup(tx *storage.Tx, t storage.Tenant, l *Lookup, acto
 		return ReferenceLookup{}, err
 	}
 	return ReferenceLookup{ReferenceNumber: rec.ReferenceNumber, VerificationNumber: rec.VerificationNumber, Found: rec.Found,
-		Statement: l.statement, LookedUpAt: storage.FormatTime(rec.LookedUpAt), Actor: actor}, nil
+		Usability: storage.Optional(l.usability), Statement: l.statement, LookedUpAt: storage.FormatTime(rec.LookedUpAt), Actor: actor}, nil
 }
 
 // summarise is the part of st a referencing statement needs.

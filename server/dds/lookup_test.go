@@ -50,9 +50,10 @@ func (r *rig) stored(tb testing.TB, t storage.Tenant, ref string) *storage.Refer
 }
 
 // TestService_LookUp: a statement the sandbox's EU system validated is
-// found by its numbers, summarised and stored with who asked and when; a
-// wrong verification number is an answer too (found false), stored in
-// place of the one before.
+// found by its numbers, usable, summarised and stored with who asked and
+// when; withdrawn, it is found but no longer usable; a wrong verification
+// number is an answer too (found false), stored in place of the one
+// before.
 func TestService_LookUp(t *testing.T) {
 	r := newRig(t, nil)
 	v := r.validated(t, "bat_1")
@@ -61,7 +62,7 @@ func TestService_LookUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := got.Statement
-	if !got.Found || st == nil || got.Actor != "key_test" || got.LookedUpAt != storage.FormatTime(r.b.Clock.Now()) {
+	if !got.Found || st == nil || got.Usability == nil || *got.Usability != euis.VerifyExistingUsable || got.Actor != "key_test" || got.LookedUpAt != storage.FormatTime(r.b.Clock.Now()) {
 		t.Fatalf("look-up %+v", got)
 	}
 	if st.ActivityType != euis.ActivityImport || len(st.Commodities) != 1 || st.Commodities[0].Producers != 1 ||
@@ -71,15 +72,25 @@ func TestService_LookUp(t *testing.T) {
 	}
 	l := r.stored(t, sandbox, v.ReferenceNumber)
 	var kept dds.ReferencedStatement
-	if err := json.Unmarshal(l.Statement, &kept); err != nil || !l.Found || kept.ActivityType != euis.ActivityImport || l.Actor != "key_test" {
+	if err := json.Unmarshal(l.Statement, &kept); err != nil || !l.Found || l.Usability != euis.VerifyExistingUsable ||
+		kept.ActivityType != euis.ActivityImport || l.Actor != "key_test" {
 		t.Errorf("stored %+v (%v)", l, err)
 	}
 
+	// Withdrawn, it is still found, and can no longer be referenced.
+	if _, err := r.revoke(sandbox, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err = r.lookUp(sandbox, v.ReferenceNumber, v.VerificationNumber)
+	if err != nil || !got.Found || got.Usability == nil || *got.Usability != euis.VerifyExistingNonUsable {
+		t.Errorf("a withdrawn statement: %+v %v, want found and %s", got, err, euis.VerifyExistingNonUsable)
+	}
+
 	got, err = r.lookUp(sandbox, v.ReferenceNumber, "WRONG123")
-	if err != nil || got.Found || got.Statement != nil {
+	if err != nil || got.Found || got.Statement != nil || got.Usability != nil {
 		t.Errorf("a wrong verification number: %+v %v, want found false", got, err)
 	}
-	if l := r.stored(t, sandbox, v.ReferenceNumber); l.Found || l.VerificationNumber != "WRONG123" || l.Statement != nil {
+	if l := r.stored(t, sandbox, v.ReferenceNumber); l.Found || l.VerificationNumber != "WRONG123" || l.Statement != nil || l.Usability != "" {
 		t.Errorf("stored after a miss: %+v", l)
 	}
 }
