@@ -119,9 +119,12 @@ type xmlStatementAnswer struct {
 				UnitQualifier     string `xml:"supplementaryUnitQualifier"`
 			} `xml:"goodsMeasure"`
 		} `xml:"descriptors"`
-		HSHeading   string    `xml:"hsHeading"`
-		SpeciesInfo []Species `xml:"speciesInfo"`
-		Producers   []struct {
+		HSHeading   string `xml:"hsHeading"`
+		SpeciesInfo []struct {
+			ScientificName string `xml:"scientificName"`
+			CommonName     string `xml:"commonName"`
+		} `xml:"speciesInfo"`
+		Producers []struct {
 			Country  string `xml:"country"`
 			Name     string `xml:"name"`
 			Geometry string `xml:"geometryGeojson"`
@@ -156,7 +159,10 @@ func (x *xmlStatementAnswer) statement() (*Statement, error) {
 	for i, xc := range x.Commodities {
 		gm := xc.Descriptors.GoodsMeasure
 		c := Commodity{HSHeading: t(xc.HSHeading), DescriptionOfGoods: t(xc.Descriptors.DescriptionOfGoods),
-			NetWeightKg: Decimal(t(gm.NetWeight)), SupplementaryUnitType: t(gm.UnitQualifier), SpeciesInfo: xc.SpeciesInfo}
+			NetWeightKg: Decimal(t(gm.NetWeight)), SupplementaryUnitType: t(gm.UnitQualifier)}
+		for _, sp := range xc.SpeciesInfo {
+			c.SpeciesInfo = append(c.SpeciesInfo, Species{ScientificName: t(sp.ScientificName), CommonName: t(sp.CommonName)})
+		}
 		if p := t(gm.Percentage); p != "" {
 			v, err := strconv.ParseFloat(p, 64)
 			if err != nil {

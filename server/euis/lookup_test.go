@@ -52,8 +52,12 @@ func TestSOAPClient_GetByIdentifiers(t *testing.T) {
 		op.Identifiers[0] != (euis.OperatorIdentifier{Type: "eori", Value: "FR12345678901"}) {
 		t.Errorf("operator %+v", op)
 	}
-	if len(s.Commodities) != 1 {
-		t.Fatalf("%d commodities, want 1", len(s.Commodities))
+	if len(s.Commodities) != 2 {
+		t.Fatalf("%d commodities, want 2", len(s.Commodities))
+	}
+	if wood := s.Commodities[1]; wood.SupplementaryUnit == nil || *wood.SupplementaryUnit != "12.345678" || wood.SupplementaryUnitType != "MTQ" ||
+		len(wood.SpeciesInfo) != 1 || wood.SpeciesInfo[0] != (euis.Species{ScientificName: "Fagus sylvatica", CommonName: "European beech"}) {
+		t.Errorf("wood commodity %+v", wood)
 	}
 	cm := s.Commodities[0]
 	if cm.HSHeading != "1801" || cm.NetWeightKg != "9999999999.999999" || len(cm.Producers) != 1 ||
