@@ -20,17 +20,7 @@ func TestConsole_Page(t *testing.T) {
 	ta := newTestApp(t)
 	for _, env := range []storage.Environment{storage.Production, storage.Sandbox} {
 		for _, path := range []string{"/console", "/console/"} {
-			w := ta.serve(env, newRequest("GET", path, ""))
-			name := string(env) + " GET " + path
-			if w.Code != http.StatusOK {
-				t.Fatalf("%s: status %d, want 200 without a key; body %s", name, w.Code, w.Body)
-			}
-			if ct := w.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
-				t.Errorf("%s: Content-Type %q, want text/html; charset=utf-8", name, ct)
-			}
-			if cc := w.Header().Get("Cache-Control"); cc != "no-cache" {
-				t.Errorf("%s: Cache-Control %q, want no-cache", name, cc)
-			}
+			w, name := getPage(t, ta, env, path)
 			csp := w.Header().Get("Content-Security-Policy")
 			checkConsolePolicy(t, name, csp)
 			if !bytes.Equal(w.Body.Bytes(), operatorConsole.Page(string(env), consoleui.NoSession).Data) {

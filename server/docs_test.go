@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +13,25 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
+// getPage asks env's listener for the HTML page at path with no
+// credential and checks it is served as a page: 200, HTML, revalidated.
+// It answers the response and the name of the request, for messages.
+func getPage(t *testing.T, ta *testApp, env storage.Environment, path string) (*httptest.ResponseRecorder, string) {
+	t.Helper()
+	w := ta.serve(env, newRequest("GET", path, ""))
+	name := string(env) + " GET " + path
+	if w.Code != http.StatusOK {
+		t.Fatalf("%s: status %d, want 200 without a key; body %s", name, w.Code, w.Body)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Errorf("%s: Content-Type %q, want text/html; charset=utf-8", name, ct)
+	}
+	if cc := w.Header().Get("Cache-Control"); cc != "no-cache" {
+		t.Errorf("%s: Cache-Control %q, want no-cache", name, cc)
+	}
+	return w, name
+}
+
 // docsLinkRE finds the URLs the page loads or links to.
 var docsLinkRE = regexp.MustCompile(`(?:src|href|data-openapi-url)="([^"]*)"`)
 
@@ -19,17 +39,7 @@ func TestAPIReference_Page(t *testing.T) {
 	ta := newTestApp(t)
 	for _, env := range []storage.Environment{storage.Production, storage.Sandbox} {
 		for _, path := range []string{"/docs", "/docs/"} {
-			w := ta.serve(env, newRequest("GET", path, ""))
-			name := string(env) + " GET " + path
-			if w.Code != http.StatusOK {
-				t.Fatalf("%s: status %d, want 200 without a key; body %s", name, w.Code, w.Body)
-			}
-			if ct := w.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
-				t.Errorf("%s: Content-Type %q, want text/html; charset=utf-8", name, ct)
-			}
-			if cc := w.Header().Get("Cache-Control"); cc != "no-cache" {
-				t.Errorf("%s: Cache-Control %q, want no-cache", name, cc)
-			}
+			w, name := getPage(t, ta, env, path)
 			checkDocsPolicy(t, name, w.Header().Get("Content-Security-Policy"))
 			if !bytes.Equal(w.Body.Bytes(), docsReference.Page().Data) {
 				t.Errorf("%s: body is not the page", name)
