@@ -144,7 +144,9 @@ func (c *Country) Near(ring [][2]float64) bool {
 		hi = [2]float64{max(hi[0], p[0]), max(hi[1], p[1])}
 	}
 	dLat := BufferM / metresPerDegree
-	kx := math.Cos(math.Min(math.Abs(lo[1])+dLat, math.Abs(hi[1])+dLat) * math.Pi / 180)
+	// A degree of longitude is shortest at the latitude farthest from the
+	// equator: the margin in longitude is widest there, and must hold it.
+	kx := math.Cos(math.Min(90, math.Max(math.Abs(lo[1]), math.Abs(hi[1]))+dLat) * math.Pi / 180)
 	kx = math.Max(kx, 1e-6)
 	dLon := min(360, dLat/kx)
 	glo := [2]float64{lo[0] - dLon, lo[1] - dLat}

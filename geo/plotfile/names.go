@@ -96,7 +96,8 @@ var propertyOrder = []string{"commodity", "producerCountry", "producerName", "pr
 // number (a decimal comma taken as a point), commodity in lower case and
 // producerCountry in upper case (the appliance reads them so), the rest
 // trimmed text. An empty text is absent (ok false). An area that is not a
-// number stays text, for the appliance to refuse naming it.
+// finite number (NaN and Inf parse, but JSON has no such numbers) stays
+// text, for the appliance to refuse naming it.
 func propertyValue(prop, text string) (v any, ok bool) {
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -104,7 +105,7 @@ func propertyValue(prop, text string) (v any, ok bool) {
 	}
 	switch prop {
 	case "area":
-		if f, err := strconv.ParseFloat(strings.Replace(text, ",", ".", 1), 64); err == nil {
+		if f, err := strconv.ParseFloat(strings.Replace(text, ",", ".", 1), 64); err == nil && finite(f) {
 			return f, true
 		}
 	case "commodity":

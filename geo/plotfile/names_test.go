@@ -61,6 +61,8 @@ func TestPropertyValue(t *testing.T) {
 		{"area", " 2,5 ", 2.5, true},
 		{"area", "1.25", 1.25, true},
 		{"area", "large", "large", true},
+		{"area", "NaN", "NaN", true},
+		{"area", "-inf", "-inf", true},
 		{"commodity", "Cocoa", "cocoa", true},
 		{"producerCountry", "gh", "GH", true},
 		{"producerName", "  Kofi  ", "Kofi", true},

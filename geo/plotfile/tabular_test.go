@@ -253,3 +253,15 @@ func TestConvertCSV_KeepsDecimalsWritten(t *testing.T) {
 		t.Errorf("the GeoJSON lacks %s:\n%s", want, c.GeoJSON)
 	}
 }
+
+// An area that parses as NaN or infinity stays text, for the appliance to
+// refuse: JSON has no such number, and the conversion must not fail on it.
+func TestConvertCSV_AreaNotFinite(t *testing.T) {
+	c, err := Convert(CSV, []byte("lat,lon,commodity,producerCountry,area\n1.000001,2.000001,cocoa,GH,NaN\n1.000001,2.000001,cocoa,GH,inf\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(c.GeoJSON), `"area":"NaN"`) || !strings.Contains(string(c.GeoJSON), `"area":"inf"`) {
+		t.Errorf("the areas are not kept as text:\n%s", c.GeoJSON)
+	}
+}
