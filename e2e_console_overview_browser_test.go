@@ -103,6 +103,17 @@ func TestConsole_OverviewBrowser(t *testing.T) {
 	}
 	consoleScreenshot(t, ctx, "console-overview.png", "")
 
+	// A mangled link opens the overview, not a blank page.
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots"`),
+		poll(`document.querySelector(".plots-table, .plot-upload") !== null`),
+		chromedp.Evaluate[chromedp.Void](`location.hash = "#/plots/%E0"`),
+		poll(`document.querySelector(".overview h1") !== null`),
+	)
+	if err != nil {
+		fail("a mangled link did not open the overview", err)
+	}
+
 	// No request left the appliance, and the page's own policy refused
 	// nothing.
 	checkStayedOnAppliance(t, activity, base, nil)

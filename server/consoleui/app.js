@@ -24,7 +24,14 @@ const pages = {
 };
 
 function route() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  let parts;
+  try {
+    parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  } catch {
+    // A link cut short or mangled (#/plots/%E0): the overview, not a
+    // blank page.
+    return { page: "overview", id: "" };
+  }
   if (parts[0] in pages) return { page: parts[0], id: parts.slice(1).join("/") };
   return { page: "overview", id: "" };
 }
@@ -98,7 +105,7 @@ function Nav({ page, onSignOut }) {
 }
 
 function App() {
-  const [where, setWhere] = useState(route());
+  const [where, setWhere] = useState(route);
   // null while a reloaded page asks whether its session lives on.
   const [signedIn, setSignedIn] = useState(null);
   const [ended, setEnded] = useState(false);
