@@ -405,7 +405,11 @@ func TestCache_ReusesEvictedBlocks(t *testing.T) {
 	if decoded != 16 {
 		t.Fatalf("%d tiles decoded on the second pass, want all 16", decoded)
 	}
-	if perBlock := (after.TotalAlloc - before.TotalAlloc) / decoded; perBlock > tile/4 {
+	// A block decoded into a new buffer allocates the whole tile; what is
+	// left is the compressed bytes' scratch, from a sync.Pool, which the
+	// race detector empties at random (about 1 KB a tile then): half a
+	// tile tells the two apart either way.
+	if perBlock := (after.TotalAlloc - before.TotalAlloc) / decoded; perBlock > tile/2 {
 		t.Fatalf("%d bytes allocated per %d-byte tile decoded: want evicted tiles' buffers reused", perBlock, tile)
 	}
 }
