@@ -70,7 +70,11 @@ func (a *App) handleSessionCreate(w http.ResponseWriter, r *http.Request, _ http
 		return
 	}
 	env := infoFrom(r.Context()).env
-	id, sess, err := a.accounts.SignIn(r.Context(), req.Username, req.Password, env)
+	var replaces string // the session this browser drops, if any
+	if c, err := r.Cookie(sessionCookie(env)); err == nil {
+		replaces = c.Value
+	}
+	id, sess, err := a.accounts.SignIn(r.Context(), req.Username, req.Password, env, replaces)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -35,8 +35,10 @@ type Session struct {
 // SignIn checks a user's password as Login does and starts a console
 // session on env's listener. It returns the session id, for the cookie
 // only (the store keeps its SHA-256), and the session. Sessions that have
-// ended are removed on the way.
-func (s *Service) SignIn(ctx context.Context, username, password string, env storage.Environment) (string, *Session, error) {
+// ended are removed on the way, and so is the session replaces names (the
+// cookie the browser signed in with before, "" for none): a browser holds
+// one session per listener, and the one it drops must not live on.
+func (s *Service) SignIn(ctx context.Context, username, password string, env storage.Environment, replaces string) (string, *Session, error) {
 	user, err := s.checkUser(ctx, username, password)
 	if err != nil {
 		return "", nil, err
@@ -51,6 +53,11 @@ func (s *Service) SignIn(ctx context.Context, username, password string, env sto
 	err = s.o.DB.Update(ctx, func(tx *storage.Tx) error {
 		if _, err := tx.DeleteSessions(func(old *storage.Session) bool { return !now.Before(s.expiry(old)) }); err != nil {
 			return err
+		}
+		if replaces != "" {
+			if err := tx.DeleteSession(sessionHash(replaces)); err != nil {
+				return err
+			}
 		}
 		return tx.PutSession(sessionHash(id), rec)
 	})

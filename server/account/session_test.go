@@ -13,7 +13,7 @@ import (
 func TestService_Sessions(t *testing.T) {
 	b, s := newBootstrapped(t)
 	ctx := context.Background()
-	id, sess, err := s.SignIn(ctx, account.AdminUsername, adminPassword, storage.Production)
+	id, sess, err := s.SignIn(ctx, account.AdminUsername, adminPassword, storage.Production, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestService_Sessions(t *testing.T) {
 		t.Errorf("expiry: got %v and %v, want 30m and 12h from sign-in", sess.ExpiresAt, sess.MaxExpiresAt)
 	}
 	t.Run("CSRF", func(t *testing.T) {
-		other, _, err := s.SignIn(ctx, account.AdminUsername, adminPassword, storage.Production)
+		other, _, err := s.SignIn(ctx, account.AdminUsername, adminPassword, storage.Production, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestService_Sessions(t *testing.T) {
 		}
 	})
 	t.Run("WrongPassword", func(t *testing.T) {
-		_, _, err := s.SignIn(ctx, account.AdminUsername, "wrong", storage.Production)
+		_, _, err := s.SignIn(ctx, account.AdminUsername, "wrong", storage.Production, "")
 		wantAPIError(t, err, 401, apierr.DetailInvalidCredentials)
 	})
 	t.Run("OtherEnvironment", func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestService_Sessions(t *testing.T) {
 	})
 	t.Run("EndedSessionsPruned", func(t *testing.T) {
 		b.Clock.Advance(31 * time.Minute)
-		if _, _, err := s.SignIn(ctx, account.AdminUsername, adminPassword, storage.Production); err != nil {
+		if _, _, err := s.SignIn(ctx, account.AdminUsername, adminPassword, storage.Production, ""); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
@@ -68,7 +68,7 @@ func TestService_VerifySession_DeletedUserRecreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := s.SignIn(ctx, "eve", password, storage.Production)
+	id, _, err := s.SignIn(ctx, "eve", password, storage.Production, "")
 	if err != nil {
 		t.Fatal(err)
 	}
