@@ -292,3 +292,19 @@ func TestSession_Whoami(t *testing.T) {
 		wantError(t, w, http.StatusForbidden, apierr.CodeForbidden, apierr.DetailWrongEnvironment)
 	})
 }
+
+// Signing in on a browser that holds a session ends that session: the
+// browser keeps one cookie per listener, and the one it drops must not
+// live on for whoever copied it.
+func TestSession_SignInReplaces(t *testing.T) {
+	ta := newTestApp(t)
+	first, _ := ta.signIn(storage.Sandbox, adminUsername, testAdminPassword)
+	body, _ := json.Marshal(account.LoginRequest{Username: adminUsername, Password: testAdminPassword})
+	w := ta.withCookie(storage.Sandbox, first, "POST", sessionPath, string(body))
+	if w.Code != http.StatusOK {
+		t.Fatalf("sign in again: %d %s", w.Code, w.Body)
+	}
+	if w := ta.withCookie(storage.Sandbox, first, "GET", sessionPath, ""); w.Code != http.StatusUnauthorized {
+		t.Errorf("the replaced session answers %d, want 401", w.Code)
+	}
+}
