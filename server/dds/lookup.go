@@ -122,12 +122,8 @@ func (s *Service) LookUp(ctx context.Context, t storage.Tenant, req LookupReques
 		return nil, err
 	}
 	client := s.client(t)
-	r, ok := client.(euis.Retriever)
-	if !ok {
-		return nil, lookupRefused("this EU system client cannot look statements up")
-	}
 	ref := euis.Reference{ReferenceNumber: req.ReferenceNumber, VerificationNumber: req.VerificationNumber}
-	found, err := r.GetByIdentifiers(ctx, creds, ref)
+	found, err := client.GetByIdentifiers(ctx, creds, ref)
 	if err != nil {
 		return nil, lookupFailed(euis.OpGetByIdentifiers, err)
 	}

@@ -16,7 +16,7 @@ func (e *recordingEU) GetByIdentifiers(ctx context.Context, cr euis.Credentials,
 	if err := e.call(cr, euis.OpGetByIdentifiers); err != nil {
 		return nil, err
 	}
-	return e.Client.(euis.Retriever).GetByIdentifiers(ctx, cr, ref)
+	return e.Client.GetByIdentifiers(ctx, cr, ref)
 }
 
 // lookUp looks the pair up and records the answer by key_test.

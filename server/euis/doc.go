@@ -30,11 +30,11 @@
 // # Client
 //
 // Client is what the server's workflow calls: Submit, Get (at most 100 per
-// call), Withdraw, VerifyDeclaration, Echo. SOAPClient is the real one,
-// Simulator the sandbox's. Both also have FindByInternalReference, the way
-// to find a statement whose submission answer was lost, and
-// GetByIdentifiers (Retriever), the look-up of a statement another
-// operator filed by its reference and verification numbers.
+// call), Withdraw, VerifyDeclaration, Echo, and GetByIdentifiers, the
+// look-up of a statement another operator filed by its reference and
+// verification numbers. SOAPClient is the real one, Simulator the
+// sandbox's. Both also have FindByInternalReference, the way to find a
+// statement whose submission answer was lost.
 //
 // # Requests
 //

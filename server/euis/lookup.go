@@ -17,23 +17,9 @@ const OpGetByIdentifiers = "getDdsByIdentifiers"
 
 var opGetByIdentifiers = operation{OpGetByIdentifiers, ServiceDDS, NSDDS + "/getDdsByIdentifiers", "dds", NSDDS, "GetDdsByIdentifiersResponse"}
 
-// Retriever is the look-up of a statement another operator filed, by its
-// reference and verification numbers (getDdsByIdentifiers), that both
-// clients have beside Client: an observed client has it when the client it
-// wraps does.
-type Retriever interface {
-	// GetByIdentifiers returns the statement the pair names, as the
-	// information system holds it, or nil when no statement has that pair
-	// (an answer, not an error). Numbers that cannot be valid are a
-	// Violations error; nothing is sent. The answer has no operator role
-	// and, for a statement its operator filed for itself, no operator: the
-	// information system sends neither.
-	GetByIdentifiers(ctx context.Context, cr Credentials, ref Reference) (*Statement, error)
-}
-
 var (
-	_ Retriever = (*SOAPClient)(nil)
-	_ Retriever = (*Simulator)(nil)
+	_ Client = (*SOAPClient)(nil)
+	_ Client = (*Simulator)(nil)
 )
 
 type getDdsByIdentifiersRequest struct {
@@ -226,15 +212,9 @@ func answerShape(s Statement) *Statement {
 	return &s
 }
 
-// GetByIdentifiers is the wrapped client's; a client without it finds
-// nothing, as if unwrapped.
 func (o *observed) GetByIdentifiers(ctx context.Context, cr Credentials, ref Reference) (*Statement, error) {
-	r, ok := o.c.(Retriever)
-	if !ok {
-		return nil, nil
-	}
 	start := time.Now()
-	s, err := r.GetByIdentifiers(ctx, cr, ref)
+	s, err := o.c.GetByIdentifiers(ctx, cr, ref)
 	o.observe(OpGetByIdentifiers, start, err)
 	return s, err
 }

@@ -34,6 +34,14 @@ type Client interface {
 	// Echo calls the echo service with query and returns its status ("OK"):
 	// a check of connectivity and credentials.
 	Echo(ctx context.Context, cr Credentials, query string) (string, error)
+	// GetByIdentifiers returns the statement another operator filed that
+	// a reference and verification number pair names (getDdsByIdentifiers),
+	// as the information system holds it, or nil when no statement has that
+	// pair (an answer, not an error). Numbers that cannot be valid are a
+	// Violations error; nothing is sent. The answer has no operator role
+	// and, for a statement its operator filed for itself, no operator: the
+	// information system sends neither.
+	GetByIdentifiers(ctx context.Context, cr Credentials, ref Reference) (*Statement, error)
 }
 
 // Endpoints and web-service client IDs of the two environments of the

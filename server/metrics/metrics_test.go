@@ -233,6 +233,9 @@ func (f fakeEU) VerifyDeclaration(context.Context, euis.Credentials, euis.Refere
 	return euis.VerifyExistingUsable, f.err
 }
 func (f fakeEU) Echo(context.Context, euis.Credentials, string) (string, error) { return "OK", f.err }
+func (f fakeEU) GetByIdentifiers(context.Context, euis.Credentials, euis.Reference) (*euis.Statement, error) {
+	return nil, f.err
+}
 
 func TestEUClient(t *testing.T) {
 	m := metrics.New(metrics.Options{})
