@@ -3,6 +3,7 @@ package geo
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -30,6 +31,22 @@ type propState struct {
 	areaValue                float64
 	areaName                 string   // the name area came under: "area", or the EU's "Area"
 	euNames                  []string // EU file property names not read, seen (Commodity)
+	// names are the names the string properties came under, by bit: ours,
+	// or the EU's spelling.
+	names [propBits]string
+}
+
+// stringOf is the value recorded for a string property, by bit.
+func (pr *propState) stringOf(bit uint16) string {
+	switch bit {
+	case propCountry:
+		return pr.ProducerCountry
+	case propProducerName:
+		return pr.ProducerName
+	case propProductionPlace:
+		return pr.ProductionPlace
+	}
+	return ""
 }
 
 // Property bits for duplicate members.
@@ -41,6 +58,7 @@ const (
 	propProductionPlace
 	propExternalID
 	propSupplierID
+	propBits = iota // how many bits there are
 )
 
 // properties reads a feature's properties member. Unknown members are
@@ -60,8 +78,9 @@ func (p *parser) properties(f *featureState) error {
 	return s.object(func(name []byte) error {
 		// The EU information system's own spellings of producerName,
 		// producerCountry, productionPlace and area (its GeoJSON, and a
-		// DDS's geolocation) are read as ours; both in one feature is a
-		// duplicate member.
+		// DDS's geolocation) are read as ours; both in one feature with the
+		// same value are one property, with different values a duplicate
+		// member.
 		switch n := string(name); n {
 		case "commodity":
 			return p.stringProp(f, "commodity", propCommodity, &seen, func(v string) string {
@@ -126,10 +145,22 @@ func (p *parser) properties(f *featureState) error {
 // wrong with it, "" if nothing.
 func (p *parser) stringProp(f *featureState, name string, bit uint16, seen *uint16, check func(string) string) error {
 	s := &p.s
+	slot := &f.prop.names[bits.TrailingZeros16(bit)]
 	if dup(seen, bit) {
+		if *slot != name {
+			// Both spellings, ours and the EU's: one property when they
+			// agree (files made to be read both ways carry both).
+			v, kind, err := p.text()
+			if err != nil || kind == "" && v == f.prop.stringOf(bit) {
+				return err
+			}
+		} else if err := s.skip(); err != nil {
+			return err
+		}
 		p.add(CodeInvalidValue, f.at(".properties."+name), dupIssue)
-		return s.skip()
+		return nil
 	}
+	*slot = name
 	if s.null() {
 		return nil
 	}
@@ -158,8 +189,17 @@ func (p *parser) area(f *featureState, name string, seen *uint16) error {
 	s := &p.s
 	path := func() string { return f.at(".properties." + name) }
 	if dup(seen, propArea) {
+		if c := s.peek(); name != f.prop.areaName && (c == '-' || c >= '0' && c <= '9') {
+			// area and the EU's Area: one property when they agree.
+			text, _, err := s.number()
+			if err != nil || f.prop.area == present && parseFloat(text) == f.prop.areaValue {
+				return err
+			}
+		} else if err := s.skip(); err != nil {
+			return err
+		}
 		p.add(CodeInvalidValue, path(), dupIssue)
-		return s.skip()
+		return nil
 	}
 	f.prop.areaName = name
 	if s.null() {

@@ -11,6 +11,16 @@ import (
 // The EU information system's spellings ProducerName, ProducerCountry,
 // ProductionPlace and Area are read as ours.
 func TestParseFeatureCollection_EUNames(t *testing.T) {
+	// Both spellings, agreeing: one property (a file made to be read by the
+	// EU system and by tools that expect ours).
+	both := mustParse(t, `{"type":"FeatureCollection","features":[{"type":"Feature",
+		"geometry":{"type":"Point","coordinates":[-1.995,5.3]},
+		"properties":{"commodity":"cocoa","producerCountry":"GH","ProducerCountry":"GH","Area":1.5,"area":1.5,
+		  "ProducerName":"Yaw","producerName":"Yaw"}}]}`)
+	if p := both[0].Properties; p.ProducerCountry != "GH" || p.ProducerName != "Yaw" || p.Area == nil || *p.Area != 1.5 {
+		t.Errorf("both spellings agreeing: properties = %+v", p)
+	}
+
 	feats := mustParse(t, `{"type":"FeatureCollection","features":[{"type":"Feature",
 		"geometry":{"type":"Point","coordinates":[-1.995,5.3]},
 		"properties":{"commodity":"cocoa","ProducerCountry":"GH","ProducerName":"Yaw Boateng","ProductionPlace":"Tarkwa","Area":1.5}}]}`)
@@ -21,7 +31,8 @@ func TestParseFeatureCollection_EUNames(t *testing.T) {
 }
 
 // Each problem of an EU-named property is at the name sent; both
-// spellings in one feature are a duplicate member, as one name twice is.
+// spellings in one feature with different values are a duplicate member,
+// as one name twice is.
 func TestParseFeatureCollection_EUNameProblems(t *testing.T) {
 	body := `{"type":"FeatureCollection","features":[
 	{"type":"Feature","geometry":{"type":"Point","coordinates":[-1.995,5.3]},
