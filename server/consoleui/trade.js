@@ -287,10 +287,8 @@ function Statement({ id }) {
     setActionError(null);
     try {
       if (asking === "submit") {
-        const { jobId } = await api.send("POST", `/eudr/declarations/dds/${enc(d.ddsId)}/submit`);
-        setAsking(null);
-        reload(); // shows the submission under way
-        await untilDone(jobId);
+        // The page then follows the statement until it settles (waiting).
+        await api.send("POST", `/eudr/declarations/dds/${enc(d.ddsId)}/submit`);
       } else {
         await api.send("POST", `/eudr/declarations/dds/${enc(d.ddsId)}/revoke`);
       }
@@ -331,15 +329,6 @@ function Statement({ id }) {
         a revoked statement cannot be used again; the goods need a new statement.</p>
     </${Confirm}>`}
   </section>`;
-}
-
-// untilDone polls a job until it has completed or failed.
-async function untilDone(jobId) {
-  for (;;) {
-    const job = await api.get("/eudr/jobs/" + enc(jobId));
-    if (job.status === "COMPLETED" || job.status === "FAILED") return job;
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
 }
 
 function Submission({ s }) {
