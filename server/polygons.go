@@ -186,8 +186,7 @@ func toPolygonResponse(p *storage.Polygon, geom json.RawMessage) polygonResponse
 func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	page, err := parsePage(r)
 	q := r.URL.Query()
-	f := storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
-		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
+	f := polygon.FilterOf(q)
 	if err := apierr.Merge(apierr.DetailsOf(err), polygon.CheckList(f, q.Get("include"))); err != nil {
 		writeError(w, r, err)
 		return
@@ -211,8 +210,7 @@ func (a *App) handlePolygonsList(w http.ResponseWriter, r *http.Request, _ httpr
 // file (polygon.Export): the EU's GeoJSON file profile, CSV or KML.
 func (a *App) handlePolygonsExport(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	q := r.URL.Query()
-	f := storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
-		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
+	f := polygon.FilterOf(q)
 	format, err := polygon.CheckExport(q.Get("format"), f)
 	if err != nil {
 		writeError(w, r, err)

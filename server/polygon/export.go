@@ -184,9 +184,9 @@ var exportColumns = []string{"polygonId", "jobId", "externalId", "supplierId", "
 	"productionPlace", "area", "measuredAreaHa", "geometryType", "eudrStatus", "failureReason", "deforestedHa",
 	"deforestedPct", "protectedHa", "protectedPct", "riskScore", "screenedAt"}
 
-// freeText are the indexes in exportColumns of the text a client wrote,
-// which a spreadsheet could take for a formula (csvCell).
-var freeText = []int{2, 3, 6, 7}
+// freeText are the columns of the text a client wrote, which a
+// spreadsheet could take for a formula (csvCell).
+var freeText = map[string]bool{"externalId": true, "supplierId": true, "producerName": true, "productionPlace": true}
 
 // exportFields are the values of exportColumns for p.
 func exportFields(p *storage.Polygon) []string {

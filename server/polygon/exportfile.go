@@ -144,8 +144,10 @@ func (c *csvWriter) plot(p *storage.Polygon, feature json.RawMessage) error {
 		return fmt.Errorf("polygon %s: %w", p.ID, err)
 	}
 	fields := exportFields(p)
-	for _, i := range freeText {
-		fields[i] = csvCell(fields[i])
+	for i, name := range exportColumns {
+		if freeText[name] {
+			fields[i] = csvCell(fields[i])
+		}
 	}
 	return c.w.Write(append(fields, g.wkt()))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/eudr/eudr/geo"
@@ -157,4 +158,11 @@ func (s *Service) Delete(tx *storage.Tx, t storage.Tenant, id string) error {
 			"polygon %s is used by batch %s: a polygon in a batch cannot be deleted", id, strings.Join(inUse.BatchIDs, ", ")))
 	}
 	return err
+}
+
+// FilterOf is the list filter a query names (jobId, eudrStatus,
+// supplierId, commodity), for GET /polygons and its export alike.
+func FilterOf(q url.Values) storage.PolygonFilter {
+	return storage.PolygonFilter{JobID: q.Get("jobId"), Status: q.Get("eudrStatus"),
+		SupplierID: q.Get("supplierId"), Commodity: q.Get("commodity")}
 }
