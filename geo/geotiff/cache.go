@@ -23,7 +23,11 @@ type Cache struct {
 	lru     list.List // of *cacheEntry, most recent first
 	entries map[blockKey]*list.Element
 	spare   [][]byte // evicted blocks' buffers, oldest first: see maxSpare
-	stats   CacheStats
+	// spareBytes is what spare holds; at most an eighth of max, the
+	// largest block the cache keeps, so the spares add at most that to
+	// the memory the cache may hold.
+	spareBytes int64
+	stats      CacheStats
 }
 
 // CacheStats counts a Cache's work.
@@ -161,10 +165,15 @@ func (c *Cache) putSpare(e *cacheEntry) {
 	if e.data == nil {
 		return
 	}
-	if len(c.spare) == maxSpare {
+	size := int64(len(e.data))
+	for len(c.spare) > 0 && (len(c.spare) == maxSpare || c.spareBytes+size > c.max/8) {
+		c.spareBytes -= int64(len(c.spare[0]))
 		c.spare = append(c.spare[:0], c.spare[1:]...)
 	}
-	c.spare = append(c.spare, e.data)
+	if size <= c.max/8 {
+		c.spare = append(c.spare, e.data)
+		c.spareBytes += size
+	}
 	e.data = nil
 }
 
@@ -174,6 +183,7 @@ func (c *Cache) takeSpare(size int64) []byte {
 	for i := len(c.spare) - 1; i >= 0; i-- {
 		if b := c.spare[i]; int64(len(b)) == size {
 			c.spare = append(c.spare[:i], c.spare[i+1:]...)
+			c.spareBytes -= size
 			return b
 		}
 	}
