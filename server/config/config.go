@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/eudr/eudr/geo"
@@ -300,10 +299,8 @@ func (c EUSystemConfig) Trust() (trusts []euis.Trust, key string, err error) {
 		}
 		trusts = append(trusts, t)
 	}
-	p, perr := url.Parse(c.Endpoint)
-	a, aerr := url.Parse(c.AcceptanceEndpoint)
 	same := c.CAFile == c.AcceptanceCAFile && slices.Equal(c.PinnedSHA256, c.AcceptancePinnedSHA256)
-	if perr == nil && aerr == nil && strings.EqualFold(p.Host, a.Host) && !same {
+	if euis.SameHost(c.Endpoint, c.AcceptanceEndpoint) && !same {
 		return nil, "eu_system.acceptance_ca_file", errors.New("the acceptance endpoint is on the production endpoint's host, whose certificate is one: give it the same acceptance_ca_file and acceptance_pinned_sha256 as ca_file and pinned_sha256")
 	}
 	return trusts, "", nil

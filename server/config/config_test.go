@@ -647,6 +647,9 @@ func TestLoadConfig_EUTrust(t *testing.T) {
 		{"CAFileAndPin", []string{"EUDR_EU_SYSTEM_CA_FILE=" + caFile, "EUDR_EU_SYSTEM_PINNED_SHA256=" + pin1}, "eu_system.ca_file"},
 		{"OneHostTwoSettings", []string{"EUDR_EU_SYSTEM_ACCEPTANCE_ENDPOINT=https://EUDR.webcloud.ec.europa.eu/acceptance",
 			"EUDR_EU_SYSTEM_ACCEPTANCE_CA_FILE=" + caFile}, "eu_system.acceptance_ca_file"},
+		// The same host, named with its default port and a trailing dot.
+		{"OneHostSpeltTwoWays", []string{"EUDR_EU_SYSTEM_ACCEPTANCE_ENDPOINT=https://eudr.webcloud.ec.europa.eu.:443/acceptance",
+			"EUDR_EU_SYSTEM_ACCEPTANCE_CA_FILE=" + caFile}, "eu_system.acceptance_ca_file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load("", tc.environ)

@@ -72,6 +72,15 @@ func LoadTrust(endpoint, caFile string, pins []string) (Trust, error) {
 // hostKey is the host and port a URL connects to, lower-cased, with the
 // scheme's default port written out: the key that matches a request to a
 // Trust's endpoint.
+// SameHost reports whether two endpoint URLs reach the same host and
+// port, as the client's certificate checks tell hosts apart (letter case,
+// a trailing dot and the scheme's default port aside).
+func SameHost(a, b string) bool {
+	ua, aerr := url.Parse(a)
+	ub, berr := url.Parse(b)
+	return aerr == nil && berr == nil && ua.Hostname() != "" && hostKey(ua) == hostKey(ub)
+}
+
 func hostKey(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
