@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +86,12 @@ func (s *Service) vectorLayer(ctx context.Context, env storage.Environment, id s
 				return l, nil
 			}
 		}
+	}
+	// Only a layer env screens against now: the cache may still hold one
+	// deleted while a read of it was under way.
+	if !slices.ContainsFunc(s.Index(env).Layers(), func(l *geo.Layer) bool { return l.ID == id }) &&
+		!slices.ContainsFunc(s.Index(env).Rasters(), func(l *geo.RasterLayer) bool { return l.ID == id }) {
+		return nil, apierr.NotFound{Kind: "layer", ID: id}
 	}
 	if l := s.features.get(env, id); l != nil {
 		return l, nil
