@@ -83,7 +83,8 @@ type reportEvidence struct {
 // and reads a HIGH_RISK plot's report as an auditor would: poppler checks
 // the file, finds each figure and identifier of the evidence in its text,
 // and renders its pages (kept under EUDR_SCREENSHOT_DIR when set, to look
-// at); two requests give the same bytes.
+// at); two requests give the same bytes, though the ledger grows between
+// them.
 func TestReportPDF_Plot(t *testing.T) {
 	pdftotext, pdfinfo := reportTool(t, "pdftotext", "poppler-utils"), reportTool(t, "pdfinfo", "poppler-utils")
 	pdftoppm, zbarimg := reportTool(t, "pdftoppm", "poppler-utils"), reportTool(t, "zbarimg", "zbar-tools")
@@ -111,16 +112,23 @@ func TestReportPDF_Plot(t *testing.T) {
 	if got := first.Header.Get("X-Content-SHA256"); got != hex.EncodeToString(sum[:]) {
 		t.Errorf("X-Content-SHA256 %s, body's %x", got, sum)
 	}
-	second := apitest.Do(t, "GET", url, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
-	if !bytes.Equal(first.Body, second.Body) {
-		t.Errorf("two requests of the report gave different bytes (%d and %d)", len(first.Body), len(second.Body))
-	}
-
+	// The evidence as the API answers it now, proved in the latest
+	// checkpoint: the one the sample job signed with the plot's entry.
 	var ev reportEvidence
 	apitest.Do(t, "GET", base+eudrAPI+"/polygons/"+id+"/evidence", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &ev)
 	if ev.EUDRStatus != "HIGH_RISK" || ev.LossInForest == nil || ev.Ledger.TransactionHash == "" {
 		t.Fatalf("the sample plot CI-03 is %s with loss %v and ledger %+v: want HIGH_RISK with loss and an entry", ev.EUDRStatus, ev.LossInForest, ev.Ledger)
 	}
+
+	// The same bytes again after the ledger has grown: the proof is made in
+	// the checkpoint signed with the plot's entry, not the latest one.
+	polWaitJob(t, base, key, polMustPost(t, base, key, polCollection(polFeature(polSquare(-6.5, 5.9, 0.001),
+		map[string]any{"commodity": "cocoa", "producerCountry": "CI"})), 1), samplesJobTimeout)
+	second := apitest.Do(t, "GET", url, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+	if !bytes.Equal(first.Body, second.Body) {
+		t.Errorf("two requests of the report, the ledger grown between them, gave different bytes (%d and %d)", len(first.Body), len(second.Body))
+	}
+
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plot.pdf")
 	if err := os.WriteFile(file, first.Body, 0o644); err != nil {

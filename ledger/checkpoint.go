@@ -190,6 +190,25 @@ func LatestCheckpoint(tx *bolt.Tx, log string) (Checkpoint, error) {
 	return b.parseNewest(v, index(k))
 }
 
+// FirstCheckpointCovering returns the log's oldest checkpoint that covers
+// entry index: a checkpoint signed with the entry, or after it, which
+// never changes once signed (a proof made in it is the same bytes however
+// the log grows). It fails with ErrNotFound when none covers it.
+func FirstCheckpointCovering(tx *bolt.Tx, log string, entry int64) (Checkpoint, error) {
+	b, err := openLog(tx, log)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if b.checkpoints == nil || entry < 0 {
+		return Checkpoint{}, ErrNotFound
+	}
+	k, v := b.checkpoints.Cursor().Seek(key(entry + 1))
+	if k == nil {
+		return Checkpoint{}, ErrNotFound
+	}
+	return parseStored(v, index(k))
+}
+
 // parseNewest reads the log's newest checkpoint, stored for size, with
 // the time it was signed when the log recorded it.
 func (b logBuckets) parseNewest(msg []byte, size int64) (Checkpoint, error) {

@@ -618,3 +618,29 @@ func TestCheckpointSignedAt(t *testing.T) {
 		return err
 	})
 }
+
+// The first checkpoint covering an entry is the one signed with it (or
+// the next), whatever was signed after: a proof made in it stays the same.
+func TestFirstCheckpointCovering(t *testing.T) {
+	db := openDB(t)
+	k := newKey(t, db, "eudr.test")
+	appendN(t, db, testLog, 0, 3)
+	first := sign(t, db, k) // size 3
+	appendN(t, db, testLog, 3, 2)
+	second := sign(t, db, k)      // size 5
+	appendN(t, db, testLog, 5, 1) // not signed yet
+	mustView(t, db, func(tx *bolt.Tx) error {
+		for entry, want := range map[int64]ledger.Checkpoint{0: first, 2: first, 3: second, 4: second} {
+			cp, err := ledger.FirstCheckpointCovering(tx, testLog, entry)
+			if err != nil || cp.Size != want.Size || cp.Root != want.Root || !bytes.Equal(cp.Note, want.Note) {
+				t.Errorf("entry %d: checkpoint of size %d (%v), want %d", entry, cp.Size, err, want.Size)
+			}
+		}
+		for _, entry := range []int64{5, -1} {
+			if _, err := ledger.FirstCheckpointCovering(tx, testLog, entry); !errors.Is(err, ledger.ErrNotFound) {
+				t.Errorf("entry %d: %v, want ErrNotFound", entry, err)
+			}
+		}
+		return nil
+	})
+}

@@ -40,6 +40,21 @@ func WithProof(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]by
 	return WithProofAt(tx, t, doc, index, cp)
 }
 
+// WithFirstProof is WithProof with the proof made in the first
+// checkpoint that covers the entry (ledger.FirstCheckpointCovering): the
+// same bytes however the log grows, for a document whose hash is kept.
+func WithFirstProof(tx *storage.Tx, t storage.Tenant, doc []byte, index *int64) ([]byte, error) {
+	var cp *ledger.Checkpoint
+	if index != nil {
+		first, err := ledger.FirstCheckpointCovering(tx.Tx, Log(t), *index)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint covering entry %d: %w", *index, err)
+		}
+		cp = &first
+	}
+	return WithProofAt(tx, t, doc, index, cp)
+}
+
 // ProveEntryAt is entry index of the tenant's log with its bytes and its
 // inclusion proof in the tree of checkpoint cp, which must cover it. It
 // fails when the entry or the tree cannot be read.

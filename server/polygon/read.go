@@ -127,6 +127,18 @@ func (s *Service) FindWithGeometry(ctx context.Context, t storage.Tenant, id str
 // latest checkpoint added as a "ledger" member (anchor.WithProof); or
 // apierr.NotFound.
 func (s *Service) Evidence(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+	return s.evidence(ctx, t, id, anchor.WithProof)
+}
+
+// EvidenceAsFirstSigned is Evidence with the proof made in the first
+// checkpoint that covers the entry (anchor.WithFirstProof): the same bytes
+// however the ledger grows, for a report whose SHA-256 is kept.
+func (s *Service) EvidenceAsFirstSigned(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+	return s.evidence(ctx, t, id, anchor.WithFirstProof)
+}
+
+func (s *Service) evidence(ctx context.Context, t storage.Tenant, id string,
+	prove func(*storage.Tx, storage.Tenant, []byte, *int64) ([]byte, error)) ([]byte, error) {
 	var body []byte
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
 		p, err := tx.FindPolygon(t, id)
@@ -137,7 +149,7 @@ func (s *Service) Evidence(ctx context.Context, t storage.Tenant, id string) ([]
 		if err != nil {
 			return err
 		}
-		body, err = anchor.WithProof(tx, t, d.Evidence, p.LedgerIndex)
+		body, err = prove(tx, t, d.Evidence, p.LedgerIndex)
 		return err
 	})
 	return body, apierr.Named(err, "polygon", id)

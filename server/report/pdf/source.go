@@ -26,7 +26,7 @@ func (s Source) PlotReport(ctx context.Context, t storage.Tenant, id string) ([]
 	if err != nil {
 		return nil, err
 	}
-	evidence, err := s.Polygons.Evidence(ctx, t, id)
+	evidence, err := s.Polygons.EvidenceAsFirstSigned(ctx, t, id)
 	if err != nil {
 		return nil, err
 	}
