@@ -30,17 +30,7 @@ func (s Source) PlotReport(ctx context.Context, t storage.Tenant, id string) ([]
 	if err != nil {
 		return nil, err
 	}
-	var ev struct {
-		Layers []struct {
-			LayerID string `json:"layerId"`
-			Name    string `json:"name"`
-		} `json:"layers"`
-		Overlaps []struct {
-			LayerID    string   `json:"layerId"`
-			Kind       string   `json:"kind"`
-			FeatureIDs []string `json:"featureIds"`
-		} `json:"overlaps"`
-	}
+	var ev polygon.Evidence
 	if err := json.Unmarshal(evidence, &ev); err != nil {
 		return nil, err
 	}
