@@ -169,6 +169,12 @@ func (g grid) of(p Position) pt {
 // up to 9 places (and |v| <= 180) lands on the exact integer.
 func nano(v float64) int64 { return int64(math.Round(v * 1e9)) }
 
+// MicroDegrees is v on the micro-degree grid the EU information system
+// keeps, rounded half away from zero from the nearest nano-degree: the
+// grid Check judges a plot rounded to 6 decimals on. Repairs put their
+// corners on it with this, so what they write is what Check reads.
+func MicroDegrees(v float64) int64 { return roundMicro(nano(v)) }
+
 func roundMicro(v int64) int64 {
 	if v < 0 {
 		return (v - 500) / 1000

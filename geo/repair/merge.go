@@ -3,6 +3,7 @@ package repair
 import (
 	"fmt"
 
+	"github.com/eudr/eudr/geo"
 	"github.com/peterstace/simplefeatures/geom"
 )
 
@@ -56,7 +57,7 @@ func ringOf(l geom.LineString) ring {
 	r := make(ring, 0, seq.Length())
 	for i := range seq.Length() {
 		xy := seq.GetXY(i)
-		r = append(r, pt{micro(xy.X), micro(xy.Y)})
+		r = append(r, pt{geo.MicroDegrees(xy.X), geo.MicroDegrees(xy.Y)})
 	}
 	r, _ = dropRepeats(r)
 	return r

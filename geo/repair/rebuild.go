@@ -24,7 +24,7 @@ func rebuild(g geo.Geometry, maxDecimals int) (geo.Geometry, []Change, *Unrepair
 		r := make(ring, 0, len(sent))
 		repeats := 0 // repeats as sent
 		for k, p := range sent {
-			q := pt{micro(p[0]), micro(p[1])}
+			q := pt{geo.MicroDegrees(p[0]), geo.MicroDegrees(p[1])}
 			if q.position() != p {
 				moved++
 			}

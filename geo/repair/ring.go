@@ -1,8 +1,6 @@
 package repair
 
 import (
-	"math"
-
 	"github.com/eudr/eudr/geo"
 )
 
@@ -13,16 +11,6 @@ type pt struct{ x, y int64 }
 
 // ring is a ring's corners, without the closing repeat.
 type ring []pt
-
-// micro puts degrees on the micro-degree grid, rounding half away from
-// zero from the nearest nano-degree, as geo.Check's rounded grid does.
-func micro(v float64) int64 {
-	n := int64(math.Round(v * 1e9))
-	if n < 0 {
-		return (n - 500) / 1000
-	}
-	return (n + 500) / 1000
-}
 
 func (p pt) position() geo.Position { return geo.Position{float64(p.x) / 1e6, float64(p.y) / 1e6} }
 
