@@ -1,9 +1,11 @@
 package plotfile
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -13,6 +15,32 @@ import (
 
 // What the KML and Shapefile readers share: geometries as GeoJSON, and a
 // feature's attributes as the appliance's properties.
+
+// unzipper reads the files of an archive (KMZ, a zipped Shapefile) up to
+// maxUnzipped bytes in all, so that a small upload cannot unpack to
+// gigabytes.
+type unzipper struct {
+	unzipped int64
+}
+
+// readZipped is the bytes of f, or a problem at body when it cannot be
+// unpacked or the archive's files add up to more than maxUnzipped.
+func (u *unzipper) readZipped(f *zip.File) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body", Issue: f.Name + " cannot be unpacked: " + err.Error()}}
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxUnzipped-u.unzipped+1))
+	if err != nil {
+		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body", Issue: f.Name + " cannot be unpacked: " + err.Error()}}
+	}
+	if u.unzipped += int64(len(data)); u.unzipped > maxUnzipped {
+		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body",
+			Issue: fmt.Sprintf("the archive unpacks to more than %d MiB", maxUnzipped>>20)}}
+	}
+	return data, nil
+}
 
 // output is what a reader has read: the features, where each came from,
 // the file's names for the properties, and the problems found.

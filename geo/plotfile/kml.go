@@ -127,10 +127,10 @@ func readKMZ(body []byte, o Options) (*Converted, error) {
 
 // kmlReader gathers the placemarks of a KML or KMZ.
 type kmlReader struct {
-	o        Options
-	archive  map[string]*zip.File // a KMZ's files; nil for a KML
-	read1    map[string]bool      // the archive's files read, against loops
-	unzipped int64
+	o       Options
+	archive map[string]*zip.File // a KMZ's files; nil for a KML
+	read1   map[string]bool      // the archive's files read, against loops
+	unzipper
 	output
 }
 
@@ -141,22 +141,7 @@ func newKMLReader(o Options, archive map[string]*zip.File) *kmlReader {
 func (r *kmlReader) result() (*Converted, error) { return r.converted("the file holds no Placemark") }
 
 // unzip is a file of the KMZ, within what the archive may unpack to.
-func (r *kmlReader) unzip(name string) ([]byte, error) {
-	rc, err := r.archive[name].Open()
-	if err != nil {
-		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body", Issue: name + " cannot be unpacked: " + err.Error()}}
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, maxUnzipped-r.unzipped+1))
-	if err != nil {
-		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body", Issue: name + " cannot be unpacked: " + err.Error()}}
-	}
-	if r.unzipped += int64(len(data)); r.unzipped > maxUnzipped {
-		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body",
-			Issue: fmt.Sprintf("the archive unpacks to more than %d MiB", maxUnzipped>>20)}}
-	}
-	return data, nil
-}
+func (r *kmlReader) unzip(name string) ([]byte, error) { return r.readZipped(r.archive[name]) }
 
 // read reads one KML document (name is its path in a KMZ, "" for a KML),
 // adding its placemarks and those of the files it links to. A document

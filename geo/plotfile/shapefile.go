@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path"
 	"sort"
@@ -88,8 +87,8 @@ func readShapefile(body []byte, o Options) (*Converted, error) {
 
 // shpReader gathers the records of a zipped Shapefile's layers.
 type shpReader struct {
-	o        Options
-	unzipped int64
+	o Options
+	unzipper
 	output
 }
 
@@ -98,22 +97,6 @@ func (r *shpReader) problem(code, path, issue string) {
 }
 
 // unzip is a file of the archive, within what it may unpack to.
-func (r *shpReader) unzip(f *zip.File) ([]byte, error) {
-	rc, err := f.Open()
-	if err != nil {
-		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body", Issue: f.Name + " cannot be unpacked: " + err.Error()}}
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, maxUnzipped-r.unzipped+1))
-	if err != nil {
-		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body", Issue: f.Name + " cannot be unpacked: " + err.Error()}}
-	}
-	if r.unzipped += int64(len(data)); r.unzipped > maxUnzipped {
-		return nil, geo.Problems{{Code: geo.CodeInvalidValue, Path: "body",
-			Issue: fmt.Sprintf("the archive unpacks to more than %d MiB", maxUnzipped>>20)}}
-	}
-	return data, nil
-}
 
 // layer reads one layer's records, or notes its problems. prefix is the
 // layer's name and a dot when the zip holds several, else "".
@@ -123,17 +106,17 @@ func (r *shpReader) layer(prefix string, l *shpLayer) error {
 			"%s.shp has no %s.dbf beside it, which holds its attributes: send the .shp, .shx, .dbf and .prj together", l.name, l.name))
 		return nil
 	}
-	shpData, err := r.unzip(l.shp)
+	shpData, err := r.readZipped(l.shp)
 	if err != nil {
 		return err
 	}
-	dbfData, err := r.unzip(l.dbf)
+	dbfData, err := r.readZipped(l.dbf)
 	if err != nil {
 		return err
 	}
 	cpg := ""
 	if l.cpg != nil {
-		b, err := r.unzip(l.cpg)
+		b, err := r.readZipped(l.cpg)
 		if err != nil {
 			return err
 		}
@@ -141,7 +124,7 @@ func (r *shpReader) layer(prefix string, l *shpLayer) error {
 	}
 	var proj projection
 	if l.prj != nil {
-		b, err := r.unzip(l.prj)
+		b, err := r.readZipped(l.prj)
 		if err != nil {
 			return err
 		}
