@@ -84,7 +84,8 @@ type Unrepaired struct {
 // Result is a feature repaired, or left as it was sent.
 type Result struct {
 	// Geometry is the repaired geometry; when Unrepaired is set, the
-	// geometry as sent with its open rings closed.
+	// geometry as sent with its open rings closed (and its coordinates
+	// swapped, when that change was made).
 	Geometry geo.Geometry
 	// Decimals is how many decimals WriteGeometry writes coordinates with:
 	// 6 when the plot was rebuilt, else as many as the most sent, so that
@@ -114,7 +115,6 @@ func Feature(f geo.Feature) Result {
 		return res
 	}
 	res.Geometry = closeRings(g, &res.Changes)
-	f.Geometry = res.Geometry
 	sent := geo.Feature{Geometry: res.Geometry, MaxDecimals: f.MaxDecimals}
 	reason, detail := geo.Check(sent)
 	switch reason {
