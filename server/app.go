@@ -34,6 +34,7 @@ import (
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/metrics"
 	"github.com/eudr/eudr/server/polygon"
+	"github.com/eudr/eudr/server/ratelimit"
 	"github.com/eudr/eudr/server/report"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
@@ -59,8 +60,8 @@ type App struct {
 	started time.Time
 	runID   string // tells this process's in-flight idempotency records from a crashed one's
 
-	keyRate *rateLimiter // per API key (or logged-in user)
-	ipRate  *rateLimiter // per client IP, for requests without a valid credential
+	keyRate *ratelimit.Limiter // per API key (or logged-in user)
+	ipRate  *ratelimit.Limiter // per client IP, for requests without a valid credential
 	usage   *account.Usage
 	proxies []netip.Prefix
 
@@ -105,8 +106,8 @@ func New(cfg *config.Config, opts Options) (*App, error) {
 		now:     opts.Now,
 		started: opts.Now(),
 		runID:   randomHex(8),
-		keyRate: newRateLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
-		ipRate:  newRateLimiter(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
+		keyRate: ratelimit.New(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst),
+		ipRate:  ratelimit.New(cfg.RateLimit.IPPerSecond, cfg.RateLimit.IPBurst),
 		usage:   account.NewUsage(),
 		proxies: parsePrefixes(cfg.TrustedProxies),
 		metrics: m,
@@ -289,8 +290,8 @@ func (a *App) runMaintenance(ctx context.Context) {
 				a.log.Warn().Err(err).Msg("expire reports")
 			}
 			now := a.now()
-			a.keyRate.sweep(now)
-			a.ipRate.sweep(now)
+			a.keyRate.Sweep(now)
+			a.ipRate.Sweep(now)
 		case <-flush.C:
 			if err := a.usage.Flush(ctx, a.db); err != nil && ctx.Err() == nil {
 				a.log.Warn().Err(err).Msg("record key usage")

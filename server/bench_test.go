@@ -20,6 +20,7 @@ import (
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/config"
+	"github.com/eudr/eudr/server/ratelimit"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -110,11 +111,11 @@ func bareHealthRouter() http.Handler {
 }
 
 func BenchmarkRateLimiter_Take(b *testing.B) {
-	rl := newRateLimiter(1e9, 1e9)
+	rl := ratelimit.New(1e9, 1e9)
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		rl.take("key_bench", now)
+		rl.Take("key_bench", now)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/config"
+	"github.com/eudr/eudr/server/ratelimit"
 	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
@@ -413,7 +414,7 @@ func TestOpenAPI_ResponsesMatchServer(t *testing.T) {
 	c.do(oaCall{method: "GET", target: suppliers + "/", hdr: rw, want: 404})
 
 	// Rate limit: an empty bucket for unauthenticated callers.
-	a.ipRate = newRateLimiter(0.001, 1)
+	a.ipRate = ratelimit.New(0.001, 1)
 	c.do(oaCall{method: "GET", target: "/livez", op: "/livez", want: 200})
 	an = c.do(oaCall{method: "GET", target: "/livez", op: "/livez", want: 429})
 	if an.rec.Header().Get("Retry-After") == "" {

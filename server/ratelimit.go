@@ -1,93 +1,15 @@
 package server
 
 import (
-	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/ratelimit"
 )
-
-// rateLimiter keeps one token bucket per caller, in memory: a restart starts
-// every bucket full, which is acceptable for a per-second limit.
-type rateLimiter struct {
-	limit rate.Limit
-	burst int
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	lim  *rate.Limiter
-	last time.Time
-}
-
-// maxBuckets bounds memory when many client IPs appear: past it, idle buckets
-// are dropped at once rather than at the next sweep.
-const maxBuckets = 100_000
-
-func newRateLimiter(perSecond float64, burst int) *rateLimiter {
-	return &rateLimiter{limit: rate.Limit(perSecond), burst: burst, buckets: map[string]*bucket{}}
-}
-
-// verdict is the outcome of one request against its bucket.
-type verdict struct {
-	allowed    bool
-	limit      int
-	remaining  int
-	reset      time.Time     // when the bucket is full again
-	retryAfter time.Duration // when denied: until the next token
-}
-
-// take spends one token of id's bucket at now.
-func (rl *rateLimiter) take(id string, now time.Time) verdict {
-	rl.mu.Lock()
-	b := rl.buckets[id]
-	if b == nil {
-		if len(rl.buckets) >= maxBuckets {
-			rl.sweepLocked(now)
-		}
-		b = &bucket{lim: rate.NewLimiter(rl.limit, rl.burst)}
-		rl.buckets[id] = b
-	}
-	b.last = now
-	rl.mu.Unlock()
-
-	v := verdict{limit: rl.burst}
-	v.allowed = b.lim.AllowN(now, 1)
-	tokens := b.lim.TokensAt(now)
-	v.remaining = max(0, int(math.Floor(tokens)))
-	v.reset = now.Add(time.Duration((float64(rl.burst) - tokens) / float64(rl.limit) * float64(time.Second)))
-	if !v.allowed {
-		v.retryAfter = time.Duration((1 - tokens) / float64(rl.limit) * float64(time.Second))
-	}
-	return v
-}
-
-// sweep drops buckets idle long enough to have refilled: forgetting them
-// changes nothing.
-func (rl *rateLimiter) sweep(now time.Time) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	rl.sweepLocked(now)
-}
-
-func (rl *rateLimiter) sweepLocked(now time.Time) {
-	full := time.Duration(float64(rl.burst)/float64(rl.limit)*float64(time.Second)) + time.Second
-	for id, b := range rl.buckets {
-		if now.Sub(b.last) > full {
-			delete(rl.buckets, id)
-		}
-	}
-}
 
 // rateLimit counts every request against the caller's bucket: the API key
 // (or logged-in user) when the credential is valid, else the client IP. It
@@ -97,37 +19,24 @@ func (a *App) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who := infoFrom(r.Context()).who
 		now := a.now()
-		var v verdict
+		var v ratelimit.Verdict
 		if id := who.id(); id != "" {
-			v = a.keyRate.take(id, now)
+			v = a.keyRate.Take(id, now)
 		} else {
-			v = a.ipRate.take("ip:"+a.clientIP(r).String(), now)
+			v = a.ipRate.Take("ip:"+a.clientIP(r).String(), now)
 		}
 		h := w.Header()
-		h.Set("X-RateLimit-Limit", strconv.Itoa(v.limit))
-		h.Set("X-RateLimit-Remaining", strconv.Itoa(v.remaining))
-		h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilUnix(v.reset), 10))
-		if !v.allowed {
+		h.Set("X-RateLimit-Limit", strconv.Itoa(v.Limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(v.Remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(v.ResetUnix(), 10))
+		if !v.Allowed {
 			writeError(w, r, &apierr.Error{Status: http.StatusTooManyRequests, Code: apierr.CodeRateLimitExceeded,
 				Message:    "rate limit exceeded; retry after the number of seconds in Retry-After",
-				RetryAfter: retryAfterSeconds(v.retryAfter)})
+				RetryAfter: v.RetryAfterSeconds()})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func ceilUnix(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() > 0 {
-		s++
-	}
-	return s
-}
-
-// retryAfterSeconds rounds up into the 1-60 range docs/api.md gives.
-func retryAfterSeconds(d time.Duration) int {
-	return min(60, max(1, int(math.Ceil(d.Seconds()))))
 }
 
 func parsePrefixes(ss []string) []netip.Prefix {
