@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -10,15 +11,33 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/server/report/pdf"
+	"github.com/eudr/eudr/storage"
 )
 
-// handlePolygonsReportPDF answers a plot's report as a PDF
-// (pdf.Source.PlotReport), with its SHA-256 as X-Content-SHA256 and
-// ETag: the same record gives the same bytes, so a client can record the
-// hash and check a later copy against it.
+// pdfSource is what the PDF reports are read from.
+func (a *App) pdfSource() pdf.Source {
+	return pdf.Source{Polygons: a.polygons, Layers: a.layers, Batches: a.batches, Shipments: a.shipments, DDS: a.dds,
+		BatchPlotPages: a.cfg.Reports.BatchPlotPages}
+}
+
 func (a *App) handlePolygonsReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	id := ps.ByName("polygonId")
-	body, err := pdf.Source{Polygons: a.polygons, Layers: a.layers}.PlotReport(r.Context(), tenantFrom(r.Context()), id)
+	a.servePDF(w, r, ps.ByName("polygonId"), a.pdfSource().PlotReport)
+}
+
+func (a *App) handleBatchesReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	a.servePDF(w, r, ps.ByName("batchId"), a.pdfSource().BatchReport)
+}
+
+func (a *App) handleDDSReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	a.servePDF(w, r, ps.ByName("ddsId"), a.pdfSource().StatementReport)
+}
+
+// servePDF answers the report render makes of the record id as a PDF,
+// with its SHA-256 as X-Content-SHA256 and ETag: the same record gives the
+// same bytes, so a client can record the hash and check a later copy
+// against it.
+func (a *App) servePDF(w http.ResponseWriter, r *http.Request, id string, render func(context.Context, storage.Tenant, string) ([]byte, error)) {
+	body, err := render(r.Context(), tenantFrom(r.Context()), id)
 	if err != nil {
 		writeError(w, r, err)
 		return

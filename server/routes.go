@@ -80,6 +80,7 @@ func (a *App) routes() []route {
 		{"POST", eudrPrefix + "/batches", authKey, idemRequired, a.handleBatchesCreate},
 		{"GET", eudrPrefix + "/batches/:batchId", authKey, idemNone, a.handleBatchesGet},
 		{"GET", eudrPrefix + "/batches/:batchId/risk-assessment", authKey, idemNone, a.handleBatchesRiskAssessment},
+		{"GET", eudrPrefix + "/batches/:batchId/report.pdf", authKey, idemNone, a.handleBatchesReportPDF},
 
 		{"GET", eudrPrefix + "/shipments", authKey, idemNone, a.handleShipmentsList},
 		{"POST", eudrPrefix + "/shipments/link", authKey, idemRequired, a.handleShipmentLink},
@@ -88,6 +89,7 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/declarations/dds", authKey, idemNone, a.handleDDSList},
 		{"POST", eudrPrefix + "/declarations/dds", authKey, idemRequired, a.handleDDSCreate},
 		{"GET", eudrPrefix + "/declarations/dds/:ddsId", authKey, idemNone, a.handleDDSGet},
+		{"GET", eudrPrefix + "/declarations/dds/:ddsId/report.pdf", authKey, idemNone, a.handleDDSReportPDF},
 		{"POST", eudrPrefix + "/declarations/dds/:ddsId/submit", authKey, idemRequired, a.handleDDSSubmit},
 		{"POST", eudrPrefix + "/declarations/dds/:ddsId/revoke", authKey, idemRequired, a.handleDDSRevoke},
 		{"POST", eudrPrefix + "/declarations/references/lookup", authKey, idemRequired, a.handleDDSReferenceLookup},

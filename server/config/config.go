@@ -78,6 +78,9 @@ type ReportsConfig struct {
 	// Retention is how long a READY report's file is kept after it was
 	// written; 0 keeps it until deleted by hand.
 	Retention time.Duration `mapstructure:"retention"`
+	// BatchPlotPages is the most plots a batch's PDF report gives a page
+	// each (with its map); a larger batch lists its plots in a table.
+	BatchPlotPages int `mapstructure:"batch_plot_pages"`
 }
 
 // Path is the reports directory's path.

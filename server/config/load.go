@@ -64,6 +64,7 @@ var defaults = map[string]any{
 	"ledger.consensus_timeout":           "30s",
 	"reports.dir":                        "",
 	"reports.retention":                  "720h",
+	"reports.batch_plot_pages":           25,
 	"trusted_proxies":                    []string{},
 	"metrics.listen":                     "127.0.0.1:9090",
 	"metrics.pprof":                      false,
@@ -221,6 +222,9 @@ func (c *Config) problems() []error {
 	}
 	if c.Reports.Retention != 0 && c.Reports.Retention < time.Hour {
 		bad("reports.retention", "must be 0 (keep files) or at least 1h")
+	}
+	if c.Reports.BatchPlotPages < 0 || c.Reports.BatchPlotPages > 1000 {
+		bad("reports.batch_plot_pages", "must be from 0 to 1000")
 	}
 	if c.Risk.MaxScore < 0 || c.Risk.MaxScore > 100 {
 		bad("risk.max_score", "must be from 0 to 100")

@@ -6,15 +6,24 @@ import (
 	"errors"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/batch"
+	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
+	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/storage"
 )
 
 // Source reads what reports are made of.
 type Source struct {
-	Polygons *polygon.Service
-	Layers   *layer.Service
+	Polygons  *polygon.Service
+	Layers    *layer.Service
+	Batches   *batch.Service
+	Shipments *shipment.Service
+	DDS       *dds.Service
+	// BatchPlotPages is the most plots a batch's report gives a page each;
+	// a larger batch lists its plots in a table.
+	BatchPlotPages int
 }
 
 // PlotReport renders the report of the tenant's polygon id (PlotReport):
@@ -22,17 +31,26 @@ type Source struct {
 // tenant's environment. It fails with apierr.NotFound for a polygon the
 // tenant does not have.
 func (s Source) PlotReport(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
-	p, geom, err := s.Polygons.FindWithGeometry(ctx, t, id)
+	p, err := s.plot(ctx, t, id)
 	if err != nil {
 		return nil, err
+	}
+	return PlotReport(ctx, p)
+}
+
+// plot reads what the report of the tenant's polygon id is made of.
+func (s Source) plot(ctx context.Context, t storage.Tenant, id string) (Plot, error) {
+	p, geom, err := s.Polygons.FindWithGeometry(ctx, t, id)
+	if err != nil {
+		return Plot{}, err
 	}
 	evidence, err := s.Polygons.EvidenceAsFirstSigned(ctx, t, id)
 	if err != nil {
-		return nil, err
+		return Plot{}, err
 	}
 	var ev polygon.Evidence
 	if err := json.Unmarshal(evidence, &ev); err != nil {
-		return nil, err
+		return Plot{}, err
 	}
 	names := map[string]string{}
 	for _, l := range ev.Layers {
@@ -48,9 +66,9 @@ func (s Source) PlotReport(ctx context.Context, t storage.Tenant, id string) ([]
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return Plot{}, err
 		}
 		plot.Overlaps = append(plot.Overlaps, VectorOverlap{LayerID: o.LayerID, Name: names[o.LayerID], Kind: o.Kind, Features: feats})
 	}
-	return PlotReport(ctx, plot)
+	return plot, nil
 }
