@@ -103,6 +103,14 @@ func TestReportPDF_Plot(t *testing.T) {
 		byExternalID[polStr(r.ExternalID)] = r.PolygonID
 	}
 	id := byExternalID["CI-03"] // 2022 raster loss in 2020 forest
+	// The evidence as the API answers it now, before any report is made
+	// (each is a ledger entry of its own), proved in the latest
+	// checkpoint: the one the sample job signed with the plot's entry.
+	var ev reportEvidence
+	apitest.Do(t, "GET", base+eudrAPI+"/polygons/"+id+"/evidence", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &ev)
+	if ev.EUDRStatus != "HIGH_RISK" || ev.LossInForest == nil || ev.Ledger.TransactionHash == "" {
+		t.Fatalf("the sample plot CI-03 is %s with loss %v and ledger %+v: want HIGH_RISK with loss and an entry", ev.EUDRStatus, ev.LossInForest, ev.Ledger)
+	}
 	url := base + eudrAPI + "/polygons/" + id + "/report.pdf"
 	first := apitest.Do(t, "GET", url, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	if ct := first.Header.Get("Content-Type"); ct != "application/pdf" {
@@ -111,13 +119,6 @@ func TestReportPDF_Plot(t *testing.T) {
 	sum := sha256.Sum256(first.Body)
 	if got := first.Header.Get("X-Content-SHA256"); got != hex.EncodeToString(sum[:]) {
 		t.Errorf("X-Content-SHA256 %s, body's %x", got, sum)
-	}
-	// The evidence as the API answers it now, proved in the latest
-	// checkpoint: the one the sample job signed with the plot's entry.
-	var ev reportEvidence
-	apitest.Do(t, "GET", base+eudrAPI+"/polygons/"+id+"/evidence", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &ev)
-	if ev.EUDRStatus != "HIGH_RISK" || ev.LossInForest == nil || ev.Ledger.TransactionHash == "" {
-		t.Fatalf("the sample plot CI-03 is %s with loss %v and ledger %+v: want HIGH_RISK with loss and an entry", ev.EUDRStatus, ev.LossInForest, ev.Ledger)
 	}
 
 	// The same bytes again after the ledger has grown: the proof is made in

@@ -1,12 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -16,40 +17,68 @@ import (
 
 // pdfSource is what the PDF reports are read from.
 func (a *App) pdfSource() pdf.Source {
-	return pdf.Source{Polygons: a.polygons, Layers: a.layers, Batches: a.batches, Shipments: a.shipments, DDS: a.dds,
+	return pdf.Source{DB: a.db, Ledger: a.ledger, Polygons: a.polygons, Layers: a.layers, Batches: a.batches, Shipments: a.shipments, DDS: a.dds,
 		BatchPlotPages: a.cfg.Reports.BatchPlotPages}
 }
 
 func (a *App) handlePolygonsReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.servePDF(w, r, ps.ByName("polygonId"), a.pdfSource().PlotReport)
+	a.servePDF(w, r, pdf.KindPolygon, ps.ByName("polygonId"), a.pdfSource().PlotReport)
 }
 
 func (a *App) handleBatchesReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.servePDF(w, r, ps.ByName("batchId"), a.pdfSource().BatchReport)
+	a.servePDF(w, r, pdf.KindBatch, ps.ByName("batchId"), a.pdfSource().BatchReport)
 }
 
 func (a *App) handleDDSReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.servePDF(w, r, ps.ByName("ddsId"), a.pdfSource().StatementReport)
+	a.servePDF(w, r, pdf.KindDDS, ps.ByName("ddsId"), a.pdfSource().StatementReport)
 }
 
 // servePDF answers the report render makes of the record id as a PDF,
-// with its SHA-256 as X-Content-SHA256 and ETag: the same record gives the
-// same bytes, so a client can record the hash and check a later copy
-// against it.
-func (a *App) servePDF(w http.ResponseWriter, r *http.Request, id string, render func(context.Context, storage.Tenant, string) ([]byte, error)) {
-	body, err := render(r.Context(), tenantFrom(r.Context()), id)
+// recorded in the ledger the first time these bytes are made
+// (pdf.Source.Record): X-Ledger-Index names the entry, X-Content-SHA256
+// and ETag carry the hash. The same record gives the same bytes, so a
+// client can record the hash and check a later copy against it; a
+// conditional request with that ETag is answered 304.
+func (a *App) servePDF(w http.ResponseWriter, r *http.Request, kind, id string, render func(context.Context, storage.Tenant, string) ([]byte, error)) {
+	t := tenantFrom(r.Context())
+	body, err := render(r.Context(), t, id)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	sum := sha256.Sum256(body)
+	rec, err := a.pdfSource().Record(r.Context(), t, kind, id, body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sum, _ := hex.DecodeString(rec.SHA256)
 	h := w.Header()
 	h.Set("Content-Type", "application/pdf")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Content-Disposition", `inline; filename="`+id+`.pdf"`)
-	h.Set("X-Content-SHA256", hex.EncodeToString(sum[:]))
-	h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":") // RFC 9530
-	h.Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	h.Set("X-Content-SHA256", rec.SHA256)
+	h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum)+":") // RFC 9530
+	h.Set("ETag", `"`+rec.SHA256+`"`)
+	h.Set("X-Ledger-Index", strconv.FormatInt(rec.LedgerIndex, 10))
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// handleReportsVerify answers whether the appliance made the PDF report
+// sent as the body, of which record, and the ledger entry recording its
+// SHA-256 with its proof (pdf.Source.Check).
+func (a *App) handleReportsVerify(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	if err := checkContentType(r, "application/pdf"); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, readBodyError(err))
+		return
+	}
+	c, err := a.pdfSource().Check(r.Context(), tenantFrom(r.Context()), body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, c)
 }

@@ -107,6 +107,8 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/ledger/proofs/consistency", authKey, idemNone, a.handleLedgerConsistency},
 		{"POST", eudrPrefix + "/evidence/verify", authKey, idemNone, a.handleEvidenceVerify},
 		{"POST", eudrPrefix + "/reports/archive", authKey, idemRequired, a.handleReportsArchive},
+		// Checking a report stores nothing: no Idempotency-Key.
+		{"POST", eudrPrefix + "/reports/verify", authKey, idemNone, a.handleReportsVerify},
 		{"GET", eudrPrefix + "/reports/:reportId", authKey, idemNone, a.handleReportsGet},
 		{"GET", eudrPrefix + "/reports/:reportId/download", authKey, idemNone, a.handleReportsDownload},
 

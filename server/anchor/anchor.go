@@ -6,9 +6,10 @@
 //
 // # Entries
 //
-// Three kinds of entry are written (see entries.go): polygon.screened when
+// Four kinds of entry are written (see entries.go): polygon.screened when
 // a plot is judged, shipment.linked when a batch is locked to a shipment,
-// dds.status on every change of a due-diligence statement.
+// dds.status on every change of a due-diligence statement, and
+// report.generated the first time a PDF report's bytes are made.
 package anchor
 
 import (

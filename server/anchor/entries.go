@@ -5,6 +5,7 @@ const (
 	EntryPolygonScreened = "polygon.screened"
 	EntryShipmentLinked  = "shipment.linked"
 	EntryDDSStatus       = "dds.status"
+	EntryReportGenerated = "report.generated"
 )
 
 // ScreeningEntry is the ledger entry that anchors a plot's screening: the
@@ -41,4 +42,14 @@ type DDSEntry struct {
 	ReferenceNumber    string   `json:"referenceNumber,omitempty"`
 	VerificationNumber string   `json:"verificationNumber,omitempty"`
 	Reasons            []string `json:"reasons,omitempty"`
+}
+
+// ReportEntry is the ledger entry of a PDF report the first time its
+// bytes were made: a copy handed to an auditor checks against it.
+type ReportEntry struct {
+	Type     string `json:"type"`   // "report.generated"
+	Report   string `json:"report"` // "polygon", "batch" or "dds"
+	RecordID string `json:"recordId"`
+	SHA256   string `json:"sha256"`
+	Bytes    int    `json:"bytes"`
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/dds"
@@ -14,8 +15,11 @@ import (
 	"github.com/eudr/eudr/storage"
 )
 
-// Source reads what reports are made of.
+// Source reads what reports are made of, and records the reports made
+// in the ledger.
 type Source struct {
+	DB        *storage.DB
+	Ledger    *anchor.Ledger
 	Polygons  *polygon.Service
 	Layers    *layer.Service
 	Batches   *batch.Service
