@@ -169,6 +169,11 @@ func TestConsole_PlotBrowser(t *testing.T) {
 		detail, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".proof").innerText`))
 		t.Errorf("proof steps %q (%v), want %q\n%s", steps, err, want, detail)
 	}
+	// The plot's PDF report is offered on its panel (saving one is tested
+	// on the batch's page).
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".plot-detail .report-button").length`)); err != nil || n != 1 {
+		t.Errorf("the plot's panel has %d PDF report buttons (%v), want 1", n, err)
+	}
 	// The 2022 loss, after the cutoff, is a bar of the chart; the loss-year
 	// layer's SHA-256 is listed.
 	bar, err := chromedp.Run(ctx, chromedp.Evaluate[string](

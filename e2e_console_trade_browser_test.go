@@ -7,12 +7,16 @@ package main_test
 // its confirmation, with not one request leaving the appliance.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/eudr/eudr/server/apitest"
@@ -81,6 +85,33 @@ func TestConsole_TradeBrowser(t *testing.T) {
 	}
 	shots := consoleScreenshot(t, ctx, "console-batch.png", "")
 
+	// Its PDF report, saved by the browser: the page says the file's hash
+	// and ledger entry, which are the file's and the API's.
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior,
+		cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		t.Fatalf("allow downloads: %v", err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(".batch-page .report-button")),
+		poll(`/^[0-9a-f]{64}$/.test(document.querySelector(".report-sha256")?.innerText ?? "")`),
+	)
+	if err != nil {
+		fail("the batch's PDF report was not saved", err)
+	}
+	report := apitest.Do(t, "GET", base+eudrAPI+"/batches/"+batch+"/report.pdf", apitest.WithKey(key), nil).WantStatus(t, 200)
+	if got := text(".report-sha256"); got != report.Header.Get("X-Content-SHA256") {
+		t.Errorf("the page says the report's SHA-256 is %s, the API %s", got, report.Header.Get("X-Content-SHA256"))
+	}
+	if got := text(".report-ledger-index"); got != report.Header.Get("X-Ledger-Index") {
+		t.Errorf("the page says the report's ledger entry is %s, the API %s", got, report.Header.Get("X-Ledger-Index"))
+	}
+	saved := waitForFile(t, filepath.Join(downloads, batch+".pdf"))
+	if !bytes.Equal(saved, report.Body) {
+		t.Errorf("the saved %s.pdf (%d bytes) is not the report the API answers (%d bytes)", batch, len(saved), len(report.Body))
+	}
+	consoleScreenshot(t, ctx, "console-batch-report.png", shots)
+
 	// Its shipment: the ledger transaction, and a link to its entry.
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(".batch-shipment a")),
@@ -135,6 +166,9 @@ func TestConsole_TradeBrowser(t *testing.T) {
 	if v.ReferenceNumber == nil || text(".dds-reference") != *v.ReferenceNumber {
 		t.Errorf("the page shows reference number %q, the API %v", text(".dds-reference"), v.ReferenceNumber)
 	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".dds-page .report-button").length`)); err != nil || n != 1 {
+		t.Errorf("the statement's page has %d PDF report buttons (%v), want 1", n, err)
+	}
 	consoleScreenshot(t, ctx, "console-dds-validated.png", shots)
 
 	// Revoked after a confirmation that says it is for good.
@@ -174,4 +208,17 @@ func TestConsole_TradeBrowser(t *testing.T) {
 	// No request left the appliance, and the page's own policy refused
 	// nothing.
 	checkStayedOnAppliance(t, activity, base, nil)
+}
+
+// waitForFile reads the file at path once the browser has finished
+// writing it (Chromium writes a download under another name and renames it
+// into place), polling; the test's own timeout bounds the wait.
+func waitForFile(t *testing.T, path string) []byte {
+	t.Helper()
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			return b
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -203,6 +203,29 @@ export function send(method, path, body) {
 
 export const health = () => get("/eudr/health");
 
+// download saves the document at path (a PDF report) as filename. It is
+// fetched like every request, with the credential (a key's sign-in has no
+// cookie a plain link would carry), then handed to the browser as a file.
+// It answers the document's SHA-256 and the ledger entry recording it.
+export async function download(path, filename) {
+  const res = await fetch(base + path, { headers: { ...(credential || {}) }, credentials: "same-origin", cache: "no-store" });
+  if (!res.ok) throw await refused(res);
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // The browser has the file once the click is handled; a minute is ample.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return { sha256: res.headers.get("X-Content-SHA256"), ledgerIndex: res.headers.get("X-Ledger-Index") };
+}
+
+// reportPath is the path of the PDF report of a polygon, batch or dds.
+export const reportPath = (kind, id) =>
+  ({ polygon: "/eudr/polygons/", batch: "/eudr/batches/", dds: "/eudr/declarations/dds/" })[kind] + encodeURIComponent(id) + "/report.pdf";
+
 // polygons lists every plot of the environment, with its geometry when
 // asked (one request per thousand plots either way).
 export const polygons = ({ geometry = false } = {}, onPage) =>

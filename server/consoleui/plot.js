@@ -5,7 +5,7 @@
 
 import { html, useEffect, useRef, useState } from "./standalone.module.js";
 import * as api from "./api.js";
-import { useAskFocus } from "./ui.js";
+import { ReportButton, useAskFocus } from "./ui.js";
 import { verifyEvidence } from "./proof.js";
 
 // The cutoff of the regulation: loss after it is deforestation.
@@ -187,6 +187,7 @@ export function PlotPanel({ plot, Verdict, Problem, onDeleted }) {
     <p class="plot-why">${why(plot)}${plot.failureReason && html`<br /><strong>${plot.failureReason}</strong>`}
       ${plot.failureDetail && html`: ${plot.failureDetail}`}</p>
     <p class="muted plot-id">${plot.polygonId}</p>
+    ${plot.eudrStatus !== "PENDING" && html`<${ReportButton} kind="polygon" id=${plot.polygonId} />`}
     ${error && html`<${Problem} error=${error} />`}
     ${!doc && !error && html`<p class="muted">Loading the evidence…</p>`}
     ${doc && html`<${Figures} plot=${plot} doc=${doc} />

@@ -5,7 +5,7 @@
 
 import { html, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
-import { useModalFocus } from "./ui.js";
+import { ReportButton, useModalFocus } from "./ui.js";
 import { Problem } from "./pages.js";
 
 // How often a page that waits for the appliance or the EU system asks again.
@@ -110,6 +110,7 @@ function Batch({ id }) {
     <p class="trade-back"><a href="#/batches">All batches</a></p>
     <h1>${b.batchReference} <${Status} status=${b.status} /></h1>
     ${error && html`<${Problem} error=${error} />`}
+    ${b.status !== "ASSESSING" && html`<${ReportButton} kind="batch" id=${b.batchId} />`}
     <div class="cards">
       <div class="card">
         <h2>Batch</h2>
@@ -304,6 +305,7 @@ function Statement({ id }) {
     <p class="trade-back"><a href="#/dds">All statements</a></p>
     <h1>${d.internalReference || d.ddsId} <${Status} status=${d.status} /></h1>
     ${error && html`<${Problem} error=${error} />`}
+    <${ReportButton} kind="dds" id=${d.ddsId} />
     ${actionError && html`<${Problem} error=${actionError} />`}
     ${write && (d.status === "DRAFT" || d.status === "SUBMITTED" || d.status === "VALIDATED") && html`<div class="trade-actions dds-actions" data-write>
       ${d.status === "DRAFT" && html`<button type="button" class="dds-submit" disabled=${busy || waiting(d)} onClick=${() => setAsking("submit")}>Submit to the EU system</button>`}

@@ -1,7 +1,9 @@
 // Small pieces the pages share: where the keyboard's focus goes around a
-// question the page asks before a change.
+// question the page asks before a change, and the button that saves a
+// record's PDF report.
 
-import { useEffect, useRef } from "./standalone.module.js";
+import { html, useEffect, useRef, useState } from "./standalone.module.js";
+import * as api from "./api.js";
 
 // useAskFocus is the focus of a question asked in the page in place of the
 // button that asked it (Delete…, Replay…): when open turns true the focus
@@ -34,4 +36,28 @@ export function useModalFocus() {
     };
   }, []);
   return cancel;
+}
+
+// ReportButton saves the PDF report of a record (kind: "polygon", "batch"
+// or "dds") and then says the file's SHA-256 and the ledger entry that
+// records it, so that a copy handed on can be checked against them.
+export function ReportButton({ kind, id }) {
+  const [state, setState] = useState({});
+  const save = async () => {
+    setState({ busy: true });
+    try {
+      setState({ saved: await api.download(api.reportPath(kind, id), id + ".pdf") });
+    } catch (err) {
+      setState({ error: err });
+    }
+  };
+  const { busy, saved, error } = state;
+  return html`<div class="report-download">
+    <button type="button" class="secondary report-button" disabled=${busy} onClick=${save}>
+      ${busy ? "Preparing the PDF…" : "PDF report"}</button>
+    ${saved && html`<span class="muted report-saved" role="status">Saved ${id}.pdf: SHA-256${" "}<code
+      class="report-sha256">${saved.sha256}</code>, recorded in ledger entry${" "}<a class="report-ledger-index"
+      href=${"#/ledger/" + saved.ledgerIndex}>${saved.ledgerIndex}</a></span>`}
+    ${error && html`<span class="console-error" role="alert">The report could not be made: ${error.message}</span>`}
+  </div>`;
 }
