@@ -72,6 +72,15 @@ dds.jsonl           one line per due-diligence statement created in the
 dds-ledger.jsonl    one line per statement, in the order of dds.jsonl: the
                     ledger entries of its history with their inclusion
                     proofs.
+reports/<ddsId>.pdf one per statement, in the order of dds.jsonl: its
+                    report as GET /declarations/dds/{ddsId}/report.pdf
+                    answers it (Annex II content, EU numbers, status
+                    history with the ledger proof of each change, the
+                    report of each of its batches with their plots), made
+                    when the archive was written: a change after "asOf"
+                    may show in it. The same statement gives the same
+                    bytes: its SHA-256 can be compared with a copy
+                    downloaded at another time.
 ledger/checkpoint.json  the signed checkpoint (C2SP signed note) of the
                     ledger tree every proof in this archive is made in.
 ledger/public-key.json  the note verifier key that signs checkpoints.
@@ -299,13 +308,19 @@ func (sp *spool) line(b []byte) error {
 
 // copyTo copies what was written to w.
 func (sp *spool) copyTo(w io.Writer) error {
-	if err := sp.w.Flush(); err != nil {
-		return err
-	}
-	if _, err := sp.f.Seek(0, io.SeekStart); err != nil {
+	if err := sp.rewind(); err != nil {
 		return err
 	}
 	_, err := io.Copy(w, sp.f)
+	return err
+}
+
+// rewind flushes what was written and goes back to its start, to read it.
+func (sp *spool) rewind() error {
+	if err := sp.w.Flush(); err != nil {
+		return err
+	}
+	_, err := sp.f.Seek(0, io.SeekStart)
 	return err
 }
 

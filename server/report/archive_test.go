@@ -293,6 +293,58 @@ func TestService_ArchivePages(t *testing.T) {
 	}
 }
 
+// Each statement of the period gets its PDF report in the archive, in the
+// order of dds.jsonl, listed in the manifest with its SHA-256 and size;
+// each is rendered after the page of statements is read, one at a time.
+func TestService_ArchiveStatementReports(t *testing.T) {
+	var rendered []string
+	b := newBench(t, func(o *report.Options) {
+		o.PageItems = 2
+		o.StatementReport = func(_ context.Context, tn storage.Tenant, id string) ([]byte, error) {
+			if tn != tenant {
+				return nil, fmt.Errorf("tenant %v", tn)
+			}
+			rendered = append(rendered, id)
+			return []byte("%PDF-1.3 report of " + id), nil
+		}
+	})
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, b.putDDS(t, start.Add(time.Duration(i-60)*time.Minute), storage.DDSDraft, storage.DDSSubmitted).ID)
+	}
+	b.putDDS(t, start.Add(-48*time.Hour), storage.DDSDraft) // before the period
+	b.sign(t)
+
+	_, zipped := b.archive(t, day)
+	files, m := unzip(t, zipped)
+	if !slices.Equal(rendered, ids) {
+		t.Errorf("rendered %v, want each statement of the period once, in order: %v", rendered, ids)
+	}
+	wantFiles := []string{report.PathReadme, report.PathPolygons, report.PathEvidence, report.PathDDS, report.PathDDSLedger}
+	for _, id := range ids {
+		wantFiles = append(wantFiles, report.PathStatementReports+id+".pdf")
+	}
+	wantFiles = append(wantFiles, report.PathCheckpoint, report.PathPublicKey)
+	var gotFiles []string
+	for _, f := range m.Files {
+		gotFiles = append(gotFiles, f.Path)
+		if body, ok := files[f.Path]; strings.HasSuffix(f.Path, ".pdf") && (!ok || sha256Hex(body) != f.SHA256 || int64(len(body)) != f.SizeBytes) {
+			t.Errorf("%s: %d bytes, SHA-256 %s; the manifest says %+v", f.Path, len(body), sha256Hex(body), f)
+		}
+	}
+	if !slices.Equal(gotFiles, wantFiles) {
+		t.Errorf("files %v, want %v", gotFiles, wantFiles)
+	}
+	for _, id := range ids {
+		if got := string(files[report.PathStatementReports+id+".pdf"]); got != "%PDF-1.3 report of "+id {
+			t.Errorf("the report of %s is %q", id, got)
+		}
+	}
+	if !strings.Contains(string(files[report.PathReadme]), "reports/<ddsId>.pdf") {
+		t.Errorf("README.txt does not explain the reports:\n%s", files[report.PathReadme])
+	}
+}
+
 // An archive that cannot be written fails its job (JOB_FAILED, job.failed)
 // and its report, without naming the appliance's files, and leaves no file
 // behind.
@@ -307,6 +359,11 @@ func TestService_ArchiveFails(t *testing.T) {
 		put  func(*bench)
 	}{
 		{"ReportsDirUnusable", func(o *report.Options) { o.Dir = filepath.Join(notADir, "reports") }, func(*bench) {}},
+		{"StatementReportFails", func(o *report.Options) {
+			o.StatementReport = func(context.Context, storage.Tenant, string) ([]byte, error) {
+				return nil, errors.New("render: " + notADir)
+			}
+		}, func(b *bench) { b.putDDS(t, start.Add(-time.Hour), storage.DDSDraft) }},
 		{"StoredFeatureNotAnObject", nil, func(b *bench) {
 			b.putPolygon(t, storage.Polygon{ID: storage.PolygonID(storage.NewID("job", start), 0), ScreenedAt: start.Add(-time.Hour)}, `[1]`, false)
 		}},

@@ -137,15 +137,21 @@ type archivedDDS struct {
 	record, ledger []byte
 }
 
-// archiveDDS writes dds.jsonl, the statements created in the period, and
-// dds-ledger.jsonl, the proofs of their changes in the same order. It
-// returns how many statements it wrote.
+// archiveDDS writes dds.jsonl, the statements created in the period,
+// dds-ledger.jsonl, the proofs of their changes in the same order, and
+// their PDF reports (archiveStatementReports). It returns how many
+// statements it wrote.
 func (s *Service) archiveDDS(ctx context.Context, snap *snapshot, z *archive) (int, error) {
 	proofs, err := s.newSpool(snap)
 	if err != nil {
 		return 0, err
 	}
 	defer proofs.close()
+	ids, err := s.newSpool(snap)
+	if err != nil {
+		return 0, err
+	}
+	defer ids.close()
 	n := 0
 	err = z.add(PathDDS, func(w io.Writer) error {
 		for after := ""; ; {
@@ -160,6 +166,9 @@ func (s *Service) archiveDDS(ctx context.Context, snap *snapshot, z *archive) (i
 				if err := proofs.line(d.ledger); err != nil {
 					return err
 				}
+				if err := ids.line([]byte(d.id)); err != nil {
+					return err
+				}
 				n++
 			}
 			if !more {
@@ -171,7 +180,10 @@ func (s *Service) archiveDDS(ctx context.Context, snap *snapshot, z *archive) (i
 	if err != nil {
 		return 0, err
 	}
-	return n, z.add(PathDDSLedger, proofs.copyTo)
+	if err := z.add(PathDDSLedger, proofs.copyTo); err != nil {
+		return 0, err
+	}
+	return n, s.archiveStatementReports(ctx, snap, z, ids)
 }
 
 // ddsPage reads the next page of the snapshot's statements after the one

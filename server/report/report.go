@@ -49,6 +49,12 @@ type Options struct {
 	// with its Annex II statement and history. It runs in the archive's
 	// read transaction.
 	DDSView func(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (any, error)
+	// StatementReport renders the PDF report of the tenant's statement id,
+	// written to the archive as reports/<ddsId>.pdf; nil leaves the
+	// reports out. It is passed in (the server wires the pdf package's
+	// renderer) so that this package need not import the services the
+	// reports are read from.
+	StatementReport func(ctx context.Context, t storage.Tenant, id string) ([]byte, error)
 	// PageItems is how many records the job reads in one read transaction
 	// (0: 256); a page also ends once it holds 4 MiB.
 	PageItems int
