@@ -33,8 +33,7 @@ func StatementReport(ctx context.Context, st Statement) ([]byte, error) {
 	if n := len(s.History); n > 0 {
 		at = s.History[n-1].At
 	}
-	at = at.UTC().Truncate(time.Second)
-	d := newDocument("Statement report "+s.ID, "Due-diligence statement report · "+s.ID+" · as of "+storage.FormatTime(at), at)
+	d := newDocument("Statement report "+s.ID, "Due-diligence statement report · "+s.ID+" · as of "+storage.FormatTime(at), at.UTC().Truncate(time.Second))
 	d.AddPage()
 	d.statementHeader(s)
 	d.statementEU(s)

@@ -71,7 +71,8 @@ func (d *document) statementLedger(p dds.Proved) {
 	d.SetFillColor(244, 244, 244)
 	d.MultiCell(contentW, 3.7, strings.TrimRight(p.Checkpoint, "\n"), "", "L", true)
 
-	d.heading("How to verify offline", qrSize+10)
+	// The steps and the QR code on one page: some 80 mm.
+	d.heading("How to verify offline", qrSize+40)
 	top := d.GetY()
 	d.qr(pageW-margin-qrSize, top, ledgerQRText(&last))
 	d.SetXY(margin, top)

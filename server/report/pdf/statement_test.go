@@ -94,9 +94,6 @@ func TestStatementReport(t *testing.T) {
 		t.Skip("pdftotext is not installed (poppler-utils): the report's text is not checked")
 	}
 	file := filepath.Join(t.TempDir(), "statement.pdf")
-	if dir := os.Getenv("EUDR_STATEMENT_PDF_DIR"); dir != "" {
-		file = filepath.Join(dir, "statement.pdf")
-	}
 	if err := os.WriteFile(file, first, 0o644); err != nil {
 		t.Fatal(err)
 	}
