@@ -138,3 +138,17 @@ func (s Source) StatementReport(ctx context.Context, t storage.Tenant, id string
 	}
 	return StatementReport(ctx, st)
 }
+
+// RecordedStatementReport is StatementReport recorded in the ledger as a
+// served report is (Record), for the copy an archive holds: it can be
+// checked with POST /reports/verify as a downloaded one can.
+func (s Source) RecordedStatementReport(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+	body, err := s.StatementReport(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Record(ctx, t, KindDDS, id, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
