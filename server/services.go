@@ -108,7 +108,7 @@ func (a *App) buildServices(ctx context.Context) error {
 		Logger: a.log, Now: a.now, Version: a.version, Dir: a.cfg.Reports.Path(a.cfg.DataDir), Retention: a.cfg.Reports.Retention,
 		DownloadPath: reportDownloadPath, DDSView: func(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (any, error) {
 			return ddsView(tx, t, d, true)
-		}, StatementReport: a.pdfSource().RecordedStatementReport})
+		}, StatementReport: a.pdfSource().StatementReport})
 	return nil
 }
 

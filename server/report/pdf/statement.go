@@ -2,10 +2,12 @@ package pdf
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/storage"
 )
@@ -19,6 +21,9 @@ type Statement struct {
 	// Batches are the statement's batches, each as its own report is made
 	// of, in the statement's order.
 	Batches []Batch
+	// MissingBatches are the statement's batches the appliance no longer
+	// has: the report names them, without their pages.
+	MissingBatches []string
 }
 
 // StatementReport renders a statement's report: its identity and EU
@@ -35,7 +40,7 @@ func StatementReport(ctx context.Context, st Statement) ([]byte, error) {
 	}
 	d := newDocument("Statement report "+s.ID, "Due-diligence statement report · "+s.ID+" · as of "+storage.FormatTime(at), at.UTC().Truncate(time.Second))
 	d.AddPage()
-	d.statementHeader(s)
+	d.statementHeader(s, st.MissingBatches)
 	d.statementEU(s)
 	if err := d.statementAnnex(s); err != nil {
 		return nil, err
@@ -52,7 +57,7 @@ func StatementReport(ctx context.Context, st Statement) ([]byte, error) {
 
 // statementHeader writes the title and the statement's identity in the
 // appliance.
-func (d *document) statementHeader(s *storage.DDS) {
+func (d *document) statementHeader(s *storage.DDS, missing []string) {
 	d.font(sans, "B", 16)
 	d.CellFormat(contentW, 8, "Due-diligence statement report", "", 1, "L", false, 0, "")
 	d.font(sans, "", 9)
@@ -67,6 +72,9 @@ func (d *document) statementHeader(s *storage.DDS) {
 	}
 	d.field("Operator UUID", s.OperatorUUID, true)
 	d.field("Batches", strings.Join(s.BatchIDs, ", "), true)
+	if len(missing) > 0 {
+		d.field("Missing batches", strings.Join(missing, ", ")+": the appliance no longer has them, so their reports are not included", false)
+	}
 	if s.Part > 0 {
 		part := "part " + strconv.Itoa(s.Part)
 		if s.SplitOf != "" && s.SplitOf != s.ID {
@@ -131,24 +139,17 @@ func (s Source) StatementReport(ctx context.Context, t storage.Tenant, id string
 	st := Statement{Proved: proved}
 	for _, bid := range proved.DDS.BatchIDs {
 		b, err := s.batch(ctx, t, bid)
+		var gone apierr.NotFound
+		if errors.As(err, &gone) {
+			// The statement's record still names it: the report says so
+			// rather than failing (an archive would fail with it).
+			st.MissingBatches = append(st.MissingBatches, bid)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		st.Batches = append(st.Batches, b)
 	}
 	return StatementReport(ctx, st)
-}
-
-// RecordedStatementReport is StatementReport recorded in the ledger as a
-// served report is (Record), for the copy an archive holds: it can be
-// checked with POST /reports/verify as a downloaded one can.
-func (s Source) RecordedStatementReport(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
-	body, err := s.StatementReport(ctx, t, id)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Record(ctx, t, KindDDS, id, body); err != nil {
-		return nil, err
-	}
-	return body, nil
 }

@@ -89,19 +89,7 @@ func TestStatementReport(t *testing.T) {
 	if !bytes.Contains(first, []byte("/CreationDate (D:20260304050610")) {
 		t.Errorf("the creation date is not the last change's")
 	}
-	pdftotext, err := exec.LookPath("pdftotext")
-	if err != nil {
-		t.Skip("pdftotext is not installed (poppler-utils): the report's text is not checked")
-	}
-	file := filepath.Join(t.TempDir(), "statement.pdf")
-	if err := os.WriteFile(file, first, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(pdftotext, "-enc", "UTF-8", file, "-").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(strings.Fields(string(out)), " ")
+	text := pdfText(t, first)
 	sum := sha256.Sum256(st.Proved.DDS.Statement)
 	want := []string{"Due-diligence statement report", st.Proved.DDS.ID, "Importer V-DDS BV", "NL123456789", "NL999999999B01",
 		"PO-4711", "IMPORT", "Country of activity NL", "Country of entry BE", "HS 180100", "cocoa beans, whole, raw (LOT-7)",
@@ -133,6 +121,14 @@ func TestStatementReport_NotFiled(t *testing.T) {
 	if !bytes.Contains(body, []byte("/CreationDate (D:20260304050607")) {
 		t.Errorf("the creation date is not the draft's")
 	}
+	st.MissingBatches = []string{"bat_GONE"}
+	body, err = StatementReport(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := pdfText(t, body); !strings.Contains(text, "EU UUID not filed yet") || !strings.Contains(text, "Missing batches bat_GONE: the appliance no longer has them") {
+		t.Errorf("the draft's report does not say it is not filed yet, or that a batch is missing:\n%s", text)
+	}
 	s.Statement = json.RawMessage(`[]`)
 	if _, err := StatementReport(context.Background(), st); err == nil {
 		t.Error("a statement that is not a JSON object: no error")
@@ -153,3 +149,22 @@ func TestGeolocationSummary(t *testing.T) {
 }
 
 func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// pdfText is the text of a PDF as pdftotext reads it, each run of white
+// space one space; it skips the test when poppler-utils is not installed.
+func pdfText(t *testing.T, body []byte) string {
+	t.Helper()
+	pdftotext, err := exec.LookPath("pdftotext")
+	if err != nil {
+		t.Skip("pdftotext is not installed (poppler-utils): the report's text is not checked")
+	}
+	file := filepath.Join(t.TempDir(), "report.pdf")
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(pdftotext, "-enc", "UTF-8", file, "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
+}
