@@ -117,6 +117,13 @@ func (e *recordingEU) Withdraw(ctx context.Context, cr euis.Credentials, uuid st
 	return e.Client.Withdraw(ctx, cr, uuid)
 }
 
+func (e *recordingEU) Amend(ctx context.Context, cr euis.Credentials, uuid string, st euis.Statement) (string, error) {
+	if err := e.call(cr, "amendDds"); err != nil {
+		return "", err
+	}
+	return e.Client.Amend(ctx, cr, uuid, st)
+}
+
 func (e *recordingEU) Get(ctx context.Context, cr euis.Credentials, uuids []string) ([]euis.Status, error) {
 	if err := e.call(cr, "getDds"); err != nil {
 		return nil, err

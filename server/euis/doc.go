@@ -30,7 +30,8 @@
 // # Client
 //
 // Client is what the server's workflow calls: Submit, Get (at most 100 per
-// call), Withdraw, VerifyDeclaration, Echo, and GetByIdentifiers, the
+// call), Withdraw, Amend (a filed statement replaced, within the amendment
+// window), VerifyDeclaration, Echo, and GetByIdentifiers, the
 // look-up of a statement another operator filed by its reference and
 // verification numbers. SOAPClient is the real one, Simulator the
 // sandbox's. Both also have FindByInternalReference, the way to find a
@@ -43,6 +44,7 @@
 //	operation                  service                            SOAPAction
 //	submitDds                  EUDRDueDiligenceStatementServiceV3 <NSDDS>/submitDds
 //	withdrawDds                EUDRDueDiligenceStatementServiceV3 <NSDDS>/withdrawDds
+//	amendDds                   EUDRDueDiligenceStatementServiceV3 <NSDDS>/amendDds
 //	getDds                     EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDds
 //	getDdsByInternalReference  EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDdsByInternalReference
 //	getDdsByIdentifiers        EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDdsByIdentifiers

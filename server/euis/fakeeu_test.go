@@ -97,6 +97,7 @@ var sequences = map[xml.Name][]elem{
 	dds("groupedDeclarations"): {{common("groupedDeclaration"), 1, 1}},
 
 	dds("WithdrawDdsRequest"):               {{dds("uuid"), 1, 1}},
+	dds("AmendDdsRequest"):                  {{dds("uuid"), 1, 1}, {dds("statement"), 1, 1}},
 	dds("GetDdsRequest"):                    {{dds("uuidList"), 1, 100}},
 	dds("GetDdsByInternalReferenceRequest"): {{dds("internalReference"), 1, 1}},
 	dds("GetDdsByIdentifiersRequest"):       {{dds("referenceAndVerificationNumber"), 1, 1}},
@@ -110,6 +111,7 @@ var sequences = map[xml.Name][]elem{
 var operations = map[xml.Name]struct{ op, path, action string }{
 	dds("SubmitDdsRequest"):                 {"submitDds", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/submitDds"},
 	dds("WithdrawDdsRequest"):               {"withdrawDds", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/withdrawDds"},
+	dds("AmendDdsRequest"):                  {"amendDds", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/amendDds"},
 	dds("GetDdsRequest"):                    {"getDds", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/getDds"},
 	dds("GetDdsByInternalReferenceRequest"): {"getDdsByInternalReference", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/getDdsByInternalReference"},
 	dds("GetDdsByIdentifiersRequest"):       {"getDdsByIdentifiers", "/tracesnt/ws/EUDRDueDiligenceStatementServiceV3", nsDDS + "/getDdsByIdentifiers"},
@@ -389,7 +391,7 @@ func (f *fakeEU) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	files := map[string]string{
-		"submitDds": "submit_response.xml", "withdrawDds": "withdraw_response.xml", "getDds": "get_dds_response.xml",
+		"submitDds": "submit_response.xml", "withdrawDds": "withdraw_response.xml", "amendDds": "amend_response.xml", "getDds": "get_dds_response.xml",
 		"getDdsByInternalReference": "get_dds_by_internal_reference_response.xml",
 		"getDdsByIdentifiers":       "get_dds_by_identifiers_response.xml", "verifyDeclaration": "verify_response.xml", "testEcho": "echo_response.xml",
 	}

@@ -102,6 +102,8 @@ type SimOptions struct {
 //     WITHDRAWN. References it does not know are taken as filed elsewhere.
 //   - Withdraw succeeds for a SUBMITTED or AVAILABLE statement within
 //     AmendWindow of its submission; otherwise it is a *Fault.
+//   - Amend replaces an AVAILABLE statement within AmendWindow plus
+//     AmendExtension of its submission (simulator_amend.go).
 //   - GetByIdentifiers finds a statement it made AVAILABLE by its
 //     reference and verification numbers; any other pair finds nothing.
 //
@@ -144,8 +146,9 @@ type simRecord struct {
 	WithdrawnAt        *time.Time `json:"withdrawnAt,omitempty"`
 	GroupedBy          string     `json:"groupedBy,omitempty"` // UUID of the statement that references this one
 	// Statement is what GetByIdentifiers answers, kept for a statement
-	// that gets numbers.
+	// that gets numbers; an amendment replaces it.
 	Statement *Statement `json:"statement,omitempty"`
+	AmendedAt *time.Time `json:"amendedAt,omitempty"` // the last amendment
 }
 
 // Submit files s.

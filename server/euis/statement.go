@@ -26,6 +26,13 @@ type Client interface {
 	// AmendWindow of its submission and not while it is GROUPED. A refusal
 	// is a *Fault.
 	Withdraw(ctx context.Context, cr Credentials, uuid string) error
+	// Amend replaces the statement uuid names with s (amendDds), which
+	// keeps its UUID and reference number, and returns the status the
+	// information system answers. Allowed while the statement is AVAILABLE,
+	// within AmendWindow of its submission (AmendExtension longer on a
+	// justified request). A refusal is a *Fault; a statement that breaks a
+	// rule is a Violations error or a FaultBusinessRules fault.
+	Amend(ctx context.Context, cr Credentials, uuid string, s Statement) (status string, err error)
 	// VerifyDeclaration checks a reference and verification number pair
 	// (verifyDeclaration) and returns VerifyExistingUsable,
 	// VerifyExistingNonUsable or VerifyNonExistent. Not found is an answer,

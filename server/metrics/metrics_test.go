@@ -229,6 +229,9 @@ func (f fakeEU) Get(context.Context, euis.Credentials, []string) ([]euis.Status,
 	return nil, f.err
 }
 func (f fakeEU) Withdraw(context.Context, euis.Credentials, string) error { return f.err }
+func (f fakeEU) Amend(context.Context, euis.Credentials, string, euis.Statement) (string, error) {
+	return euis.StatusAvailable, f.err
+}
 func (f fakeEU) VerifyDeclaration(context.Context, euis.Credentials, euis.Reference) (string, error) {
 	return euis.VerifyExistingUsable, f.err
 }
