@@ -6,6 +6,10 @@ const (
 	EntryShipmentLinked  = "shipment.linked"
 	EntryDDSStatus       = "dds.status"
 	EntryReportGenerated = "report.generated"
+	// EntryDDSAmended anchors an amendment of a statement in the EU
+	// system: its status unchanged, its new statementSha256, the fields
+	// changed and the justification given.
+	EntryDDSAmended = "dds.amended"
 )
 
 // ScreeningEntry is the ledger entry that anchors a plot's screening: the
@@ -31,9 +35,9 @@ type ShipmentEntry struct {
 	ETA              string   `json:"eta,omitempty"`
 }
 
-// DDSEntry is the ledger entry of a DDS state change.
+// DDSEntry is the ledger entry of a DDS state change or amendment.
 type DDSEntry struct {
-	Type               string   `json:"type"` // "dds.status"
+	Type               string   `json:"type"` // "dds.status" or "dds.amended"
 	DDSID              string   `json:"ddsId"`
 	Status             string   `json:"status"`
 	Actor              string   `json:"actor"`
@@ -42,6 +46,11 @@ type DDSEntry struct {
 	ReferenceNumber    string   `json:"referenceNumber,omitempty"`
 	VerificationNumber string   `json:"verificationNumber,omitempty"`
 	Reasons            []string `json:"reasons,omitempty"`
+	// Changes and Justification are a dds.amended entry's: the payload
+	// paths of the fields changed, and why (none within the first 72
+	// hours, when none was given).
+	Changes       []string `json:"changes,omitempty"`
+	Justification string   `json:"justification,omitempty"`
 }
 
 // ReportEntry is the ledger entry of a PDF report the first time its

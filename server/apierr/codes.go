@@ -62,6 +62,7 @@ const (
 	DetailEUSystemNotConfigured = "EU_SYSTEM_NOT_CONFIGURED" // 422: no EU system credentials (production)
 	DetailDDSNotDraft           = "DDS_NOT_DRAFT"            // 409: only a DRAFT can be submitted, once
 	DetailDDSNotRevocable       = "DDS_NOT_REVOCABLE"        // 409: not SUBMITTED or VALIDATED, past 72 h, or grouped
+	DetailDDSNotAmendable       = "DDS_NOT_AMENDABLE"        // 409: not VALIDATED, past the amendment period, or refused
 	// Webhook subscriptions.
 	DetailWebhookDuplicate = "WEBHOOK_DUPLICATE"  // 409: a webhook with that URL exists
 	DetailTargetNotAllowed = "TARGET_NOT_ALLOWED" // 400: a private, loopback or metadata target

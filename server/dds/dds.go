@@ -2,7 +2,8 @@
 // batches linked to shipments (checked against the EU information
 // system's rules, split when its limits require), submitting it (a job
 // that files it with the EU system and polls its status until the EU
-// system decides, retrying transient failures), revoking it, and the
+// system decides, retrying transient failures), amending and revoking it,
+// and the
 // organisation's EU system credentials, sealed at rest. Every change of a
 // statement's status is recorded with a dds.status ledger entry under a
 // signed checkpoint in the transaction that makes it. The EU system is
@@ -79,17 +80,24 @@ const (
 // store's error.
 func (s *Service) Record(tx *storage.Tx, t storage.Tenant, d *storage.DDS, status, actor, note string) error {
 	sum := sha256.Sum256(d.Statement)
-	e, err := anchor.Append(tx, t, anchor.DDSEntry{Type: anchor.EntryDDSStatus, DDSID: d.ID, Status: status, Actor: actor,
+	return s.recordEntry(tx, t, d, anchor.DDSEntry{Type: anchor.EntryDDSStatus, DDSID: d.ID, Status: status, Actor: actor,
 		StatementSHA256: hex.EncodeToString(sum[:]), EUUUID: d.EUUUID, ReferenceNumber: d.ReferenceNumber,
-		VerificationNumber: d.VerificationNumber, Reasons: d.Reasons})
+		VerificationNumber: d.VerificationNumber, Reasons: d.Reasons}, note)
+}
+
+// recordEntry appends e to the ledger under a checkpoint signed in tx,
+// and records d with e's status and a history entry by e's actor with
+// note, pointing at it.
+func (s *Service) recordEntry(tx *storage.Tx, t storage.Tenant, d *storage.DDS, e anchor.DDSEntry, note string) error {
+	le, err := anchor.Append(tx, t, e)
 	if err != nil {
 		return err
 	}
 	if _, err := s.o.Ledger.Sign(tx, t); err != nil {
 		return err
 	}
-	d.Status = status
-	d.History = append(d.History, storage.DDSChange{At: tx.Now(), Status: status, Actor: actor, Note: note, LedgerIndex: &e.Index})
+	d.Status = e.Status
+	d.History = append(d.History, storage.DDSChange{At: tx.Now(), Status: e.Status, Actor: e.Actor, Note: note, LedgerIndex: &le.Index})
 	return tx.PutDDS(t, d)
 }
 

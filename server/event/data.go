@@ -60,6 +60,16 @@ type DDSRejectedData struct {
 	Reasons []string `json:"reasons"`
 }
 
+// DDSAmendedData is dds.amended: the statement was amended in the EU
+// system; its status is unchanged.
+type DDSAmendedData struct {
+	DDSID           string   `json:"ddsId"`
+	ReferenceNumber string   `json:"referenceNumber"`
+	StatementSHA256 string   `json:"statementSha256"`
+	Changes         []string `json:"changes"`
+	Justification   *string  `json:"justification"`
+}
+
 // JobFailedData is job.failed: a job that failed for good.
 type JobFailedData struct {
 	JobID string           `json:"jobId"`

@@ -23,6 +23,7 @@ const (
 	DDSSubmitted      = "dds.submitted"
 	DDSValidated      = "dds.validated"
 	DDSRejected       = "dds.rejected"
+	DDSAmended        = "dds.amended"
 	JobFailed         = "job.failed"
 	ReportReady       = "report.ready"
 	WebhookPing       = "webhook.ping" // sent on demand, not subscribable
@@ -31,7 +32,7 @@ const (
 // Subscribable are the types a webhook may subscribe to: all but
 // webhook.ping.
 var Subscribable = []string{PolygonVerified, PolygonFailed, BatchRiskAssessed,
-	ShipmentLinked, DDSSubmitted, DDSValidated, DDSRejected, JobFailed, ReportReady}
+	ShipmentLinked, DDSSubmitted, DDSValidated, DDSRejected, DDSAmended, JobFailed, ReportReady}
 
 // IsSubscribable reports whether a webhook may subscribe to eventType.
 func IsSubscribable(eventType string) bool { return slices.Contains(Subscribable, eventType) }

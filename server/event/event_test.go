@@ -101,7 +101,7 @@ func TestIsSubscribable(t *testing.T) {
 	if event.IsSubscribable(event.WebhookPing) || event.IsSubscribable("polygon.*") {
 		t.Error("webhook.ping and unknown types must not be subscribable")
 	}
-	if !slices.ContainsFunc(event.Subscribable, event.IsSubscribable) || len(event.Subscribable) != 9 {
-		t.Errorf("got %v, want the nine types other than webhook.ping", event.Subscribable)
+	if !slices.ContainsFunc(event.Subscribable, event.IsSubscribable) || len(event.Subscribable) != 10 {
+		t.Errorf("got %v, want the ten types other than webhook.ping", event.Subscribable)
 	}
 }

@@ -1,0 +1,301 @@
+package dds
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/eudr/eudr/server/anchor"
+	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/storage"
+)
+
+// An amendment corrects a VALIDATED statement in the EU system (amendDds),
+// which keeps its UUID and reference number, within the amendment period:
+// 72 hours after submission, and the 8 days after them on a justified
+// request (docs/dds.md). Amend prepares the statement and makes the call
+// outside any transaction; RecordAmendment records it in the caller's.
+// The status stays VALIDATED: the history gains an entry with the changed
+// fields, the new statement's hash and the justification, anchored by a
+// dds.amended ledger entry, and dds.amended fires.
+
+// AmendRequest is the body of POST /declarations/dds/{ddsId}/amend: the
+// fields to change, nothing else. What a statement is made of (its
+// batches, their producers and geolocation, the operator, the activity,
+// the referenced statements) cannot be amended: revoke it and draft again.
+type AmendRequest struct {
+	// Commodities change the description or quantities of commodity
+	// entries, each named by its position (from 1).
+	Commodities        []CommodityChange `json:"commodities"`
+	CountryOfActivity  *string           `json:"countryOfActivity"`
+	BorderCrossCountry *string           `json:"borderCrossCountry"`
+	// Justification is why the statement is amended: required after the
+	// first 72 hours, recorded in the history and the ledger either way.
+	Justification *string `json:"justification"`
+}
+
+// CommodityChange changes one commodity entry; a field left out stays.
+type CommodityChange struct {
+	Position           int           `json:"position"`
+	DescriptionOfGoods *string       `json:"descriptionOfGoods"`
+	NetWeightKg        *euis.Decimal `json:"netWeightKg"`
+	SupplementaryUnit  *euis.Decimal `json:"supplementaryUnit"`
+}
+
+// MaxJustificationLen bounds a justification, in characters.
+const MaxJustificationLen = 1000
+
+// Validate checks the request's own fields; every problem is one apierr
+// 400. Whether the positions exist and the amended statement keeps the EU
+// system's rules is Amend's to say.
+func (req *AmendRequest) Validate() error {
+	var probs apierr.Problems
+	if len(req.Commodities) == 0 && req.CountryOfActivity == nil && req.BorderCrossCountry == nil {
+		probs.Add(apierr.DetailRequired, "body", "names nothing to change: commodities, countryOfActivity or borderCrossCountry")
+	}
+	seen := map[int]bool{}
+	for i, c := range req.Commodities {
+		at := fmt.Sprintf("commodities[%d]", i)
+		switch {
+		case c.Position < 1:
+			probs.Add(apierr.DetailInvalidValue, at+".position", "must be the position of a commodity entry, from 1")
+		case seen[c.Position]:
+			probs.Add(apierr.DetailInvalidValue, at+".position", "is listed twice")
+		}
+		seen[c.Position] = true
+		if c.DescriptionOfGoods == nil && c.NetWeightKg == nil && c.SupplementaryUnit == nil {
+			probs.Add(apierr.DetailRequired, at, "changes nothing: give descriptionOfGoods, netWeightKg or supplementaryUnit")
+		}
+	}
+	for _, c := range []struct {
+		field string
+		v     *string
+	}{{"countryOfActivity", req.CountryOfActivity}, {"borderCrossCountry", req.BorderCrossCountry}} {
+		if c.v != nil && !euis.IsEUCountry(*c.v) {
+			probs.Add(apierr.DetailInvalidValue, c.field, "must be an EU member state (ISO 3166-1 alpha-2, or XI)")
+		}
+	}
+	if j := req.Justification; j != nil && (strings.TrimSpace(*j) == "" || utf8.RuneCountInString(*j) > MaxJustificationLen) {
+		probs.Add(apierr.DetailInvalidValue, "justification", fmt.Sprintf("must be 1-%d characters, not only spaces", MaxJustificationLen))
+	}
+	return probs.Err()
+}
+
+// Amendment is a statement amended in the EU system, for RecordAmendment
+// to record. Only Amend makes one.
+type Amendment struct {
+	ddsID         string
+	payload       []byte
+	changes       []string
+	justification string
+	euStatus      string
+}
+
+// Amend applies req to the statement ref names (its ID or EU reference
+// number), checks the result as a draft is checked, and amends the
+// statement in the EU system; it writes nothing. It fails with a 400 for a
+// request Validate refuses, or a position the statement does not have, or
+// a request that changes nothing; apierr.NotFound; 409 DDS_NOT_AMENDABLE
+// for a statement that is not VALIDATED, past the amendment period (the
+// issue says when it closed), in the 8 days' extension without a
+// justification, or that the EU system refuses to amend; 422
+// EU_SYSTEM_RULE naming each rule the amended statement breaks; 422
+// EU_SYSTEM_NOT_CONFIGURED as for a revocation; 503 when the EU system
+// cannot be reached.
+func (s *Service) Amend(ctx context.Context, t storage.Tenant, ref string, req *AmendRequest) (*Amendment, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	var d *storage.DDS
+	var creds euis.Credentials
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		if d, err = tx.FindDDS(t, ref); err != nil {
+			return err
+		}
+		if err := amendable(d, tx.Now(), req.Justification != nil); err != nil {
+			return err
+		}
+		creds, err = s.credentials(tx, t)
+		return err
+	})
+	if err != nil {
+		return nil, apierr.Named(err, "dds", ref)
+	}
+	st, err := statementOf(d.Statement)
+	if err != nil {
+		return nil, fmt.Errorf("dds %s: %w", d.ID, err)
+	}
+	changes, err := req.apply(&st)
+	if err != nil {
+		return nil, err
+	}
+	if verr := euis.Validate(st); verr != nil {
+		return nil, statementProblems(verr, false)
+	}
+	payload, err := storage.MarshalJSON(PayloadOf(st))
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(payload, d.Statement) {
+		return nil, apierr.Invalid("body", "changes nothing: the statement reads so already")
+	}
+	status, aerr := s.client(t).Amend(ctx, creds, d.EUUUID, st)
+	if aerr != nil {
+		return nil, amendFailed(aerr)
+	}
+	a := &Amendment{ddsID: d.ID, payload: payload, changes: changes, euStatus: status}
+	if req.Justification != nil {
+		a.justification = strings.TrimSpace(*req.Justification)
+	}
+	return a, nil
+}
+
+// apply makes req's changes to st and returns the payload paths of the
+// fields changed; a position st does not have is a 400.
+func (req *AmendRequest) apply(st *euis.Statement) ([]string, error) {
+	var changes []string
+	var probs apierr.Problems
+	for i, c := range req.Commodities {
+		if c.Position > len(st.Commodities) {
+			probs.Add(apierr.DetailInvalidValue, fmt.Sprintf("commodities[%d].position", i),
+				fmt.Sprintf("the statement has %d commodity entries", len(st.Commodities)))
+			continue
+		}
+		ec := &st.Commodities[c.Position-1]
+		at := fmt.Sprintf("commodities[%d].", c.Position-1)
+		if c.DescriptionOfGoods != nil {
+			ec.DescriptionOfGoods = *c.DescriptionOfGoods
+			changes = append(changes, at+"descriptionOfGoods")
+		}
+		if c.NetWeightKg != nil {
+			ec.NetWeightKg = *c.NetWeightKg
+			changes = append(changes, at+"netWeightKg")
+		}
+		if c.SupplementaryUnit != nil {
+			u := *c.SupplementaryUnit
+			ec.SupplementaryUnit = &u
+			changes = append(changes, at+"supplementaryUnit")
+		}
+	}
+	if req.CountryOfActivity != nil {
+		st.CountryOfActivity = strings.ToUpper(*req.CountryOfActivity)
+		changes = append(changes, "countryOfActivity")
+	}
+	if req.BorderCrossCountry != nil {
+		st.BorderCrossCountry = strings.ToUpper(*req.BorderCrossCountry)
+		changes = append(changes, "borderCrossCountry")
+	}
+	return changes, probs.Err()
+}
+
+// amendable refuses an amendment the EU system would not take: the
+// statement must be VALIDATED (AVAILABLE there), within AmendWindow of its
+// submission, or within AmendExtension after that with a justification.
+func amendable(d *storage.DDS, now time.Time, justified bool) error {
+	refuse := func(field, issue string) error { return apierr.Conflict(apierr.DetailDDSNotAmendable, field, issue) }
+	if d.Status != storage.DDSValidated {
+		return refuse("path.ddsId", fmt.Sprintf("dds %s is %s; only a VALIDATED statement can be amended", d.ID, d.Status))
+	}
+	if d.SubmittedAt == nil {
+		return nil
+	}
+	window, closes := AmendmentPeriod(*d.SubmittedAt)
+	switch {
+	case now.After(closes):
+		return refuse("path.ddsId", fmt.Sprintf("the amendment period of dds %s closed at %s (submitted on %s: %s, and %s more on a justified request)",
+			d.ID, storage.FormatTime(closes), storage.FormatTime(*d.SubmittedAt), euis.AmendWindow, euis.AmendExtension))
+	case now.After(window) && !justified:
+		return refuse("justification", fmt.Sprintf("the %s after the submission of dds %s ended at %s; until %s it can be amended on a justified request only: send a justification",
+			euis.AmendWindow, d.ID, storage.FormatTime(window), storage.FormatTime(closes)))
+	}
+	return nil
+}
+
+// AmendmentPeriod is when the amendment period of a statement submitted
+// at submitted ends without a justification (window) and with one
+// (closes).
+func AmendmentPeriod(submitted time.Time) (window, closes time.Time) {
+	window = submitted.Add(euis.AmendWindow)
+	return window, window.Add(euis.AmendExtension)
+}
+
+// amendFailed is the error of an amendment the EU system did not take:
+// 422 EU_SYSTEM_RULE for a statement it finds against its rules (its
+// errors name fields), 409 DDS_NOT_AMENDABLE for another refusal, 503 for
+// a failure that may go away, 422 EU_SYSTEM_NOT_CONFIGURED otherwise.
+func amendFailed(err error) error {
+	var vs euis.Violations
+	if errors.As(err, &vs) {
+		return statementProblems(err, false)
+	}
+	var fault *euis.Fault
+	switch {
+	case euis.IsTransient(err):
+		return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
+			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: err}
+	case errors.As(err, &fault) && fault.Rejected() && hasFields(fault):
+		var details []apierr.Detail
+		for _, e := range fault.Errors {
+			details = append(details, apierr.Detail{Code: apierr.DetailEUSystemRule, Field: "statement." + payloadPath(e.Field), Issue: e.ID + ": " + e.Message})
+		}
+		return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
+			Message: "the EU system refused the amended statement; nothing was changed", Details: details}
+	case errors.As(err, &fault) && (fault.Rejected() || fault.Kind == euis.FaultNotFound):
+		return apierr.Conflict(apierr.DetailDDSNotAmendable, "path.ddsId", "the EU system refused to amend it: "+fault.Message)
+	}
+	return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
+		Message: "the EU system did not take the amendment; nothing was changed: check the endpoint and credentials",
+		Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: err.Error()}}}
+}
+
+// hasFields reports whether every error of f names a field of the
+// statement: a refusal of its content, not of the amendment itself.
+func hasFields(f *euis.Fault) bool {
+	for _, e := range f.Errors {
+		if e.Field == "" {
+			return false
+		}
+	}
+	return len(f.Errors) > 0
+}
+
+// RecordAmendment records a by actor in the caller's transaction: the
+// amended statement, a history entry (the status unchanged) noting the
+// fields changed, the new statement's SHA-256 and the justification,
+// anchored by a dds.amended ledger entry, and the dds.amended event. It
+// returns the statement; it fails only when the store or the ledger does.
+// What the EU system took is recorded whatever happened to the statement
+// meanwhile.
+func (s *Service) RecordAmendment(tx *storage.Tx, t storage.Tenant, a *Amendment, actor string) (Declaration, error) {
+	d, err := tx.FindDDS(t, a.ddsID)
+	if err != nil {
+		return Declaration{}, apierr.Named(err, "dds", a.ddsID)
+	}
+	d.Statement = a.payload
+	sum := sha256.Sum256(d.Statement)
+	hash := hex.EncodeToString(sum[:])
+	note := fmt.Sprintf("amended in the EU system (%s): %s; statement sha256 %s", a.euStatus, strings.Join(a.changes, ", "), hash)
+	if a.justification != "" {
+		note += "; justification: " + a.justification
+	}
+	e := anchor.DDSEntry{Type: anchor.EntryDDSAmended, DDSID: d.ID, Status: d.Status, Actor: actor, StatementSHA256: hash,
+		EUUUID: d.EUUUID, ReferenceNumber: d.ReferenceNumber, VerificationNumber: d.VerificationNumber,
+		Changes: a.changes, Justification: a.justification}
+	if err := s.recordEntry(tx, t, d, e, note); err != nil {
+		return Declaration{}, err
+	}
+	if _, _, err := s.o.Events.Publish(tx, t, event.DDSAmended, event.DDSAmendedData{DDSID: d.ID, ReferenceNumber: d.ReferenceNumber,
+		StatementSHA256: hash, Changes: a.changes, Justification: storage.Optional(a.justification)}); err != nil {
+		return Declaration{}, err
+	}
+	return WithSubmission(tx, t, d)
+}

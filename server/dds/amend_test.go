@@ -1,0 +1,242 @@
+package dds_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eudr/eudr/ledger"
+	"github.com/eudr/eudr/server/anchor"
+	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/dds"
+	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/storage"
+)
+
+// amend amends the statement in the EU system and records it.
+func (r *rig) amend(t storage.Tenant, ref string, req *dds.AmendRequest) (dds.Declaration, error) {
+	a, err := r.s.Amend(context.Background(), t, ref, req)
+	if err != nil {
+		return dds.Declaration{}, err
+	}
+	var dcl dds.Declaration
+	err = r.b.DB.Update(context.Background(), func(tx *storage.Tx) error {
+		var err error
+		dcl, err = r.s.RecordAmendment(tx, t, a, "key_test")
+		return err
+	})
+	return dcl, err
+}
+
+// ledgerEntry reads the tenant's ledger entry i.
+func (r *rig) ledgerEntry(tb testing.TB, t storage.Tenant, i int64) anchor.DDSEntry {
+	tb.Helper()
+	var e anchor.DDSEntry
+	r.b.Update(tb, func(tx *storage.Tx) error {
+		le, err := ledger.ReadEntry(tx.Tx, anchor.Log(t), i)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(le.Data, &e)
+	})
+	return e
+}
+
+func str(s string) *string { return &s }
+
+func decimal(s string) *euis.Decimal { d := euis.Decimal(s); return &d }
+
+// netWeight is the net weight of a statement's first commodity.
+func netWeight(tb testing.TB, d *storage.DDS) string {
+	tb.Helper()
+	var p dds.Payload
+	if err := json.Unmarshal(d.Statement, &p); err != nil {
+		tb.Fatal(err)
+	}
+	return string(p.Commodities[0].NetWeightKg)
+}
+
+// TestService_Amend: a VALIDATED statement, named by its reference number,
+// is amended in the EU system (which answers the new content from then
+// on) and stays VALIDATED; its history gains an entry with the changes
+// and the new statement's hash, anchored by a dds.amended ledger entry,
+// and dds.amended is published.
+func TestService_Amend(t *testing.T) {
+	r := newRig(t, nil)
+	v := r.validated(t, "bat_1")
+	published := r.b.Published.Load()
+	req := &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal("1200.5"),
+		DescriptionOfGoods: str("cocoa, batch LOT-bat_1, weighed again")}}}
+	dcl, err := r.amend(sandbox, v.ReferenceNumber, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dcl.DDS
+	sum := sha256.Sum256(d.Statement)
+	hash := hex.EncodeToString(sum[:])
+	if d.Status != storage.DDSValidated || history(d) != "DRAFT/key_test SUBMITTED/eu-system VALIDATED/eu-system VALIDATED/key_test" ||
+		d.ReferenceNumber != v.ReferenceNumber || d.EUUUID != v.EUUUID || netWeight(t, d) != "1200.5" {
+		t.Fatalf("amended: %s %s %s, history %s", d.Status, d.ReferenceNumber, netWeight(t, d), history(d))
+	}
+	last := d.History[3]
+	if !strings.Contains(last.Note, "commodities[0].descriptionOfGoods, commodities[0].netWeightKg") || !strings.Contains(last.Note, hash) ||
+		strings.Contains(last.Note, "justification") {
+		t.Errorf("history note %q", last.Note)
+	}
+	e := r.ledgerEntry(t, sandbox, *last.LedgerIndex)
+	if e.Type != anchor.EntryDDSAmended || e.Status != storage.DDSValidated || e.StatementSHA256 != hash || e.Actor != "key_test" ||
+		e.ReferenceNumber != v.ReferenceNumber || len(e.Changes) != 2 || e.Justification != "" {
+		t.Errorf("ledger entry %+v", e)
+	}
+	if n := r.b.WaitPublished(t, published+1); n != published+1 {
+		t.Errorf("%d events published, want dds.amended only", n-published)
+	}
+	found, err := r.sim.GetByIdentifiers(context.Background(), dds.SandboxCredentials,
+		euis.Reference{ReferenceNumber: v.ReferenceNumber, VerificationNumber: v.VerificationNumber})
+	if err != nil || found == nil || found.Commodities[0].NetWeightKg != "1200.5" {
+		t.Errorf("in the EU system: %+v %v, want the amended net weight", found, err)
+	}
+	if got := r.find(t, sandbox, v.ID).DDS; netWeight(t, got) != "1200.5" || len(got.History) != 4 {
+		t.Errorf("read again: %s, %d history entries", netWeight(t, got), len(got.History))
+	}
+}
+
+// TestService_AmendWindow: within 72 hours of submission a statement is
+// amended as it is; in the 8 days after them only with a justification,
+// which the history and the ledger entry keep; after them not at all,
+// the refusal saying when the period closed. The clock is the rig's.
+func TestService_AmendWindow(t *testing.T) {
+	r := newRig(t, nil)
+	v := r.validated(t, "bat_1")
+	window, closes := dds.AmendmentPeriod(*v.SubmittedAt)
+	change := func(kg string, justification *string) *dds.AmendRequest {
+		return &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal(kg)}}, Justification: justification}
+	}
+	r.b.Clock.Set(window.Add(-time.Minute))
+	if _, err := r.amend(sandbox, v.ID, change("1100", nil)); err != nil {
+		t.Fatalf("within 72 hours: %v", err)
+	}
+
+	r.b.Clock.Set(window.Add(time.Minute))
+	_, err := r.amend(sandbox, v.ID, change("1200", nil))
+	e := wantError(t, "after 72 hours without a justification", err, 409, apierr.DetailDDSNotAmendable)
+	if len(e.Details) == 1 && (e.Details[0].Field != "justification" || !strings.Contains(e.Details[0].Issue, storage.FormatTime(closes))) {
+		t.Errorf("after 72 hours without a justification: %+v", e.Details[0])
+	}
+	why := "the weighbridge at Tema was out of calibration"
+	dcl, err := r.amend(sandbox, v.ID, change("1200", str(why)))
+	if err != nil {
+		t.Fatalf("after 72 hours with a justification: %v", err)
+	}
+	last := dcl.DDS.History[len(dcl.DDS.History)-1]
+	if !strings.HasSuffix(last.Note, "justification: "+why) || r.ledgerEntry(t, sandbox, *last.LedgerIndex).Justification != why {
+		t.Errorf("the justification is not recorded: %q", last.Note)
+	}
+
+	r.b.Clock.Set(closes.Add(time.Second))
+	calls := len(dcl.DDS.History)
+	_, err = r.amend(sandbox, v.ID, change("1300", str(why)))
+	e = wantError(t, "after the extension", err, 409, apierr.DetailDDSNotAmendable)
+	if len(e.Details) == 1 && (e.Details[0].Field != "path.ddsId" || !strings.Contains(e.Details[0].Issue, "closed at "+storage.FormatTime(closes))) {
+		t.Errorf("after the extension: %+v, want it to say it closed at %s", e.Details[0], storage.FormatTime(closes))
+	}
+	if d := r.find(t, sandbox, v.ID).DDS; len(d.History) != calls || netWeight(t, d) != "1200" {
+		t.Errorf("a refused amendment changed the statement: %s, %d history entries", netWeight(t, d), len(d.History))
+	}
+}
+
+// TestService_AmendRefused: what cannot be amended is refused before the
+// EU system is asked, and what it refuses is refused; nothing is recorded
+// either way.
+func TestService_AmendRefused(t *testing.T) {
+	r := newRig(t, nil)
+	v := r.validated(t, "bat_1")
+	r.declarable(t, sandbox, "bat_2")
+	draft := r.mustDraft(t, sandbox, request("bat_2"))
+	kg := func(position int, v string) *dds.AmendRequest {
+		return &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: position, NetWeightKg: decimal(v)}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		ref     string
+		req     *dds.AmendRequest
+		status  int
+		details []string
+		issue   string
+	}{
+		{"a draft", draft.ID, kg(1, "5"), 409, []string{apierr.DetailDDSNotAmendable}, "is DRAFT; only a VALIDATED statement can be amended"},
+		{"nothing named", v.ID, &dds.AmendRequest{}, 400, []string{apierr.DetailRequired}, "names nothing to change"},
+		{"an empty change", v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1}}}, 400, []string{apierr.DetailRequired}, "changes nothing"},
+		{"no such position", v.ID, kg(2, "5"), 400, []string{apierr.DetailInvalidValue}, "has 1 commodity entries"},
+		{"the same value", v.ID, kg(1, "1000"), 400, []string{apierr.DetailInvalidValue}, "reads so already"},
+		{"a blank justification", v.ID, &dds.AmendRequest{CountryOfActivity: str("BE"), Justification: str("  ")}, 400, []string{apierr.DetailInvalidValue}, "justification"},
+		{"not a member state", v.ID, &dds.AmendRequest{BorderCrossCountry: str("GH")}, 400, []string{apierr.DetailInvalidValue}, "EU member state"},
+		{"an EU rule broken", v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, DescriptionOfGoods: str("")}}}, 422,
+			[]string{apierr.DetailEUSystemRule}, "statement.commodities[0].descriptionOfGoods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := r.amend(sandbox, tc.ref, tc.req)
+			e := wantError(t, tc.name, err, tc.status, tc.details...)
+			if !strings.Contains(e.Message+" "+e.Details[0].Issue+" "+e.Details[0].Field, tc.issue) {
+				t.Errorf("%s: %q %+v, want it to say %q", tc.name, e.Message, e.Details, tc.issue)
+			}
+		})
+	}
+	if _, err := r.amend(sandbox, "dds_nope", kg(1, "5")); !isNotFound(err) {
+		t.Errorf("an unknown statement: %v, want apierr.NotFound", err)
+	}
+
+	// The EU system no longer has it AVAILABLE: withdrawn there.
+	if err := r.sim.Withdraw(context.Background(), dds.SandboxCredentials, v.EUUUID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.amend(sandbox, v.ID, kg(1, "5"))
+	if e := wantError(t, "withdrawn in the EU system", err, 409, apierr.DetailDDSNotAmendable); !strings.Contains(e.Message, "the EU system refused to amend it") {
+		t.Errorf("withdrawn in the EU system: %q", e.Message)
+	}
+	if d := r.find(t, sandbox, v.ID).DDS; len(d.History) != 3 || netWeight(t, d) != "1000" {
+		t.Errorf("refused amendments changed the statement: %s, history %s", netWeight(t, d), history(d))
+	}
+}
+
+// TestService_AmendProduction: an EU system that cannot be reached is 503
+// with nothing changed; the amendment goes through once it answers, with
+// the organisation's credentials.
+func TestService_AmendProduction(t *testing.T) {
+	r := newRig(t, nil)
+	r.declarable(t, production, "bat_1")
+	d := r.mustDraft(t, production, request("bat_1"))
+	user, key, client := "op", "k", "eudr-test"
+	if _, err := r.s.PutCredentials(context.Background(), production, &dds.CredentialsRequest{Username: &user, AuthKey: &key, ClientID: &client}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.submit(production, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus(t, production, d.ID, storage.DDSSubmitted)
+	r.b.Clock.Advance(schedules[storage.Production][0])
+	r.waitStatus(t, production, d.ID, storage.DDSValidated)
+
+	req := &dds.AmendRequest{CountryOfActivity: str("BE")}
+	r.eu.failNext(1)
+	_, err := r.amend(production, d.ID, req)
+	if e := wantError(t, "the EU system unreachable", err, 503); e.RetryAfter != 30 {
+		t.Errorf("the EU system unreachable: %+v, want Retry-After 30", e)
+	}
+	if got := r.find(t, production, d.ID).DDS; len(got.History) != 3 {
+		t.Errorf("after an amendment that could not reach the EU system: history %s", history(got))
+	}
+	dcl, err := r.amend(production, d.ID, req)
+	if err != nil || !strings.Contains(string(dcl.DDS.Statement), `"countryOfActivity":"BE"`) {
+		t.Errorf("amend: %v, statement %s", err, dcl.DDS.Statement)
+	}
+	r.eu.mu.Lock()
+	defer r.eu.mu.Unlock()
+	if cr := r.eu.creds[len(r.eu.creds)-1]; cr.Username != user {
+		t.Errorf("amended with %v, want the organisation's credentials", cr)
+	}
+}
