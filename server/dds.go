@@ -196,6 +196,28 @@ func (a *App) handleDDSRevoke(w http.ResponseWriter, r *http.Request, ps httprou
 	})
 }
 
+// handleDDSAmend amends a VALIDATED statement in the EU system (dds.Amend,
+// outside any transaction) and then records it (dds.RecordAmendment).
+func (a *App) handleDDSAmend(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	var req dds.AmendRequest
+	decoded, err := decodeJSON(r, &req)
+	if err == nil {
+		err = apierr.Merge(decoded, req.Validate())
+	}
+	var am *dds.Amendment
+	if err == nil {
+		am, err = a.dds.Amend(r.Context(), tenantFrom(r.Context()), ps.ByName("ddsId"), &req)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
+		dcl, err := a.dds.RecordAmendment(tx, tenantFrom(r.Context()), am, actorOf(r))
+		return reply{status: http.StatusOK, body: toDDSResponse(dcl, true)}, err
+	})
+}
+
 // handleDDSReferenceLookup fetches a statement another operator filed from
 // the EU system by its numbers (dds.LookUp, outside any transaction) and
 // stores the answer (dds.RecordLookup).

@@ -72,6 +72,7 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 		ddsOne    = ddsList + "/{ddsId}"
 		submit    = ddsOne + "/submit"
 		revoke    = ddsOne + "/revoke"
+		amend     = ddsOne + "/amend"
 		lookup    = eudrPrefix + "/declarations/references/lookup"
 		creds     = eudrPrefix + "/credentials/eu-system"
 		opUUID    = "5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d" // D-1, an importer with an EORI
@@ -617,6 +618,28 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 		c.checkDelivery(dl.Header.Get(webhooksig.HeaderEventType), dl, secret)
 	}
 
+	// Amended within 72 hours, by its reference number: still VALIDATED,
+	// the history one entry longer, anchored by a dds.amended entry.
+	refGroup := fmt.Sprint(d.do(oaCall{method: "GET", target: path(ddsOne, dGroup), op: ddsOne, hdr: ro, want: 200}).body["referenceNumber"])
+	an = d.do(oaCall{method: "POST", target: path(amend, refGroup), op: amend, hdr: idem(rw, "amend-group"), want: 200,
+		body: `{"commodities":[{"position":1,"netWeightKg":1234.5}]}`})
+	amended := oaList(an.body["statement"].(map[string]any)["commodities"])[0].(map[string]any)
+	if an.body["ddsId"] != dGroup || an.body["status"] != storage.DDSValidated || historyOf(an) != "DRAFT SUBMITTED VALIDATED VALIDATED" ||
+		amended["netWeightKg"] != 1234.5 {
+		t.Errorf("amended: %s", an.rec.Body)
+	}
+	h := oaList(an.body["history"])
+	an = d.do(oaCall{method: "GET", target: fmt.Sprintf("%s/ledger/entries/%v", eudrPrefix, h[len(h)-1].(map[string]any)["ledgerIndex"]), op: entry, hdr: ro, want: 200})
+	d.do(oaCall{method: "POST", target: path(amend, dGroup), op: amend, hdr: idem(rw, "amend-empty"), body: `{}`, want: 400})
+	d.do(oaCall{method: "POST", target: path(amend, dGroup), op: amend, hdr: idem(ro, "amend-ro"), body: `{"countryOfActivity":"BE"}`, want: 403})
+	d.do(oaCall{method: "POST", target: path(amend, "26NL0000000000"), op: amend, hdr: idem(rw, "amend-404"), body: `{"countryOfActivity":"BE"}`, want: 404})
+	an = d.do(oaCall{method: "POST", target: path(amend, dMain), op: amend, hdr: idem(rw, "amend-revoked"), body: `{"countryOfActivity":"BE"}`, want: 409})
+	if an.detail() != apierr.DetailDDSNotAmendable || !strings.Contains(firstIssue(an), "is REVOKED; only a VALIDATED statement can be amended") {
+		t.Errorf("amending a revoked statement: %s", an.rec.Body)
+	}
+	d.do(oaCall{method: "POST", target: path(amend, dGroup), op: amend, hdr: idem(rw, "amend-rule"), want: 422,
+		body: `{"commodities":[{"position":1,"descriptionOfGoods":""}]}`})
+
 	// Lists: newest first, without the statement; the filter; pages.
 	all := []string{dUnknown, dGroup, dOne, p2, p1, dRev, dRej, dMain}
 	ddsIDs := func(list []any) []string {
@@ -791,6 +814,21 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 	an = d.do(oaCall{method: "POST", target: path(revoke, dGroup), op: revoke, hdr: idem(rw, "rev-late"), want: 409})
 	if an.detail() != apierr.DetailDDSNotRevocable || !strings.Contains(firstIssue(an), "within "+euis.AmendWindow.String()+" of submission") {
 		t.Errorf("revoking after 72 hours: %s", an.rec.Body)
+	}
+	// After 72 hours an amendment needs a justification; 8 days later the
+	// period is over.
+	an = d.do(oaCall{method: "POST", target: path(amend, dGroup), op: amend, hdr: idem(rw, "amend-late"), want: 409,
+		body: `{"commodities":[{"position":1,"netWeightKg":1300}]}`})
+	if !problems(an)[apierr.DetailDDSNotAmendable+" at justification"] {
+		t.Errorf("amending after 72 hours without a justification: %s", an.rec.Body)
+	}
+	d.do(oaCall{method: "POST", target: path(amend, dGroup), op: amend, hdr: idem(rw, "amend-justified"), want: 200,
+		body: `{"commodities":[{"position":1,"netWeightKg":1300}],"justification":"weighed again"}`})
+	clock.Advance(euis.AmendExtension)
+	an = d.do(oaCall{method: "POST", target: path(amend, dGroup), op: amend, hdr: idem(rw, "amend-closed"), want: 409,
+		body: `{"commodities":[{"position":1,"netWeightKg":1400}],"justification":"weighed again"}`})
+	if !problems(an)[apierr.DetailDDSNotAmendable+" at path.ddsId"] || !strings.Contains(firstIssue(an), "closed at ") {
+		t.Errorf("amending after the amendment period: %s", an.rec.Body)
 	}
 
 	// Past reports.retention the report's file is deleted: EXPIRED.

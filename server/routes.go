@@ -92,6 +92,7 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/declarations/dds/:ddsId/report.pdf", authKey, idemNone, a.handleDDSReportPDF},
 		{"POST", eudrPrefix + "/declarations/dds/:ddsId/submit", authKey, idemRequired, a.handleDDSSubmit},
 		{"POST", eudrPrefix + "/declarations/dds/:ddsId/revoke", authKey, idemRequired, a.handleDDSRevoke},
+		{"POST", eudrPrefix + "/declarations/dds/:ddsId/amend", authKey, idemRequired, a.handleDDSAmend},
 		{"POST", eudrPrefix + "/declarations/references/lookup", authKey, idemRequired, a.handleDDSReferenceLookup},
 		{"GET", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsGet},
 		{"PUT", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsPut},
