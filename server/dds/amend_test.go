@@ -68,7 +68,9 @@ func netWeight(tb testing.TB, d *storage.DDS) string {
 func TestService_Amend(t *testing.T) {
 	r := newRig(t, nil)
 	v := r.validated(t, "bat_1")
-	published := r.b.Published.Load()
+	// dds.submitted and dds.validated: counted once their commits' hooks
+	// have run, which may be after the statement reads VALIDATED.
+	published := r.b.WaitPublished(t, 2)
 	req := &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal("1200.5"),
 		DescriptionOfGoods: str("cocoa, batch LOT-bat_1, weighed again")}}}
 	dcl, err := r.amend(sandbox, v.ReferenceNumber, req)
