@@ -149,8 +149,8 @@ func TestWebhooksListen(t *testing.T) {
 	}
 	var subs []webhookReg
 	apitest.Do(t, "GET", webhooksURL(p.SandboxURL), apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &subs)
-	if len(subs) != 1 || subs[0].WebhookID != subID || subs[0].TargetURL != target || len(subs[0].EventTypes) != 9 {
-		t.Fatalf("subscriptions %+v; want %s to %s for all nine event types", subs, subID, target)
+	if len(subs) != 1 || subs[0].WebhookID != subID || subs[0].TargetURL != target || len(subs[0].EventTypes) != 10 {
+		t.Fatalf("subscriptions %+v; want %s to %s for all ten event types", subs, subID, target)
 	}
 
 	// A screening job in the sandbox: its polygon.verified arrives,
