@@ -7,6 +7,7 @@ package main_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -62,6 +63,19 @@ func TestReportPDF_Statement(t *testing.T) {
 	second := apitest.Do(t, "GET", url, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 	if !bytes.Equal(first.Body, second.Body) {
 		t.Errorf("two requests of the report, the ledger grown between them, gave different bytes (%d and %d)", len(first.Body), len(second.Body))
+	}
+
+	// Asked for by its EU reference number: the same report, recorded
+	// once, under the statement's ID.
+	byRef := apitest.Do(t, "GET", base+ddsPath+"/"+polStr(v.ReferenceNumber)+"/report.pdf", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
+	if !bytes.Equal(byRef.Body, first.Body) || byRef.Header.Get("X-Ledger-Index") != first.Header.Get("X-Ledger-Index") {
+		t.Errorf("by reference number: %d bytes, ledger entry %s; by ID: %d bytes, entry %s",
+			len(byRef.Body), byRef.Header.Get("X-Ledger-Index"), len(first.Body), first.Header.Get("X-Ledger-Index"))
+	}
+	var entry ledEntry
+	ledGet(t, base, key, "/ledger/entries/"+first.Header.Get("X-Ledger-Index"), &entry)
+	if data, _ := base64.StdEncoding.DecodeString(entry.Data); !strings.Contains(string(data), `"recordId":"`+v.DDSID+`"`) {
+		t.Errorf("the report's ledger entry is %s; want it recorded under %s", data, v.DDSID)
 	}
 
 	dir := t.TempDir()

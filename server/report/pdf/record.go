@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/server/anchor"
@@ -27,6 +28,14 @@ const (
 func (s Source) Record(ctx context.Context, t storage.Tenant, kind, id string, body []byte) (*storage.PDFReport, error) {
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
+	if kind == KindDDS && !strings.HasPrefix(id, "dds_") && s.DDS != nil {
+		// Named by its EU reference number: recorded under its ID.
+		decl, err := s.DDS.Find(ctx, t, id)
+		if err != nil {
+			return nil, err
+		}
+		id = decl.DDS.ID
+	}
 	var out *storage.PDFReport
 	err := s.DB.View(ctx, func(tx *storage.Tx) error {
 		var err error
