@@ -240,3 +240,14 @@ func (a *App) handleDDSReferenceLookup(w http.ResponseWriter, r *http.Request, _
 		return reply{status: http.StatusOK, body: v}, err
 	})
 }
+
+// handleDDSReferenceGet answers the latest stored look-up of a reference
+// number (dds.FindLookup).
+func (a *App) handleDDSReferenceGet(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	l, err := a.dds.FindLookup(r.Context(), tenantFrom(r.Context()), ps.ByName("referenceNumber"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, l)
+}

@@ -170,6 +170,14 @@ func (ta *testApp) lookUpValidated(key string, v ddsResponse) {
 		again.Header().Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replayed look-up: %s %s", again.Header(), again.Body)
 	}
+	// The stored answer is read back without asking the EU system.
+	var stored dds.ReferenceLookup
+	mustDecode(t, ta.do("GET", eudrPrefix+"/declarations/references/"+*v.ReferenceNumber, "", "X-API-Key", key), &stored)
+	if stored.LookedUpAt != l.LookedUpAt || !stored.Found || stored.Statement == nil || *stored.Statement.InternalReference != "PO-4711" ||
+		stored.VerificationNumber != *v.VerificationNumber {
+		t.Errorf("GET of the stored look-up: %+v; want the look-up just made", stored)
+	}
+	wantError(t, ta.do("GET", eudrPrefix+"/declarations/references/26NLSN6LX00000", "", "X-API-Key", key), http.StatusNotFound, apierr.CodeNotFound, "")
 	wrong := fmt.Sprintf(`{"referenceNumber":%q,"verificationNumber":"WRONG123"}`, *v.ReferenceNumber)
 	mustDecode(t, ta.do("POST", lookup, wrong, "X-API-Key", key, "Idempotency-Key", "look-2"), &l)
 	if l.Found || l.Statement != nil {

@@ -94,6 +94,7 @@ func (a *App) routes() []route {
 		{"POST", eudrPrefix + "/declarations/dds/:ddsId/revoke", authKey, idemRequired, a.handleDDSRevoke},
 		{"POST", eudrPrefix + "/declarations/dds/:ddsId/amend", authKey, idemRequired, a.handleDDSAmend},
 		{"POST", eudrPrefix + "/declarations/references/lookup", authKey, idemRequired, a.handleDDSReferenceLookup},
+		{"GET", eudrPrefix + "/declarations/references/:referenceNumber", authKey, idemNone, a.handleDDSReferenceGet},
 		{"GET", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsGet},
 		{"PUT", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsPut},
 

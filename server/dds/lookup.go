@@ -3,6 +3,7 @@ package dds
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/eudr/eudr/server/apierr"
@@ -205,4 +206,27 @@ func summarise(st *euis.Statement) *ReferencedStatement {
 		rs.ReferencedStatements = append(rs.ReferencedStatements, r.ReferenceNumber)
 	}
 	return rs
+}
+
+// FindLookup returns the latest stored look-up of the reference number
+// ref: what the EU system answered, when and to whom. apierr.NotFound
+// when it was never looked up; the store's error when it fails.
+func (s *Service) FindLookup(ctx context.Context, t storage.Tenant, ref string) (ReferenceLookup, error) {
+	var out ReferenceLookup
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		rec, err := tx.FindReferenceLookup(t, ref)
+		if err != nil {
+			return err
+		}
+		out = ReferenceLookup{ReferenceNumber: rec.ReferenceNumber, VerificationNumber: rec.VerificationNumber, Found: rec.Found,
+			Usability: storage.Optional(rec.Usability), LookedUpAt: storage.FormatTime(rec.LookedUpAt), Actor: rec.Actor}
+		if len(rec.Statement) > 0 {
+			out.Statement = new(ReferencedStatement)
+			if err := json.Unmarshal(rec.Statement, out.Statement); err != nil {
+				return fmt.Errorf("look-up of %s: %w", ref, err)
+			}
+		}
+		return nil
+	})
+	return out, apierr.Named(err, "reference look-up", ref)
 }
