@@ -320,10 +320,11 @@ func (c *SOAPClient) envelope(cr Credentials, op operation, content any) ([]byte
 		},
 		Body: soapBody{Content: content},
 	}
-	if op.prefix == "dds" {
+	if op.prefix == "dds" || op.prefix == "sd" {
 		env.Attrs = append(env.Attrs, xml.Attr{Name: xml.Name{Local: "xmlns:eudrCommon"}, Value: NSCommon})
-		// The statement service's WSDL declares the header on each of its
-		// operations; the verification and echo services' do not.
+		// The statement and simplified-declaration services' WSDLs declare
+		// the header on each of their operations; the verification and echo
+		// services' do not.
 		if cr.OperatorAccessIdentifier != "" {
 			env.Header.BodyIdentity = &bodyIdentity{NS: NSBody, OperatorAccessID: cr.OperatorAccessIdentifier}
 		}
