@@ -22,7 +22,7 @@ const module = "github.com/eudr/eudr"
 // workflows are the packages that each own one workflow: they meet
 // through storage records and function values, never by importing each
 // other.
-var workflows = []string{"account", "batch", "dds", "layer", "polygon", "report", "shipment", "webhook"}
+var workflows = []string{"account", "batch", "dds", "layer", "polygon", "report", "sd", "shipment", "webhook"}
 
 // foundations are what the workflows build on: below every workflow.
 var foundations = []string{"server/apierr", "server/event", "server/work", "server/anchor", "server/risk", "server/euis"}

@@ -36,6 +36,7 @@ import (
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/ratelimit"
 	"github.com/eudr/eudr/server/report"
+	"github.com/eudr/eudr/server/sd"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/server/work"
@@ -75,6 +76,7 @@ type App struct {
 	polygons  *polygon.Service
 	accounts  *account.Service
 	dds       *dds.Service
+	sd        *sd.Service
 	batches   *batch.Service
 	reports   *report.Service
 

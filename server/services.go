@@ -19,6 +19,7 @@ import (
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/report"
+	"github.com/eudr/eudr/server/sd"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
 	"github.com/eudr/eudr/server/work"
@@ -137,7 +138,8 @@ func newLayers(db *storage.DB, cfg *config.Config, log zerolog.Logger) *layer.Se
 		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
 }
 
-// newDDSService makes the statement workflow: it loads the key that seals
+// newDDSService makes the statement workflow, and a.sd on the same clients
+// (one rate limit per address) and credentials: it loads the key that seals
 // credentials, and makes the EU system clients of the two environments,
 // the SOAP client for production and the simulator (its records in the
 // store) for the sandbox, each counted and timed by the metrics.
@@ -151,15 +153,17 @@ func (a *App) newDDSService() (*dds.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	return dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
+	soap := euis.NewSOAPClient(euis.NewHTTPClient(
+		euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout, Trust: trust}), euis.SOAPOptions{Now: a.now})
+	sim := euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})
+	schedules := map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule}
+	svc := dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
 		Logger: a.log.With().Str("component", "dds").Logger(),
-		Clients: map[storage.Environment]euis.Client{
-			storage.Production: a.metrics.EUClient(storage.Production, euis.NewSOAPClient(euis.NewHTTPClient(
-				euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout, Trust: trust}), euis.SOAPOptions{Now: a.now})),
-			storage.Sandbox: a.metrics.EUClient(storage.Sandbox, euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})),
-		},
-		PollSchedules: map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule},
-		Sealer:        sealer,
-		Endpoints:     c.Endpoints(),
-	}), nil
+		Clients: map[storage.Environment]euis.Client{storage.Production: a.metrics.EUClient(storage.Production, soap),
+			storage.Sandbox: a.metrics.EUClient(storage.Sandbox, sim)},
+		PollSchedules: schedules, Sealer: sealer, Endpoints: c.Endpoints()})
+	a.sd = sd.New(sd.Options{DB: a.db, Jobs: a.jobs, Ledger: a.ledger, Logger: a.log.With().Str("component", "sd").Logger(),
+		Clients:       map[storage.Environment]euis.SDClient{storage.Production: soap, storage.Sandbox: sim},
+		PollSchedules: schedules, Credentials: svc.CredentialsFor, AttemptOf: dds.AttemptOf})
+	return svc, nil
 }

@@ -119,7 +119,8 @@ type PostalAddress struct {
 
 // ValidateSD checks every rule of a simplified declaration that can be
 // checked before filing, as Validate does for a statement; paths are
-// lowerCamel field names ("commodities[0].producers[1].postalAddresses[0].postalCode").
+// lowerCamel field names, a postal address's in the schema's names
+// ("commodities[0].producers[1].postalAddresses[0].producerPostalCode").
 func ValidateSD(d SDStatement) error { return checkSD(d).Err() }
 
 func checkSD(d SDStatement) Violations {
@@ -228,7 +229,7 @@ func checkSDProducer(vs *Violations, at string, p SDProducer) {
 			name, v  string
 			max      int
 			required bool
-		}{{"street", a.Street, maxStreetLen, false}, {"postalCode", a.PostalCode, maxPostalCodeLen, true}, {"city", a.City, maxCityLen, true}} {
+		}{{"producerStreet", a.Street, maxStreetLen, false}, {"producerPostalCode", a.PostalCode, maxPostalCodeLen, true}, {"producerCity", a.City, maxCityLen, true}} {
 			switch n := utf8.RuneCountInString(f.v); {
 			case f.required && strings.TrimSpace(f.v) == "":
 				vs.add(CodeRequired, path+"."+f.name, "a postal address has a postal code and a city", "empty")

@@ -186,7 +186,7 @@ func TestValidateSD(t *testing.T) {
 		"no location":        {func(d *euis.SDStatement) { d.Commodities[0].Producers[1].CadastralIdentifiers = nil }, euis.CodeLocationRequired, "commodities[0].producers[1]"},
 		"two kinds": {func(d *euis.SDStatement) { d.Commodities[0].Producers[1].GeometryGeoJSON = point(2) },
 			euis.CodeOneLocationKind, "commodities[0].producers[1]"},
-		"postal code": {func(d *euis.SDStatement) { d.Commodities[0].Producers[0].PostalAddresses[0].PostalCode = " " }, euis.CodeRequired, "commodities[0].producers[0].postalAddresses[0].postalCode"},
+		"postal code": {func(d *euis.SDStatement) { d.Commodities[0].Producers[0].PostalAddresses[0].PostalCode = " " }, euis.CodeRequired, "commodities[0].producers[0].postalAddresses[0].producerPostalCode"},
 		"cadastral 80": {func(d *euis.SDStatement) {
 			d.Commodities[0].Producers[1].CadastralIdentifiers[0] = strings.Repeat("1", 81)
 		}, euis.CodeTooLong, "commodities[0].producers[1].cadastralIdentifiers[0]"},

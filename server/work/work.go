@@ -37,12 +37,13 @@ const (
 	BatchRiskAssessment = "batch_risk_assessment"
 	ShipmentLink        = "shipment_link"
 	DDSSubmission       = "dds_submission"
+	SDSubmission        = "sd_submission"
 	ArchiveReport       = "archive_report"
 	SandboxTest         = "sandbox_test"
 )
 
 // Kinds lists every job kind.
-var Kinds = []string{PolygonIngestion, BatchRiskAssessment, ShipmentLink, DDSSubmission, ArchiveReport, SandboxTest}
+var Kinds = []string{PolygonIngestion, BatchRiskAssessment, ShipmentLink, DDSSubmission, SDSubmission, ArchiveReport, SandboxTest}
 
 // Options configure the job queue.
 type Options struct {
