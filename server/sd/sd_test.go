@@ -72,7 +72,9 @@ func newRig(tb testing.TB) *rig {
 			}
 			return euis.Credentials{}, nil
 		},
-		AttemptOf: func(err error) storage.JobAttempt { return storage.JobAttempt{Code: "EU_SYSTEM_UNAVAILABLE", Message: err.Error()} }})
+		AttemptOf: func(err error) storage.JobAttempt {
+			return storage.JobAttempt{Code: "EU_SYSTEM_UNAVAILABLE", Message: err.Error()}
+		}})
 	return &rig{b: b, s: s, eu: eu}
 }
 
