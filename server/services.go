@@ -138,8 +138,7 @@ func newLayers(db *storage.DB, cfg *config.Config, log zerolog.Logger) *layer.Se
 		RasterCacheBytes: int64(cfg.Layers.RasterCacheMB) << 20})
 }
 
-// newDDSService makes the statement workflow, and a.sd on the same clients
-// (one rate limit per address) and credentials: it loads the key that seals
+// newDDSService makes the statement workflow, and a.sd on its clients: it loads the key that seals
 // credentials, and makes the EU system clients of the two environments,
 // the SOAP client for production and the simulator (its records in the
 // store) for the sandbox, each counted and timed by the metrics.
@@ -153,8 +152,7 @@ func (a *App) newDDSService() (*dds.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	soap := euis.NewSOAPClient(euis.NewHTTPClient(
-		euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout, Trust: trust}), euis.SOAPOptions{Now: a.now})
+	soap := euis.NewSOAPClient(euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout, Trust: trust}), euis.SOAPOptions{Now: a.now})
 	sim := euis.NewSimulator(simStore{a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})
 	schedules := map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule}
 	svc := dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger,
@@ -162,8 +160,7 @@ func (a *App) newDDSService() (*dds.Service, error) {
 		Clients: map[storage.Environment]euis.Client{storage.Production: a.metrics.EUClient(storage.Production, soap),
 			storage.Sandbox: a.metrics.EUClient(storage.Sandbox, sim)},
 		PollSchedules: schedules, Sealer: sealer, Endpoints: c.Endpoints()})
-	a.sd = sd.New(sd.Options{DB: a.db, Jobs: a.jobs, Ledger: a.ledger, Logger: a.log.With().Str("component", "sd").Logger(),
-		Clients:       map[storage.Environment]euis.SDClient{storage.Production: soap, storage.Sandbox: sim},
-		PollSchedules: schedules, Credentials: svc.CredentialsFor, AttemptOf: dds.AttemptOf})
+	a.sd = sd.New(sd.Options{DB: a.db, Jobs: a.jobs, Ledger: a.ledger, Logger: a.log.With().Str("component", "sd").Logger(), PollSchedules: schedules,
+		Clients: map[storage.Environment]euis.SDClient{storage.Production: soap, storage.Sandbox: sim}, Credentials: svc.CredentialsFor, AttemptOf: dds.AttemptOf})
 	return svc, nil
 }

@@ -104,6 +104,15 @@ func (r *Request) Validate() error {
 		Message: "the simplified declaration breaks a rule or limit of the EU information system", Details: rules}
 }
 
+// Check is Validate after decoding: the decoder's error, or its problems
+// together with Validate's.
+func (r *Request) Check(decoded apierr.Problems, err error) error {
+	if err != nil {
+		return err
+	}
+	return apierr.Merge(decoded, r.Validate())
+}
+
 // statement is the declaration as the EU client takes it.
 func (r *Request) statement() euis.SDStatement {
 	d := euis.SDStatement{OperatorRole: r.OperatorRole, InternalReference: r.InternalReference, ActivityType: r.ActivityType,

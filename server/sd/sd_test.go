@@ -95,12 +95,19 @@ func (r *rig) create(t storage.Tenant, req *sd.Request) (sd.Declaration, error) 
 	if err := req.Validate(); err != nil {
 		return sd.Declaration{}, err
 	}
-	var dcl sd.Declaration
+	var acc sd.Accepted
 	err := r.b.DB.Update(context.Background(), func(tx *storage.Tx) error {
 		var err error
-		dcl, err = r.s.Create(tx, t, req, "key_test")
+		acc, err = r.s.Create(tx, t, req, "key_test")
 		return err
 	})
+	if err != nil {
+		return sd.Declaration{}, err
+	}
+	dcl, err := r.s.Find(context.Background(), t, acc.SDID)
+	if err == nil && (dcl.Submission == nil || dcl.Submission.ID != acc.JobID) {
+		err = errors.New("the created declaration does not show its job")
+	}
 	return dcl, err
 }
 
@@ -252,16 +259,17 @@ func TestService_Withdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got sd.Declaration
+	var got sd.View
 	err = r.b.DB.Update(context.Background(), func(tx *storage.Tx) error {
 		var err error
 		got, err = r.s.RecordWithdrawal(tx, sandbox, w, "key_test")
 		return err
 	})
-	if err != nil || got.SD.Status != storage.SDWithdrawn || !strings.HasSuffix(history(got.SD), "WITHDRAWN/key_test") {
-		t.Fatalf("withdrawn: %+v, %v", got.SD, err)
+	last := got.History[len(got.History)-1]
+	if err != nil || got.Status != storage.SDWithdrawn || last.Status != storage.SDWithdrawn || last.Actor != "key_test" || got.Statement != nil {
+		t.Fatalf("withdrawn: %+v, %v", got, err)
 	}
-	if st, _ := r.eu.GetSD(context.Background(), euis.Credentials{}, []string{got.SD.SDIdentifier}); st[0].Status != euis.StatusWithdrawn {
+	if st, _ := r.eu.GetSD(context.Background(), euis.Credentials{}, []string{*got.SDIdentifier}); st[0].Status != euis.StatusWithdrawn {
 		t.Errorf("the EU system shows %s", st[0].Status)
 	}
 	_, err = r.s.Withdraw(context.Background(), sandbox, dcl.SD.ID)

@@ -16,13 +16,13 @@ import (
 
 // Create records the declaration req (which passed Validate) as a DRAFT by
 // actor and queues its filing, an sd_submission job, in the caller's
-// transaction, and returns both. Production needs EU system credentials
+// transaction, and returns the 202 answer. Production needs EU system credentials
 // (422 EU_SYSTEM_NOT_CONFIGURED, nothing written); the sandbox files with
 // the simulator. A declaration without internal reference gets one made
 // from its ID: the filing is found by it again after a crash.
-func (s *Service) Create(tx *storage.Tx, t storage.Tenant, req *Request, actor string) (Declaration, error) {
+func (s *Service) Create(tx *storage.Tx, t storage.Tenant, req *Request, actor string) (Accepted, error) {
 	if _, err := s.o.Credentials(tx, t); err != nil {
-		return Declaration{}, err
+		return Accepted{}, err
 	}
 	id := storage.NewID("sd", tx.Now())
 	if req.InternalReference == "" {
@@ -30,19 +30,19 @@ func (s *Service) Create(tx *storage.Tx, t storage.Tenant, req *Request, actor s
 	}
 	raw, err := json.Marshal(req)
 	if err != nil {
-		return Declaration{}, err
+		return Accepted{}, err
 	}
 	d := &storage.SD{ID: id, OperatorRole: req.OperatorRole, InternalReference: req.InternalReference, Statement: raw,
 		CreatedAt: tx.Now()}
 	job, err := s.o.Jobs.Enqueue(tx, t, work.SDSubmission, 1, []byte(d.ID))
 	if err != nil {
-		return Declaration{}, err
+		return Accepted{}, err
 	}
 	d.Poll = &storage.DDSPollState{JobID: job.ID}
 	if err := s.record(tx, t, d, storage.SDDraft, actor, "recorded; filing queued as job "+job.ID); err != nil {
-		return Declaration{}, err
+		return Accepted{}, err
 	}
-	return Declaration{SD: d, Submission: job}, nil
+	return Accepted{SDID: d.ID, JobID: job.ID}, nil
 }
 
 // runSubmission files a declaration and follows it, as the DDS workflow's

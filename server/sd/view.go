@@ -90,12 +90,11 @@ func ViewOf(dcl Declaration, withStatement bool) View {
 	return v
 }
 
-// Views is List's page shown without statements.
-func (s *Service) Views(ctx context.Context, t storage.Tenant, status string, p storage.Page) ([]View, bool, error) {
-	list, more, err := s.List(ctx, t, status, p)
-	out := make([]View, len(list))
-	for i, dcl := range list {
-		out[i] = ViewOf(dcl, false)
+// View is the declaration ref names (Find) with its statement.
+func (s *Service) View(ctx context.Context, t storage.Tenant, ref string) (View, error) {
+	dcl, err := s.Find(ctx, t, ref)
+	if err != nil {
+		return View{}, err
 	}
-	return out, more, err
+	return ViewOf(dcl, true), nil
 }

@@ -69,16 +69,18 @@ func (s *Service) Withdraw(ctx context.Context, t storage.Tenant, ref string) (*
 
 // RecordWithdrawal records the declaration w withdrew as WITHDRAWN by
 // actor, in the caller's transaction, and returns it; one the submission
-// job recorded WITHDRAWN meanwhile is returned as it is.
-func (s *Service) RecordWithdrawal(tx *storage.Tx, t storage.Tenant, w *Withdrawal, actor string) (Declaration, error) {
+// job recorded WITHDRAWN meanwhile is returned as it is. The view leaves
+// out the statement.
+func (s *Service) RecordWithdrawal(tx *storage.Tx, t storage.Tenant, w *Withdrawal, actor string) (View, error) {
 	d, err := tx.FindSD(t, w.sdID)
 	if err != nil {
-		return Declaration{}, apierr.Named(err, "simplified declaration", w.sdID)
+		return View{}, apierr.Named(err, "simplified declaration", w.sdID)
 	}
 	if d.Status != storage.SDWithdrawn {
 		if err := s.record(tx, t, d, storage.SDWithdrawn, actor, "withdrawn in the EU system"); err != nil {
-			return Declaration{}, err
+			return View{}, err
 		}
 	}
-	return withSubmission(tx, t, d)
+	dcl, err := withSubmission(tx, t, d)
+	return ViewOf(dcl, false), err
 }
