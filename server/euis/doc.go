@@ -35,7 +35,9 @@
 // look-up of a statement another operator filed by its reference and
 // verification numbers. SOAPClient is the real one, Simulator the
 // sandbox's. Both also have FindByInternalReference, the way to find a
-// statement whose submission answer was lost.
+// statement whose submission answer was lost. SDClient, which both
+// implement beside Client, files and follows simplified declarations
+// (sd.go; docs/simplified.md).
 //
 // # Requests
 //
@@ -48,6 +50,9 @@
 //	getDds                     EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDds
 //	getDdsByInternalReference  EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDdsByInternalReference
 //	getDdsByIdentifiers        EUDRDueDiligenceStatementServiceV3 <NSDDS>/getDdsByIdentifiers
+//	submitSd, withdrawSd       EUDRSimplifiedDeclarationServiceV3 <NSSD>/submitSd, <NSSD>/withdrawSd
+//	getSd                      EUDRSimplifiedDeclarationServiceV3 <NSDDS>/getSd
+//	getSdByInternalReference   EUDRSimplifiedDeclarationServiceV3 <NSDDS>/getSdByInternalReference
 //	verifyDeclaration          EUDRVerifyDeclarationServiceV3     http://ec.europa.eu/tracesnt/certificate/eudr/verification/v3/verify-declaration
 //	testEcho                   EudrEchoService                    http://ec.europa.eu/tracesnt/eudr/echo
 //
