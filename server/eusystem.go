@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -10,22 +9,6 @@ import (
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/storage"
 )
-
-// simStore keeps the sandbox simulator's records in the store.
-type simStore struct{ db *storage.DB }
-
-func (s simStore) Get(key string) ([]byte, error) {
-	var v []byte
-	err := s.db.View(context.Background(), func(tx *storage.Tx) error {
-		v = tx.SimRecord(key)
-		return nil
-	})
-	return v, err
-}
-
-func (s simStore) Put(key string, v []byte) error {
-	return s.db.Update(context.Background(), func(tx *storage.Tx) error { return tx.PutSimRecord(key, v) })
-}
 
 // credentialsResponse shows stored credentials without the auth key.
 type credentialsResponse struct {

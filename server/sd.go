@@ -32,14 +32,13 @@ func (a *App) handleSDGet(w http.ResponseWriter, r *http.Request, ps httprouter.
 }
 
 func (a *App) handleSDWithdraw(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	t, actor := tenantFrom(r.Context()), actorOf(r)
-	wd, err := a.sd.Withdraw(r.Context(), t, ps.ByName("sdId"))
+	wd, err := a.sd.Withdraw(r.Context(), tenantFrom(r.Context()), ps.ByName("sdId"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	a.commit(w, r, func(tx *storage.Tx) (reply, error) {
-		v, err := a.sd.RecordWithdrawal(tx, t, wd, actor)
+		v, err := a.sd.RecordWithdrawal(tx, tenantFrom(r.Context()), wd, actorOf(r))
 		return reply{status: http.StatusOK, body: v}, err
 	})
 }
