@@ -257,7 +257,7 @@ func TestCredentials_Endpoints(t *testing.T) {
 	} {
 		w := ta.serve(storage.Production, newRequest("PUT", eudrPrefix+"/credentials/eu-system",
 			`{"username":"op","authKey":"k","clientId":"eudr-test","endpoint":`+c.endpoint+`}`, "X-API-Key", live))
-		var cr credentialsResponse
+		var cr dds.CredentialsView
 		mustDecode(t, w, &cr)
 		if cr.EffectiveEndpoint != c.want {
 			t.Errorf("endpoint %s: effective %q, want %q", c.endpoint, cr.EffectiveEndpoint, c.want)

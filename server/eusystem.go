@@ -7,26 +7,7 @@ import (
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/dds"
-	"github.com/eudr/eudr/storage"
 )
-
-// credentialsResponse shows stored credentials without the auth key.
-type credentialsResponse struct {
-	Username   string  `json:"username"`
-	ClientID   string  `json:"clientId"`
-	Endpoint   *string `json:"endpoint"`
-	AuthKeySet bool    `json:"authKeySet"`
-	// OperatorAccessIdentifier is sent in the BodyIdentity header.
-	OperatorAccessIdentifier *string `json:"operatorAccessIdentifier"`
-	UpdatedAt                string  `json:"updatedAt"`
-	// EffectiveEndpoint is the URL Endpoint stands for.
-	EffectiveEndpoint string `json:"effectiveEndpoint"`
-}
-
-func toCredentialsResponse(c *storage.EUCredentials, effective string) credentialsResponse {
-	return credentialsResponse{Username: c.Username, ClientID: c.ClientID, Endpoint: storage.Optional(c.Endpoint),
-		AuthKeySet: len(c.SealedAuthKey) > 0, OperatorAccessIdentifier: storage.Optional(c.OperatorAccessIdentifier), UpdatedAt: storage.FormatTime(c.UpdatedAt), EffectiveEndpoint: effective}
-}
 
 // handleCredentialsPut stores the tenant's EU system credentials, the auth
 // key sealed (dds.PutCredentials).
@@ -46,7 +27,7 @@ func (a *App) handleCredentialsPut(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, toCredentialsResponse(c, a.dds.EndpointURL(c.Endpoint)))
+	writeJSON(w, r, http.StatusOK, dds.ViewCredentials(c, a.dds.EndpointURL(c.Endpoint)))
 }
 
 func (a *App) handleCredentialsGet(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -55,5 +36,5 @@ func (a *App) handleCredentialsGet(w http.ResponseWriter, r *http.Request, _ htt
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, toCredentialsResponse(c, a.dds.EndpointURL(c.Endpoint)))
+	writeJSON(w, r, http.StatusOK, dds.ViewCredentials(c, a.dds.EndpointURL(c.Endpoint)))
 }

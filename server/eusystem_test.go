@@ -257,7 +257,7 @@ func TestCredentials_OperatorAccessIdentifier(t *testing.T) {
 	if w := put(`{"username":"op","authKey":"k","clientId":"eudr-test","operatorAccessIdentifier":"OP-0042"}`); w.Code != http.StatusOK {
 		t.Fatalf("PUT: %d %s", w.Code, w.Body)
 	}
-	var c credentialsResponse
+	var c dds.CredentialsView
 	mustDecode(t, ta.serve(storage.Production, newRequest("GET", eudrPrefix+"/credentials/eu-system", "", "X-API-Key", live)), &c)
 	if c.OperatorAccessIdentifier == nil || *c.OperatorAccessIdentifier != "OP-0042" {
 		t.Errorf("GET: %+v", c)

@@ -207,7 +207,7 @@ func TestOpenAPI_MatchesCode(t *testing.T) {
 			{dds.CommodityChange{}, "DdsCommodityChange", false},
 			{oaDDSEntry{}, "LedgerEntryDdsStatus", true},
 			{dds.CredentialsRequest{}, "CredentialsRequest", false},
-			{credentialsResponse{}, "Credentials", true},
+			{dds.CredentialsView{}, "Credentials", true},
 			{report.ArchiveRequest{}, "ArchiveRequest", false},
 			{archiveAccepted{}, "ArchiveAccepted", true},
 			{reportResponse{}, "Report", true},
