@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/go-pdf/fpdf"
 
@@ -45,22 +46,9 @@ func (d *document) drawMap(ctx context.Context, x, y float64, g geo.Geometry, ra
 	if err != nil {
 		return err
 	}
-	img, skipped, err := renderMap(ctx, v, rasters)
+	at, skipped, err := d.mapImage(ctx, x, y, v, rasters)
 	if err != nil {
 		return err
-	}
-	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, img); err != nil {
-		return err
-	}
-	name := fmt.Sprintf("map-%d-%.0f-%.0f", v.Zoom, v.X0, v.Y0)
-	d.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, &buf)
-	d.ImageOptions(name, x, y, mapSize, mapSize, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
-
-	scale := mapSize / mapPixels
-	at := func(p geo.Position) (float64, float64) {
-		px, py := v.project(p)
-		return x + px*scale, y + py*scale
 	}
 	d.ClipRect(x, y, mapSize, mapSize, false)
 	for _, o := range overlaps {
@@ -96,19 +84,58 @@ func (d *document) drawMap(ctx context.Context, x, y float64, g geo.Geometry, ra
 		}
 	}
 	d.ClipEnd()
+	d.mapFrame(x, y, v)
+	d.legend(x+mapSize+5, y, rasters, overlaps, v.Zoom)
+	d.mapSkipped(y, skipped)
+	return nil
+}
+
+// mapImage places the raster layers' image of view v at x, y (renderMap)
+// and returns where a position falls on the page and the layers left out.
+func (d *document) mapImage(ctx context.Context, x, y float64, v mapView, rasters []*geo.RasterLayer) (at func(geo.Position) (float64, float64), skipped []string, err error) {
+	img, skipped, err := renderMap(ctx, v, rasters)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, img); err != nil {
+		return nil, nil, err
+	}
+	// The name tells images apart by what is drawn on them: the same view
+	// of the same layers is the same image, embedded once.
+	ids := make([]string, len(rasters))
+	for i, l := range rasters {
+		ids[i] = l.ID
+	}
+	name := fmt.Sprintf("map-%d-%.0f-%.0f-%s", v.Zoom, v.X0, v.Y0, strings.Join(ids, ","))
+	d.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, &buf)
+	d.ImageOptions(name, x, y, mapSize, mapSize, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
+	scale := mapSize / mapPixels
+	return func(p geo.Position) (float64, float64) {
+		px, py := v.project(p)
+		return x + px*scale, y + py*scale
+	}, skipped, nil
+}
+
+// mapFrame draws the map's border, scale bar, north arrow and corner
+// coordinates.
+func (d *document) mapFrame(x, y float64, v mapView) {
 	d.SetDrawColor(60, 60, 60)
 	d.SetLineWidth(0.3)
 	d.Rect(x, y, mapSize, mapSize, "D")
 	d.scaleBar(x+3, y+mapSize-4, v)
 	d.northArrow(x+mapSize-8, y+4)
 	d.corners(x, y, v)
-	d.legend(x+mapSize+5, y, rasters, overlaps, v.Zoom)
+}
+
+// mapSkipped moves under the map drawn at y and names the layers it left
+// out.
+func (d *document) mapSkipped(y float64, skipped []string) {
 	d.SetXY(margin, y+mapSize+6)
 	if len(skipped) > 0 {
 		d.font(sans, "", 7.5)
-		d.MultiCell(contentW, 3.8, fmt.Sprintf("Not drawn: %v (the plot is too large to draw their pixels at this scale).", skipped), "", "L", false)
+		d.MultiCell(contentW, 3.8, fmt.Sprintf("Not drawn: %v (the area is too large to draw their pixels at this scale).", skipped), "", "L", false)
 	}
-	return nil
 }
 
 // path draws polygon p (rings even-odd, so holes stay open) with style.
@@ -199,54 +226,75 @@ func lonLatText(lon, lat float64) string {
 
 // legend explains the map's colours beside it, at x, y.
 func (d *document) legend(x, y float64, rasters []*geo.RasterLayer, overlaps []VectorOverlap, zoom int) {
+	w := d.legendTitle(x, y)
+	d.legendOutline(x, w, color.NRGBA{A: 255}, 0.7, "The plot as sent")
+	d.legendRasters(x, w, rasters)
+	for _, o := range overlaps {
+		d.legendOutline(x, w, overlapColour(o.Kind), 0.8, fmt.Sprintf("%s (%s), overlapped", o.Name, o.Kind))
+	}
+	d.legendNote(x, w, zoom)
+}
+
+// legendTitle starts a legend at x, y and returns its width.
+func (d *document) legendTitle(x, y float64) float64 {
 	w := pageW - margin - x
 	d.SetXY(x, y)
 	d.font(sans, "B", 8.5)
 	d.CellFormat(w, 5, "Legend", "", 2, "L", false, 0, "")
-	swatch := func(c color.NRGBA, label string) {
-		cy := d.GetY()
-		d.SetFillColor(int(c.R), int(c.G), int(c.B))
-		d.Rect(x, cy+0.8, 4, 3, "F")
-		d.SetXY(x+5.5, cy)
-		d.font(sans, "", 7.5)
-		d.MultiCell(w-5.5, 4.4, label, "", "L", false)
-		d.SetX(x)
-	}
-	outline := func(c color.NRGBA, width float64, label string) {
-		cy := d.GetY()
-		d.SetDrawColor(int(c.R), int(c.G), int(c.B))
-		d.SetLineWidth(width)
-		d.Rect(x+0.3, cy+1, 3.4, 2.6, "D")
-		d.SetXY(x+5.5, cy)
-		d.font(sans, "", 7.5)
-		d.MultiCell(w-5.5, 4.4, label, "", "L", false)
-		d.SetX(x)
-	}
-	outline(color.NRGBA{A: 255}, 0.7, "The plot as sent")
+	return w
+}
+
+// legendSwatch writes a legend line: a patch of colour c and its label.
+func (d *document) legendSwatch(x, w float64, c color.NRGBA, label string) {
+	cy := d.GetY()
+	d.SetFillColor(int(c.R), int(c.G), int(c.B))
+	d.Rect(x, cy+0.8, 4, 3, "F")
+	d.SetXY(x+5.5, cy)
+	d.font(sans, "", 7.5)
+	d.MultiCell(w-5.5, 4.4, label, "", "L", false)
+	d.SetX(x)
+}
+
+// legendOutline writes a legend line: an outline of colour c and width,
+// and its label.
+func (d *document) legendOutline(x, w float64, c color.NRGBA, width float64, label string) {
+	cy := d.GetY()
+	d.SetDrawColor(int(c.R), int(c.G), int(c.B))
+	d.SetLineWidth(width)
+	d.Rect(x+0.3, cy+1, 3.4, 2.6, "D")
+	d.SetXY(x+5.5, cy)
+	d.font(sans, "", 7.5)
+	d.MultiCell(w-5.5, 4.4, label, "", "L", false)
+	d.SetX(x)
+}
+
+// legendRasters writes the colours of the raster layers' kinds.
+func (d *document) legendRasters(x, w float64, rasters []*geo.RasterLayer) {
 	kinds := map[geo.LayerKind]bool{}
 	for _, l := range rasters {
 		kinds[l.Kind] = true
 	}
 	if kinds[geo.Forest2020] {
-		swatch(flatten(maptile.PaletteOf(geo.Forest2020)[1]), "Forest in 2020")
+		d.legendSwatch(x, w, flatten(maptile.PaletteOf(geo.Forest2020)[1]), "Forest in 2020")
 	}
 	if kinds[geo.LossYear] {
 		p := maptile.PaletteOf(geo.LossYear)
-		swatch(flatten(p[geo.LossCutoffValue]), "Forest lost 2001–2020 (before the cutoff)")
+		d.legendSwatch(x, w, flatten(p[geo.LossCutoffValue]), "Forest lost 2001–2020 (before the cutoff)")
 		for v := geo.LossCutoffValue + 1; v <= geo.LossCutoffValue+5; v++ {
 			label := strconv.Itoa(2000 + v)
 			if v == geo.LossCutoffValue+5 {
 				label += " and later (darker each year)"
 			}
-			swatch(flatten(p[v]), "Forest lost in "+label)
+			d.legendSwatch(x, w, flatten(p[v]), "Forest lost in "+label)
 		}
 	}
 	if kinds[geo.Alerts] {
-		swatch(flatten(maptile.PaletteOf(geo.Alerts)[1]), "Deforestation alert")
+		d.legendSwatch(x, w, flatten(maptile.PaletteOf(geo.Alerts)[1]), "Deforestation alert")
 	}
-	for _, o := range overlaps {
-		outline(overlapColour(o.Kind), 0.8, fmt.Sprintf("%s (%s), overlapped", o.Name, o.Kind))
-	}
+}
+
+// legendNote ends a legend with how the map was drawn.
+func (d *document) legendNote(x, w float64, zoom int) {
 	d.Ln(2)
 	d.SetX(x)
 	d.font(sans, "", 7)

@@ -66,7 +66,12 @@ func (v mapView) metresPerPixel() float64 {
 // fitView is the view centred on the plot at the deepest zoom (up to
 // maptile.MaxZoom) at which the plot spans at most plotShare of the map.
 func fitView(g geo.Geometry) (mapView, error) {
-	pts := geometryPoints(g)
+	return fitPoints(geometryPoints(g), plotShare)
+}
+
+// fitPoints is the view centred on pts at the deepest zoom (up to
+// maptile.MaxZoom) at which they span at most share of the map.
+func fitPoints(pts []geo.Position, share float64) (mapView, error) {
 	if len(pts) == 0 {
 		return mapView{}, fmt.Errorf("the plot has no coordinates to draw")
 	}
@@ -77,7 +82,7 @@ func fitView(g geo.Geometry) (mapView, error) {
 			x, y := v.project(p)
 			minX, minY, maxX, maxY = min(minX, x), min(minY, y), max(maxX, x), max(maxY, y)
 		}
-		if maxX-minX <= plotShare*mapPixels && maxY-minY <= plotShare*mapPixels || z == 0 {
+		if maxX-minX <= share*mapPixels && maxY-minY <= share*mapPixels || z == 0 {
 			v.X0 = math.Round((minX+maxX)/2 - mapPixels/2)
 			v.Y0 = math.Round((minY+maxY)/2 - mapPixels/2)
 			return v, nil

@@ -39,26 +39,52 @@ type evidenceDoc struct {
 // verify it offline. It is dated at the plot's screenedAt, so the same
 // evidence and ledger checkpoint give the same bytes.
 func PlotReport(ctx context.Context, p Plot) ([]byte, error) {
+	ev, at, err := decodeEvidence(p)
+	if err != nil {
+		return nil, err
+	}
+	d := newDocument("Plot report "+p.Polygon.ID, "Plot report · polygon "+p.Polygon.ID+" · screened "+ev.ScreenedAt, at)
+	if err := d.plotPages(ctx, p, ev, ""); err != nil {
+		return nil, err
+	}
+	return d.bytes()
+}
+
+// decodeEvidence is the plot's evidence document and when it was
+// screened.
+func decodeEvidence(p Plot) (*evidenceDoc, time.Time, error) {
 	var ev evidenceDoc
 	if err := json.Unmarshal(p.Evidence, &ev); err != nil {
-		return nil, fmt.Errorf("decode evidence of polygon %s: %w", p.Polygon.ID, err)
+		return nil, time.Time{}, fmt.Errorf("decode evidence of polygon %s: %w", p.Polygon.ID, err)
 	}
 	at, err := time.Parse(time.RFC3339Nano, ev.ScreenedAt)
 	if err != nil {
-		return nil, fmt.Errorf("evidence of polygon %s: screenedAt %q: %w", p.Polygon.ID, ev.ScreenedAt, err)
+		return nil, time.Time{}, fmt.Errorf("evidence of polygon %s: screenedAt %q: %w", p.Polygon.ID, ev.ScreenedAt, err)
 	}
-	d := newDocument("Plot report "+p.Polygon.ID, "Plot report · polygon "+p.Polygon.ID+" · screened "+ev.ScreenedAt, at)
+	return &ev, at, nil
+}
+
+// plotPages writes a plot's pages, from a new page: a batch's report
+// writes each of its plots with it, under caption (where the plot sits in
+// the batch; "" in the plot's own report).
+func (d *document) plotPages(ctx context.Context, p Plot, ev *evidenceDoc, caption string) error {
 	d.AddPage()
+	if caption != "" {
+		d.font(sans, "", 8)
+		d.SetTextColor(20, 50, 90)
+		d.CellFormat(contentW, 4.5, caption, "", 1, "L", false, 0, "")
+		d.SetTextColor(0, 0, 0)
+	}
 	d.plotHeader(p.Polygon, &ev.Evidence)
 	if err := d.plotMap(ctx, p, &ev.Evidence); err != nil {
-		return nil, err
+		return err
 	}
 	d.plotFigures(&ev.Evidence)
 	d.plotLossByYear(&ev.Evidence)
 	d.plotDatasets(&ev.Evidence)
 	d.plotRules(&ev.Evidence)
 	d.plotLedger(ev.Ledger)
-	return d.bytes()
+	return nil
 }
 
 // plotHeader writes the title, the plot's identity and its verdict with
