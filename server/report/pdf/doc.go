@@ -45,6 +45,9 @@ const (
 // metadata.
 type document struct {
 	*fpdf.Fpdf
+	// images counts the images registered: each is made a pixel wider
+	// than the one before (mapImage), as fpdf orders images by width alone.
+	images int
 }
 
 // newDocument starts an A4 document dated at (the record's time, not the
@@ -53,9 +56,12 @@ func newDocument(title, footer string, at time.Time) *document {
 	f := fpdf.New("P", "mm", "A4", "")
 	f.SetMargins(margin, margin, margin)
 	f.SetAutoPageBreak(true, margin+5)
-	f.AddUTF8FontFromBytes(sans, "", fontSans)
-	f.AddUTF8FontFromBytes(sans, "B", fontSansBold)
-	f.AddUTF8FontFromBytes(mono, "", fontMono)
+	// Each document gets its own copy of the fonts: fpdf writes into the
+	// bytes it is given while it cuts a font's subset, and a font changed
+	// by one document would change the bytes of the next.
+	f.AddUTF8FontFromBytes(sans, "", bytes.Clone(fontSans))
+	f.AddUTF8FontFromBytes(sans, "B", bytes.Clone(fontSansBold))
+	f.AddUTF8FontFromBytes(mono, "", bytes.Clone(fontMono))
 	// Determinism: fixed dates, objects in a sorted order, compression on
 	// (its output depends on the input only).
 	f.SetCatalogSort(true)
@@ -66,7 +72,7 @@ func newDocument(title, footer string, at time.Time) *document {
 	f.SetCreator("eudr", true)
 	f.SetProducer("eudr", true)
 	f.AliasNbPages("{nb}")
-	d := &document{f}
+	d := &document{Fpdf: f}
 	f.SetFooterFunc(func() {
 		f.SetY(-margin)
 		d.font(sans, "", 7.5)

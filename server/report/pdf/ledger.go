@@ -32,6 +32,29 @@ func (d *document) plotLedger(l *anchor.DocumentLedger) {
 		d.para("The plot has no ledger entry: it was screened before the ledger recorded screenings.", 8.5)
 		return
 	}
+	d.ledgerEntry(l)
+	d.heading("How to verify offline", qrSize+10)
+	top := d.GetY()
+	d.qr(pageW-margin-qrSize, top, ledgerQRText(l))
+	d.SetXY(margin, top)
+	steps := []string{
+		"1. The evidence document (GET /polygons/{id}/evidence) without its \"ledger\" member, with its keys sorted and no whitespace, hashes (SHA-256) to the evidenceSha256 recorded in the entry; the entry's bytes (the \"data\" member, base64) hash as SHA-256(0x00 || entry) to the leaf hash above.",
+		"2. The inclusion proof, hashed from the leaf up as RFC 6962 does (SHA-256(0x01 || left || right)), gives the root hash above, which the signed checkpoint names for its tree size.",
+		"3. The checkpoint's signature checks with the appliance's verifier key (GET /ledger/public-key; a golang.org/x/mod/sumdb/note key).",
+		"4. POST /evidence/verify takes the evidence document back and checks each step. On the appliance's stopped data directory, `eudr ledger verify --key VERIFIER_KEY --checkpoint FILE` checks the whole log and that it still matches this checkpoint: FILE may hold the signed note above, or the evidence document.",
+		"The QR code carries the entry index, the leaf hash and the signed checkpoint.",
+	}
+	d.font(sans, "", 8.5)
+	for _, s := range steps {
+		d.SetX(margin)
+		d.MultiCell(contentW-qrSize-6, 4.2, s, "", "L", false)
+		d.Ln(1)
+	}
+}
+
+// ledgerEntry writes a ledger entry's index and leaf hash, its inclusion
+// proof and the signed checkpoint the proof leads to.
+func (d *document) ledgerEntry(l *anchor.DocumentLedger) {
 	d.field("Entry index", strconv.FormatInt(l.Index, 10), false)
 	d.field("Leaf hash", l.TransactionHash, true)
 	d.field("Tree size", strconv.FormatInt(l.TreeSize, 10), false)
@@ -50,23 +73,6 @@ func (d *document) plotLedger(l *anchor.DocumentLedger) {
 	d.font(mono, "", 7)
 	d.SetFillColor(244, 244, 244)
 	d.MultiCell(contentW, 3.7, strings.TrimRight(l.Checkpoint, "\n"), "", "L", true)
-	d.heading("How to verify offline", qrSize+10)
-	top := d.GetY()
-	d.qr(pageW-margin-qrSize, top, ledgerQRText(l))
-	d.SetXY(margin, top)
-	steps := []string{
-		"1. The evidence document (GET /polygons/{id}/evidence) without its \"ledger\" member, with its keys sorted and no whitespace, hashes (SHA-256) to the evidenceSha256 recorded in the entry; the entry's bytes (the \"data\" member, base64) hash as SHA-256(0x00 || entry) to the leaf hash above.",
-		"2. The inclusion proof, hashed from the leaf up as RFC 6962 does (SHA-256(0x01 || left || right)), gives the root hash above, which the signed checkpoint names for its tree size.",
-		"3. The checkpoint's signature checks with the appliance's verifier key (GET /ledger/public-key; a golang.org/x/mod/sumdb/note key).",
-		"4. POST /evidence/verify takes the evidence document back and checks each step. On the appliance's stopped data directory, `eudr ledger verify --key VERIFIER_KEY --checkpoint FILE` checks the whole log and that it still matches this checkpoint: FILE may hold the signed note above, or the evidence document.",
-		"The QR code carries the entry index, the leaf hash and the signed checkpoint.",
-	}
-	d.font(sans, "", 8.5)
-	for _, s := range steps {
-		d.SetX(margin)
-		d.MultiCell(contentW-qrSize-6, 4.2, s, "", "L", false)
-		d.Ln(1)
-	}
 }
 
 // qr draws text as a QR code qrSize wide at x, y, module by module (as

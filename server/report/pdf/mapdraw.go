@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"math"
 	"strconv"
@@ -97,10 +99,6 @@ func (d *document) mapImage(ctx context.Context, x, y float64, v mapView, raster
 	if err != nil {
 		return nil, nil, err
 	}
-	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, img); err != nil {
-		return nil, nil, err
-	}
 	// The name tells images apart by what is drawn on them: the same view
 	// of the same layers is the same image, embedded once.
 	ids := make([]string, len(rasters))
@@ -108,9 +106,29 @@ func (d *document) mapImage(ctx context.Context, x, y float64, v mapView, raster
 		ids[i] = l.ID
 	}
 	name := fmt.Sprintf("map-%d-%.0f-%.0f-%s", v.Zoom, v.X0, v.Y0, strings.Join(ids, ","))
-	d.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, &buf)
-	d.ImageOptions(name, x, y, mapSize, mapSize, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
+	info := d.GetImageInfo(name)
+	if info == nil {
+		// fpdf writes a document's images in the order of their widths
+		// (SetCatalogSort), those of one width in map order: the n-th map
+		// gets n columns of ground on its right, cut off on the page, so
+		// that the same records give the same bytes.
+		wide := image.NewNRGBA(image.Rect(0, 0, mapPixels+d.images, mapPixels))
+		draw.Draw(wide, wide.Bounds(), image.NewUniform(mapBackground), image.Point{}, draw.Src)
+		draw.Draw(wide, img.Bounds(), img, image.Point{}, draw.Src)
+		d.images++
+		var buf bytes.Buffer
+		if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, wide); err != nil {
+			return nil, nil, err
+		}
+		info = d.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, &buf)
+		if info == nil {
+			return nil, nil, d.Error()
+		}
+	}
 	scale := mapSize / mapPixels
+	d.ClipRect(x, y, mapSize, mapSize, false)
+	d.ImageOptions(name, x, y, mapSize*info.Width()/info.Height(), mapSize, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
+	d.ClipEnd()
 	return func(p geo.Position) (float64, float64) {
 		px, py := v.project(p)
 		return x + px*scale, y + py*scale

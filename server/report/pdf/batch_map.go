@@ -1,0 +1,192 @@
+package pdf
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+
+	"github.com/eudr/eudr/geo"
+)
+
+// overviewShare is the most of the overview map's width or height the
+// batch's plots take: a margin around them, less than a plot's own map
+// leaves, since a batch's plots may lie far apart.
+const overviewShare = 0.8
+
+// overviewLabels is the most plots the overview map numbers: past it the
+// numbers would cover the plots.
+const overviewLabels = 40
+
+// markerPixels is the size under which a plot is drawn as a dot rather
+// than its outline: smaller outlines would not be seen.
+const markerPixels = 6.0
+
+// verdicts are the verdicts in the order the overview's legend lists them.
+var verdicts = []string{geo.StatusCompliant, geo.StatusHighRisk, geo.StatusFailed}
+
+// batchOverview draws the overview map of the batch's plots, from a new
+// page: every plot's outline (a dot for one too small to see) coloured by
+// its verdict over the raster layers the plots were screened against,
+// numbered in the order the batch lists them when there are few.
+func (d *document) batchOverview(ctx context.Context, b Batch, evs []*evidenceDoc) error {
+	d.AddPage()
+	d.heading("Plots: overview map of the batch's "+plural(len(b.Plots), "plot"), mapSize+20)
+	if len(b.Plots) == 0 {
+		d.para("The batch has no plots.", 8.5)
+		return nil
+	}
+	shapes := make([]geo.Geometry, len(b.Plots))
+	var pts []geo.Position
+	named := map[string]bool{}
+	counts := map[string]int{}
+	var unreadable []string
+	for i, p := range b.Plots {
+		for _, r := range evs[i].Rasters {
+			named[r.LayerID] = true
+		}
+		counts[evs[i].EUDRStatus]++
+		g, err := parseGeometry(p.Geometry)
+		if err != nil {
+			unreadable = append(unreadable, p.Polygon.ID)
+			continue
+		}
+		shapes[i] = g
+		pts = append(pts, geometryPoints(g)...)
+	}
+	if len(pts) == 0 {
+		d.para("No plot's geometry can be drawn.", 8.5)
+		return nil
+	}
+	// The plots share the environment's layers: the map draws those any of
+	// them was screened against.
+	var rasters []*geo.RasterLayer
+	for _, l := range b.Plots[0].Rasters {
+		if named[l.ID] {
+			rasters = append(rasters, l)
+		}
+	}
+	v, err := fitPoints(pts, overviewShare)
+	if err != nil {
+		return err
+	}
+	d.Ln(3)
+	x, y := margin, d.GetY()
+	at, skipped, err := d.mapImage(ctx, x, y, v, rasters)
+	if err != nil {
+		return err
+	}
+	d.ClipRect(x, y, mapSize, mapSize, false)
+	for i, g := range shapes {
+		d.overviewPlot(g, evs[i].EUDRStatus, at)
+	}
+	if len(b.Plots) <= overviewLabels {
+		for i, g := range shapes {
+			if pts := geometryPoints(g); len(pts) > 0 {
+				d.overviewLabel(i+1, pts, at)
+			}
+		}
+	}
+	d.ClipEnd()
+	d.mapFrame(x, y, v)
+	lx := x + mapSize + 5
+	w := d.legendTitle(lx, y)
+	for _, s := range verdicts {
+		c := verdictColour(s)
+		d.legendOutline(lx, w, c, 0.8, fmt.Sprintf("%s: %s", s, plural(counts[s], "plot")))
+	}
+	d.legendRasters(lx, w, rasters)
+	d.SetX(lx)
+	d.font(sans, "", 7)
+	d.SetTextColor(90, 90, 90)
+	note := fmt.Sprintf("A plot under %.1f mm across is drawn as a dot at its centre.", markerPixels*mapSize/mapPixels)
+	if len(b.Plots) <= overviewLabels {
+		note += " Numbers are the plots' places in the batch, as the pages that follow list them."
+	}
+	d.MultiCell(w, 3.6, note, "", "L", false)
+	d.legendNote(lx, w, v.Zoom)
+	d.mapSkipped(y, skipped)
+	if len(unreadable) > 0 {
+		d.para(fmt.Sprintf("Not drawn: the geometry of %v cannot be read.", unreadable), 7.5)
+	}
+	return nil
+}
+
+// plural is n things, as a reader would say it.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// verdictColour is a verdict's colour as drawn (statusColour).
+func verdictColour(status string) color.NRGBA {
+	r, g, b := statusColour(status)
+	return color.NRGBA{R: uint8(r), G: uint8(g), B: uint8(b), A: 255}
+}
+
+// overviewPlot draws a plot in its verdict's colour over a white halo:
+// its outline lightly filled, or a dot when it is too small to see.
+func (d *document) overviewPlot(g geo.Geometry, status string, at func(geo.Position) (float64, float64)) {
+	pts := geometryPoints(g)
+	if len(pts) == 0 {
+		return
+	}
+	r, gr, b := statusColour(status)
+	x0, y0, x1, y1 := bounds(pts, at)
+	if len(g.Polygons) == 0 || max(x1-x0, y1-y0) < markerPixels*mapSize/mapPixels {
+		d.SetDrawColor(255, 255, 255)
+		d.SetFillColor(r, gr, b)
+		d.SetLineWidth(0.35)
+		if len(g.Polygons) == 0 { // points: each one
+			for _, p := range pts {
+				px, py := at(p)
+				d.Circle(px, py, 0.9, "FD")
+			}
+			return
+		}
+		d.Circle((x0+x1)/2, (y0+y1)/2, 1.1, "FD")
+		return
+	}
+	d.SetDrawColor(255, 255, 255)
+	d.SetLineWidth(1.2)
+	for _, p := range g.Polygons {
+		d.path(p, at, "D")
+	}
+	d.SetDrawColor(r, gr, b)
+	d.SetFillColor(r, gr, b)
+	d.SetLineWidth(0.5)
+	for _, p := range g.Polygons {
+		d.SetAlpha(0.35, "Normal")
+		d.path(p, at, "f*")
+		d.SetAlpha(1, "Normal")
+		d.path(p, at, "D")
+	}
+}
+
+// overviewLabel writes a plot's number to the upper right of it, on a
+// white ground.
+func (d *document) overviewLabel(n int, pts []geo.Position, at func(geo.Position) (float64, float64)) {
+	_, y0, x1, _ := bounds(pts, at)
+	s := strconv.Itoa(n)
+	d.font(sans, "B", 6.5)
+	w := d.GetStringWidth(s) + 1
+	d.SetFillColor(255, 255, 255)
+	d.SetAlpha(0.85, "Normal")
+	d.Rect(x1+0.6, y0-3.2, w, 2.9, "F")
+	d.SetAlpha(1, "Normal")
+	d.SetTextColor(0, 0, 0)
+	d.Text(x1+1.1, y0-0.9, s)
+}
+
+// bounds is the box of pts on the page.
+func bounds(pts []geo.Position, at func(geo.Position) (float64, float64)) (x0, y0, x1, y1 float64) {
+	x0, y0, x1, y1 = math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, p := range pts {
+		x, y := at(p)
+		x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+	}
+	return x0, y0, x1, y1
+}
