@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/eudr/eudr/geo"
@@ -96,7 +97,13 @@ func (d *document) batchOverview(ctx context.Context, b Batch, evs []*evidenceDo
 		c := verdictColour(s)
 		d.legendOutline(lx, w, c, 0.8, fmt.Sprintf("%s: %s", s, plural(counts[s], "plot")))
 	}
-	d.legendRasters(lx, w, rasters)
+	var drawn []*geo.RasterLayer // the legend explains what is on the map
+	for _, l := range rasters {
+		if !slices.Contains(skipped, l.Name) {
+			drawn = append(drawn, l)
+		}
+	}
+	d.legendRasters(lx, w, drawn)
 	d.SetX(lx)
 	d.font(sans, "", 7)
 	d.SetTextColor(90, 90, 90)

@@ -10,7 +10,7 @@ import (
 // plotTable is the layout of a large batch's table of plots: two lines a
 // plot, so that 30-character IDs fit at a legible size.
 var plotTable = table{
-	widths: []float64{8, 45, 30, 15, 17, 15, 19, 31},
+	widths: []float64{8, 44, 28, 15, 19, 15, 19, 32},
 	heads:  []string{"#", "Polygon / external ID", "Producer / country", "Area", "Forest 2020", "Loss", "Verdict", "Ledger entry"},
 	aligns: "RLLRRRLL", size: 7, lineH: 3.3,
 }

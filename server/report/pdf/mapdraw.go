@@ -152,7 +152,7 @@ func (d *document) mapSkipped(y float64, skipped []string) {
 	d.SetXY(margin, y+mapSize+6)
 	if len(skipped) > 0 {
 		d.font(sans, "", 7.5)
-		d.MultiCell(contentW, 3.8, fmt.Sprintf("Not drawn: %v (the area is too large to draw their pixels at this scale).", skipped), "", "L", false)
+		d.MultiCell(contentW, 3.8, "Not drawn: "+strings.Join(skipped, ", ")+" (the area is too large to draw their pixels at this scale).", "", "L", false)
 	}
 }
 
