@@ -15,12 +15,13 @@ test:
 	$(GO) test -race -count=1 ./...
 
 # Go benchmarks (geo's BenchmarkScreenJob is a screening job from a cold
-# cache: plots/s, CPU per plot, peak memory), then the load run against the
+# cache: plots/s, CPU per plot, peak memory; server/report/pdf's
+# BenchmarkBatchReport a 500-plot batch's PDF report: time, memory), then the load run against the
 # built binary (requests/s and p50/p99 latency of the full middleware chain
 # next to a bare handler). The load tests (load_*_test.go) build only with
 # the load tag.
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchmem ./server ./server/polygon ./storage ./geo ./geo/geotiff ./geo/plotfile ./ledger
+	$(GO) test -run='^$$' -bench=. -benchmem ./server ./server/polygon ./server/report/pdf ./storage ./geo ./geo/geotiff ./geo/plotfile ./ledger
 	$(GO) test -tags load -count=1 -run='^TestLoad' -v -timeout=20m .
 
 # Each fuzz target for FUZZTIME (default 60s).

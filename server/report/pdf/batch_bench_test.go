@@ -93,7 +93,7 @@ func realisticBatch(tb testing.TB, n, plotPages int) Batch {
 		Reference: "LOT-2026-0042", Commodity: "cocoa", HSCode: "180100", SupplierID: "V-100", PolygonCount: n,
 		NetMassKg: "24000.5", HarvestStart: "2025-10-01", HarvestEnd: "2026-01-31", Status: storage.BatchVerified, CreatedAt: at}}
 	for i, f := range fc.Features {
-		id := fmt.Sprintf("pol_01JBENCH%018d", i)
+		id := fmt.Sprintf("pol_01JBENCH00000000000000SCRN_%06d", i) // as a screening job names them
 		status := geo.StatusCompliant
 		ev := evidenceDoc{Evidence: polygon.Evidence{PolygonID: id, JobID: "job_01JSCREEN", FeatureIndex: i,
 			InputSHA256: fmt.Sprintf("%064x", i+1), AreaHa: 0.5 + math.Mod(float64(i)*7.31, 49.5),

@@ -8,10 +8,10 @@ import (
 )
 
 // plotTable is the layout of a large batch's table of plots: two lines a
-// plot, so that 30-character IDs fit at a legible size.
+// plot, the polygon ID (37 characters) on one.
 var plotTable = table{
-	widths: []float64{8, 44, 28, 15, 19, 15, 19, 32},
-	heads:  []string{"#", "Polygon / external ID", "Producer / country", "Area", "Forest 2020", "Loss", "Verdict", "Ledger entry"},
+	widths: []float64{7, 50, 28, 14, 18, 14, 19, 30},
+	heads:  []string{"#", "Polygon / external ID", "Producer, country", "Area", "Forest 2020", "Loss", "Verdict", "Ledger entry"},
 	aligns: "RLLRRRLL", size: 7, lineH: 3.3,
 }
 
@@ -31,7 +31,7 @@ func (d *document) batchPlotTable(plots []Plot, evs []*evidenceDoc) {
 	for i, p := range plots {
 		ev := evs[i]
 		idW, prodW := plotTable.widths[1], plotTable.widths[2]
-		d.font(mono, "", plotTable.size-0.5) // as cellFont writes a mono cell
+		d.font(mono, "", plotTable.size-1) // as cellFont writes a mono cell
 		ext := d.fit(orNone(p.Polygon.ExternalID), idW)
 		d.font(sans, "", plotTable.size)
 		producer := d.fit(orNone(p.Polygon.ProducerName), prodW)

@@ -59,7 +59,7 @@ type assessmentDoc struct {
 }
 
 // factorTable is the layout of the assessment's factors.
-var factorTable = table{widths: []float64{32, 14, 68, 66}, heads: []string{"Factor", "Score", "Inputs", "Why"},
+var factorTable = table{widths: []float64{30, 12, 68, 70}, heads: []string{"Factor", "Score", "Inputs", "Why"},
 	aligns: "LRLL", size: 7.5, lineH: 3.5}
 
 // batchRisk writes the batch's risk assessment: its outcome, each factor
@@ -98,6 +98,9 @@ func (d *document) batchRisk(doc json.RawMessage) error {
 	if v := as.DataVersions; v != nil {
 		d.heading("Regulatory data the assessment used", 40)
 		dataSet := func(name string, s batch.DataSet) {
+			if d.GetY()+30 > pageH-margin-5 {
+				d.AddPage()
+			}
 			d.font(sans, "B", 8.5)
 			d.CellFormat(contentW, 4.8, name, "", 1, "L", false, 0, "")
 			d.field("Version, date", s.Version+", "+s.Date, false)
@@ -130,7 +133,7 @@ func factorInputs(name string, raw json.RawMessage) (string, error) {
 		if err := json.Unmarshal(raw, &in); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%d plots, %s\nhighest plot risk score %d (%s)\narea-weighted mean %.2f",
+		return fmt.Sprintf("%d plots, %s\nhighest plot risk score %d, plot\n%s\narea-weighted mean %.2f",
 			in.PolygonCount, ha(in.TotalAreaHa), in.MaxRiskScore, in.MaxRiskPolygonID, in.AreaWeightedMeanRiskScore), nil
 	case risk.FactorSupplierHistory:
 		var in risk.SupplierFactorInputs

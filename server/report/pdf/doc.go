@@ -117,6 +117,11 @@ func (d *document) heading(text string, need float64) {
 // hashes and identifiers are written in mono.
 func (d *document) field(label, value string, isMono bool) {
 	const labelW = 48.0
+	// A new page here, not in the label's cell: the value is written at
+	// the label's height, which must be on the page the label is.
+	if d.GetY()+4.6 > pageH-margin-5 {
+		d.AddPage()
+	}
 	d.font(sans, "", 8.5)
 	d.SetTextColor(90, 90, 90)
 	y := d.GetY()

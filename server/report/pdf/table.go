@@ -71,8 +71,8 @@ func (d *document) tableRow(t table, cells []cell) {
 }
 
 func (d *document) cellFont(t table, c cell) {
-	if c.mono {
-		d.font(mono, "", t.size-0.5)
+	if c.mono { // a size smaller: mono is wider
+		d.font(mono, "", t.size-1)
 	} else {
 		d.font(sans, "", t.size)
 	}
