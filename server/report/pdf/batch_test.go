@@ -186,3 +186,15 @@ func TestReports_IndependentOfEarlierReports(t *testing.T) {
 		}
 	}
 }
+
+// A field that does not fit at the foot of a page starts the next one,
+// its value beside its label, not on a page after it.
+func TestField_AtPageFoot(t *testing.T) {
+	d := newDocument("t", "t", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	d.AddPage()
+	d.SetY(pageH - margin - 6)
+	d.field("Regulation, source", strings.Repeat("a long value that wraps ", 6), false)
+	if n := d.PageNo(); n != 2 {
+		t.Errorf("the field ends on page %d, want 2", n)
+	}
+}
