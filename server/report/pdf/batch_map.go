@@ -120,14 +120,6 @@ func (d *document) batchOverview(ctx context.Context, b Batch, evs []*evidenceDo
 	return nil
 }
 
-// plural is n things, as a reader would say it.
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return strconv.Itoa(n) + " " + thing + "s"
-}
-
 // verdictColour is a verdict's colour as drawn (statusColour).
 func verdictColour(status string) color.NRGBA {
 	r, g, b := statusColour(status)
