@@ -134,6 +134,19 @@ func TestSD_SandboxFlow(t *testing.T) {
 	if wv.Status != "WITHDRAWN" || sdHistory(wv) != "DRAFT SUBMITTED VALIDATED WITHDRAWN" || wv.Statement != nil {
 		t.Errorf("withdrawn: %s", w.Body)
 	}
+	// Listed by its status, without its statement; a status that is none
+	// is a 400 naming the parameter.
+	for status, want := range map[string]int{"WITHDRAWN": 1, "VALIDATED": 0, "": 1} {
+		var list []sdView
+		apitest.Do(t, "GET", base+sdPath+"?status="+status, apitest.WithKey(key), nil).WantStatus(t, http.StatusOK).Decode(t, &list)
+		if len(list) != want || (want == 1 && (list[0].SDID != acc.SDID || list[0].Statement != nil || list[0].Status != "WITHDRAWN")) {
+			t.Errorf("GET %s?status=%s: %+v; want %d declarations", sdPath, status, list, want)
+		}
+	}
+	if bad := apitest.Do(t, "GET", base+sdPath+"?status=REVOKED&limit=0", apitest.WithKey(key), nil).WantStatus(t, http.StatusBadRequest); !strings.Contains(string(bad.Body), "query.status") ||
+		!strings.Contains(string(bad.Body), "query.limit") {
+		t.Errorf("a bad status and limit: %s; want both named", bad.Body)
+	}
 	again := apitest.Do(t, "POST", base+sdPath+"/"+acc.SDID+"/withdraw", idem(key), nil).WantStatus(t, http.StatusConflict)
 	if !strings.Contains(string(again.Body), "SD_NOT_WITHDRAWABLE") {
 		t.Errorf("withdrawing again: %s", again.Body)

@@ -95,6 +95,7 @@ func (a *App) routes() []route {
 		{"POST", eudrPrefix + "/declarations/dds/:ddsId/amend", authKey, idemRequired, a.handleDDSAmend},
 		{"POST", eudrPrefix + "/declarations/references/lookup", authKey, idemRequired, a.handleDDSReferenceLookup},
 		{"GET", eudrPrefix + "/declarations/references/:referenceNumber", authKey, idemNone, a.handleDDSReferenceGet},
+		{"GET", eudrPrefix + "/declarations/sd", authKey, idemNone, a.handleSDList},
 		{"POST", eudrPrefix + "/declarations/sd", authKey, idemRequired, a.handleSDCreate},
 		{"GET", eudrPrefix + "/declarations/sd/:sdId", authKey, idemNone, a.handleSDGet},
 		{"POST", eudrPrefix + "/declarations/sd/:sdId/withdraw", authKey, idemRequired, a.handleSDWithdraw},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/sd"
 	"github.com/eudr/eudr/storage"
 )
@@ -41,4 +42,26 @@ func (a *App) handleSDWithdraw(w http.ResponseWriter, r *http.Request, ps httpro
 		v, err := a.sd.RecordWithdrawal(tx, tenantFrom(r.Context()), wd, actorOf(r))
 		return reply{status: http.StatusOK, body: v}, err
 	})
+}
+
+func (a *App) handleSDList(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	page, err := parsePage(r)
+	status := r.URL.Query().Get("status")
+	if err := apierr.Merge(apierr.DetailsOf(err), sd.CheckStatus(status)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list, more, err := a.sd.List(r.Context(), tenantFrom(r.Context()), status, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]sd.View, len(list))
+	for i, dcl := range list {
+		out[i] = sd.ViewOf(dcl, false)
+	}
+	if more {
+		setNextPage(w, r, page, out[len(out)-1].SDID)
+	}
+	writeJSON(w, r, http.StatusOK, out)
 }

@@ -131,12 +131,21 @@ func (s *Service) Find(ctx context.Context, t storage.Tenant, ref string) (Decla
 	return out, apierr.Named(err, "simplified declaration", ref)
 }
 
+// CheckStatus refuses a status filter that is not a status (a 400 at
+// query.status); "" lists all.
+func CheckStatus(status string) error {
+	if status == "" || slices.Contains(Statuses, status) {
+		return nil
+	}
+	return apierr.Invalid("query.status", "must be DRAFT, SUBMITTED, VALIDATED, REJECTED or WITHDRAWN")
+}
+
 // List returns one page of the tenant's declarations of a status ("" for
 // all), newest first, and whether more follow; a status that does not
 // exist is a 400 at query.status.
 func (s *Service) List(ctx context.Context, t storage.Tenant, status string, p storage.Page) ([]Declaration, bool, error) {
-	if status != "" && !slices.Contains(Statuses, status) {
-		return nil, false, apierr.Invalid("query.status", "must be DRAFT, SUBMITTED, VALIDATED, REJECTED or WITHDRAWN")
+	if err := CheckStatus(status); err != nil {
+		return nil, false, err
 	}
 	var out []Declaration
 	var more bool
