@@ -3,6 +3,7 @@ package geo
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/peterstace/simplefeatures/geom"
@@ -154,6 +155,30 @@ func pixelAt(ws []rasterWindow, q pt) (t *RasterTile, v uint8) {
 		}
 	}
 	return nil, 0
+}
+
+// cellAt is valueAt(ws, q), and east the longitude up to which (not
+// included) the points of q's latitude east of q find the same answer:
+// the east edge of the pixel holding q, or the west edge of the first
+// window that holds a pixel of that latitude east of q.
+func cellAt(ws []rasterWindow, q pt) (v uint8, ok bool, east int64) {
+	east = math.MaxInt64
+	for i := range ws {
+		w := &ws[i]
+		if w.edges == nil {
+			w.edges = fixedGrid{w.tile.Grid}.windowEdges(w.win)
+		}
+		col, row, in := w.edges.pixel(q)
+		if in {
+			v = w.px[row*w.win.Width+col]
+			return v, !(w.tile.HasNoData && v == w.tile.NoData), min(east, w.edges.lons[col+1])
+		}
+		// Windows before the one holding q may hold points east of it.
+		if row >= 0 && row < w.win.Height && q.x < w.edges.lons[0] {
+			east = min(east, w.edges.lons[0])
+		}
+	}
+	return 0, false, east
 }
 
 // valueAt returns the pixel holding q among ws; ok is false when no
@@ -429,7 +454,15 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 		}
 	} else {
 		for _, w := range ws {
-			eachPixelIn(w.parts, w.tile.Grid, w.win, w.px, func(v uint8, _ pt, ha float64) { count(w.tile, v, ha) })
+			nodata, hasNoData := w.tile.NoData, w.tile.HasNoData
+			scanRows(w.parts, w.tile.Grid, cellAreasOf(w.tile.Grid), w.win, func(_ []int64, row scanRow) {
+				px := w.px[row.y*w.win.Width : (row.y+1)*w.win.Width]
+				for i := 0; i < len(row.runs); i += 2 {
+					for _, v := range px[row.runs[i]:row.runs[i+1]] {
+						r.Stats.count(v, row.ha, hasNoData && v == nodata)
+					}
+				}
+			})
 		}
 		if n, _ := r.Stats.Total(); n == 0 {
 			for _, sp := range p.samplePoints() {
@@ -455,12 +488,11 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 // layer's on the finer of their grids and returns the pixels of that grid
 // lost after the cutoff that were forest, and their hectares.
 func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha float64) {
-	lost := func(lv, fv uint8) bool { return lv > LossCutoffValue && fv != 0 }
 	if p.g.IsPoint() {
 		for _, q := range p.points {
 			lv, lok := valueAt(loss, q)
 			fv, fok := valueAt(forest, q)
-			if lok && fok && lost(lv, fv) {
+			if lok && fok && lostPixel(lv, fv, true) {
 				pixels++
 				ha += p.pointHa
 			}
@@ -475,24 +507,31 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 		if t.HasNoData && v == t.NoData {
 			return
 		}
-		ov, ok := valueAt(other, at)
-		if !ok {
-			return
-		}
-		lv, fv := v, ov
-		if !fineIsLoss {
-			lv, fv = ov, v
-		}
-		if lost(lv, fv) {
+		if ov, ok := valueAt(other, at); ok && lostPixel(v, ov, fineIsLoss) {
 			pixels++
 			ha += cellHa
 		}
 	}
 	seen := 0
 	for _, w := range fine {
-		eachPixelIn(w.parts, w.tile.Grid, w.win, w.px, func(v uint8, at pt, cellHa float64) {
-			seen++
-			visit(w.tile, v, at, cellHa)
+		nodata, hasNoData := w.tile.NoData, w.tile.HasNoData
+		scanRows(w.parts, w.tile.Grid, cellAreasOf(w.tile.Grid), w.win, func(xs []int64, r scanRow) {
+			px := w.px[r.y*w.win.Width : (r.y+1)*w.win.Width]
+			for i := 0; i < len(r.runs); i += 2 {
+				x, x1 := r.runs[i], r.runs[i+1]
+				seen += x1 - x
+				// The other grid's value is looked up once for the fine
+				// pixels whose centres share a pixel of it.
+				for x < x1 {
+					ov, ok, east := cellAt(other, pt{xs[x], r.lat})
+					for ; x < x1 && xs[x] < east; x++ {
+						if v := px[x]; ok && !(hasNoData && v == nodata) && lostPixel(v, ov, fineIsLoss) {
+							pixels++
+							ha += r.ha
+						}
+					}
+				}
+			}
 		})
 	}
 	if seen == 0 { // a plot smaller than a pixel: a point of each part
@@ -503,6 +542,17 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 		}
 	}
 	return pixels, ha
+}
+
+// lostPixel reports whether a pixel of the finer grid of value v, whose
+// centre is in a pixel of value ov of the other grid, is forest lost
+// after the cutoff; fineIsLoss says which grid is the loss-year one.
+func lostPixel(v, ov uint8, fineIsLoss bool) bool {
+	lv, fv := v, ov
+	if !fineIsLoss {
+		lv, fv = ov, v
+	}
+	return lv > LossCutoffValue && fv != 0
 }
 
 // samplePoint stands for a part of a plot that holds no pixel centre: a

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -75,102 +73,6 @@ func (s *PixelStats) count(v uint8, ha float64, nodata bool) {
 	}
 	s.Pixels[v]++
 	s.Ha[v] += ha
-}
-
-// eachPixelIn calls fn with the value, centre and area of each pixel of
-// the window w of grid (pixels px, row by row) whose centre lies inside or
-// on the polygons, a row at a time, in exact arithmetic on fixed
-// positions (fixedGrid). The polygons' sides are crossed with the row's
-// centre line once: the cost is rows x sides + pixels, not pixels x sides.
-func eachPixelIn(ps []fixedPolygon, grid geotiff.Georef, w geotiff.Window, px []uint8, fn func(v uint8, at pt, ha float64)) {
-	fg := fixedGrid{grid}
-	xs := make([]int64, w.Width) // the columns' centre longitudes
-	for x := range xs {
-		xs[x] = fg.lon(2*(w.Col+x) + 1)
-	}
-	in := make([]bool, w.Width)
-	cells := cellAreasOf(grid)
-	var starts []int
-	for y := range w.Height {
-		row := w.Row + y
-		lat := fg.lat(2*row + 1)
-		clear(in)
-		for _, p := range ps {
-			starts = markRow(p, xs, lat, in, starts[:0])
-		}
-		ha := 0.0
-		for x, ok := range in {
-			if !ok {
-				continue
-			}
-			if ha == 0 {
-				ha = cells.at(row)
-			}
-			fn(px[y*w.Width+x], pt{xs[x], lat}, ha)
-		}
-	}
-}
-
-// markRow sets in[x] for the centres (xs[x], y) of a row that lie inside
-// or on polygon p: inside its rings by the even-odd rule (the exterior
-// ring minus its holes), or on one of them. xs must be ascending; starts is scratch
-// space, returned for reuse.
-//
-// A centre on a side is found where the side crosses the row. Any other
-// centre is inside when an odd number of sides cross the row west of it,
-// counting a side that crosses from its south end up to, but not
-// including, its north end (half-open, so a row through a vertex counts
-// the two sides meeting there once or not at all, as it should). Each
-// such crossing turns the parity for the centres east of it: sorted, the
-// crossings' first centres east of them pair up into runs of centres
-// inside.
-func markRow(p fixedPolygon, xs []int64, y int64, in []bool, starts []int) []int {
-	n := len(xs)
-	for _, r := range p {
-		for i, j := 0, len(r)-1; i < len(r); j, i = i, i+1 {
-			a, b := r[j], r[i]
-			if a.y > b.y {
-				a, b = b, a
-			}
-			if y < a.y || y > b.y {
-				continue
-			}
-			if a.y == b.y { // a side along the row: its centres are on it
-				lo, hi := min(a.x, b.x), max(a.x, b.x)
-				for x := firstCentre(xs, lo); x < n && xs[x] <= hi; x++ {
-					in[x] = true
-				}
-				continue
-			}
-			// The first centre at or east of the crossing.
-			x := sort.Search(n, func(x int) bool { return crossing(a, b, xs[x], y) >= 0 })
-			if x < n && crossing(a, b, xs[x], y) == 0 {
-				in[x] = true // on the side
-				x++
-			}
-			if y < b.y {
-				starts = append(starts, x)
-			}
-		}
-	}
-	slices.Sort(starts)
-	for i := 0; i+1 < len(starts); i += 2 {
-		for x := starts[i]; x < starts[i+1]; x++ {
-			in[x] = true
-		}
-	}
-	return starts
-}
-
-// crossing is the sign of x minus the longitude where side a-b (a south
-// of b) crosses latitude y: 0 when (x, y) lies on the side's line.
-func crossing(a, b pt, x, y int64) int {
-	return cmpMul(x-a.x, b.y-a.y, y-a.y, b.x-a.x)
-}
-
-// firstCentre returns the first x with xs[x] >= lon, len(xs) if none.
-func firstCentre(xs []int64, lon int64) int {
-	return sort.Search(len(xs), func(x int) bool { return xs[x] >= lon })
 }
 
 // bbox returns the bounding box of the polygons' exterior rings.

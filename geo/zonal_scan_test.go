@@ -8,12 +8,12 @@ import (
 	"github.com/eudr/eudr/geo/geotiff"
 )
 
-// eachPixelIn finds pixels a row at a time; its answer must be the rule's
+// scanRows finds pixels a row at a time; its answer must be the rule's
 // for each pixel on its own (coversFixed), whatever the shape: random
 // star-shaped rings, holes, overlapping parts, and corners placed exactly
 // on pixel centres and pixel-centre lines; on a grid of decimals and on
 // one whose pixel size is not a short decimal (JRC's 10 m as degrees).
-func TestEachPixelIn_MatchesCoversFixed(t *testing.T) {
+func TestScanRows_MatchesCoversFixed(t *testing.T) {
 	for _, grid := range []geotiff.Georef{
 		{West: 10, North: 1, DX: 0.00025, DY: 0.00025, Width: 400, Height: 400},
 		{West: 10, North: 1, DX: 8.983152841195215e-05, DY: 8.983152841195215e-05, Width: 400, Height: 400},
@@ -49,15 +49,19 @@ func TestEachPixelIn_MatchesCoversFixed(t *testing.T) {
 			px := make([]uint8, w.Width*w.Height)
 			fg := fixedGrid{grid}
 			got := make([]bool, len(px))
-			eachPixelIn(fixed, grid, w, px, func(_ uint8, at pt, _ float64) {
-				c, row, _ := fg.pixel(at)
-				got[(row-w.Row)*w.Width+c-w.Col] = true
+			scanRows(fixed, grid, cellAreasOf(grid), w, func(xs []int64, sr scanRow) {
+				for i := 0; i < len(sr.runs); i += 2 {
+					for x := sr.runs[i]; x < sr.runs[i+1]; x++ {
+						c, row, _ := fg.pixel(pt{xs[x], sr.lat})
+						got[(row-w.Row)*w.Width+c-w.Col] = true
+					}
+				}
 			})
 			for row := w.Row; row < w.Row+w.Height; row++ {
 				for c := w.Col; c < w.Col+w.Width; c++ {
 					q := pt{fg.lon(2*c + 1), fg.lat(2*row + 1)}
 					if want, got := coversFixed(fixed, q), got[(row-w.Row)*w.Width+c-w.Col]; want != got {
-						t.Fatalf("DX %v, shape %d: pixel (%d, %d): eachPixelIn %v, coversFixed %v", grid.DX, i, c, row, got, want)
+						t.Fatalf("DX %v, shape %d: pixel (%d, %d): scanRows %v, coversFixed %v", grid.DX, i, c, row, got, want)
 					}
 				}
 			}
