@@ -48,6 +48,10 @@ type RasterLayer struct {
 	Source  string
 	SHA256  string // hex SHA-256 of the layer's tile list as imported
 	Tiles   []RasterTile
+
+	// cells are the rows' cell areas of the tiles' grids, as plots need
+	// them.
+	cells cellAreaTables
 }
 
 // RasterTile is one GeoTIFF of a raster layer: its name, its grid, its
@@ -127,7 +131,8 @@ type rasterWindow struct {
 	tile  *RasterTile
 	win   geotiff.Window
 	px    []uint8
-	parts []fixedPolygon // the parts whose pixels are all in the window
+	parts []fixedPolygon  // the parts whose pixels are all in the window
+	cells *cellAreaTables // the layer's
 	// edges are made by the first value: a finer grid looks up a pixel
 	// here for each of its own.
 	edges *windowEdges
@@ -334,6 +339,7 @@ func (p *rasterPlot) read(ctx context.Context, l *RasterLayer) (ws []rasterWindo
 			if err != nil {
 				return nil, false, err
 			}
+			rw.cells = &l.cells
 			for _, j := range pw.parts {
 				rw.parts = append(rw.parts, p.parts[j].fixed)
 			}
@@ -455,7 +461,7 @@ func (p *rasterPlot) measure(l *RasterLayer, ws []rasterWindow, inside bool) Ras
 	} else {
 		for _, w := range ws {
 			nodata, hasNoData := w.tile.NoData, w.tile.HasNoData
-			scanRows(w.parts, w.tile.Grid, cellAreasOf(w.tile.Grid), w.win, func(_ []int64, row scanRow) {
+			scanRows(w.parts, w.tile.Grid, w.cells.of(w.tile.Grid), w.win, func(_ []int64, row scanRow) {
 				px := w.px[row.y*w.win.Width : (row.y+1)*w.win.Width]
 				for i := 0; i < len(row.runs); i += 2 {
 					for _, v := range px[row.runs[i]:row.runs[i+1]] {
@@ -515,7 +521,7 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 	seen := 0
 	for _, w := range fine {
 		nodata, hasNoData := w.tile.NoData, w.tile.HasNoData
-		scanRows(w.parts, w.tile.Grid, cellAreasOf(w.tile.Grid), w.win, func(xs []int64, r scanRow) {
+		scanRows(w.parts, w.tile.Grid, w.cells.of(w.tile.Grid), w.win, func(xs []int64, r scanRow) {
 			px := w.px[r.y*w.win.Width : (r.y+1)*w.win.Width]
 			for i := 0; i < len(r.runs); i += 2 {
 				x, x1 := r.runs[i], r.runs[i+1]

@@ -76,8 +76,8 @@ var jobBenchPlots = sync.OnceValues(func() ([]geo.Feature, error) {
 // placed like 10N_080W) and a JRC-like forest-2020 layer (see
 // jobBenchForestDeg), each plot's loss measured in forest on the finer
 // grid. Each run is one job from a cold start: fresh Files and a fresh
-// geotiff.Cache of DefaultCacheBytes shared by both layers, no grid rows'
-// cell areas kept, and the files' pages dropped from the OS page cache
+// geotiff.Cache of DefaultCacheBytes shared by both layers, new layers
+// without their grid rows' cell areas, and the files' pages dropped from the OS page cache
 // (posix_fadvise DONTNEED, which needs no root: clean pages of the file
 // are evicted, so reads go to the disk or, on a virtual machine, the
 // host's cache). serial screens the plots as a job does, in
@@ -152,10 +152,10 @@ func BenchmarkScreenJob(b *testing.B) {
 }
 
 // jobBenchIndex opens the two tiles cold: their pages dropped from the OS
-// page cache, a new block cache, and no cell areas kept.
+// page cache, a new block cache, and new layers (which keep no cell areas
+// yet).
 func jobBenchIndex(b *testing.B, lossPath, forestPath string) (*geo.Index, *geotiff.Cache, func()) {
 	b.Helper()
-	geo.ForgetCellAreas()
 	c := geotiff.NewCache(geotiff.DefaultCacheBytes)
 	var files []*os.File
 	open := func(path string) geo.RasterTile {

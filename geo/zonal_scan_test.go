@@ -49,7 +49,7 @@ func TestScanRows_MatchesCoversFixed(t *testing.T) {
 			px := make([]uint8, w.Width*w.Height)
 			fg := fixedGrid{grid}
 			got := make([]bool, len(px))
-			scanRows(fixed, grid, cellAreasOf(grid), w, func(xs []int64, sr scanRow) {
+			scanRows(fixed, grid, (*cellAreaTables)(nil).of(grid), w, func(xs []int64, sr scanRow) {
 				for i := 0; i < len(sr.runs); i += 2 {
 					for x := sr.runs[i]; x < sr.runs[i+1]; x++ {
 						c, row, _ := fg.pixel(pt{xs[x], sr.lat})
