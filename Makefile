@@ -2,7 +2,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 BIN     := bin/eudr
 
-.PHONY: build run test bench fuzz lint clean
+.PHONY: build run test bench bench-screen fuzz lint clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) .
@@ -23,6 +23,12 @@ test:
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./server ./server/polygon ./server/report/pdf ./storage ./geo ./geo/geotiff ./geo/plotfile ./ledger
 	$(GO) test -tags load -count=1 -run='^TestLoad' -v -timeout=20m .
+
+# The screening job on its own, on two cores as its targets are stated
+# (plots/s from a cold page cache, CPU per plot, peak memory), 5 runs of
+# 5 jobs for benchstat.
+bench-screen:
+	$(GO) test -run='^$$' -bench='^BenchmarkScreenJob$$' -cpu=2 -benchtime=5x -count=5 ./geo
 
 # Each fuzz target for FUZZTIME (default 60s).
 FUZZTIME ?= 60s

@@ -1,12 +1,14 @@
 // Package geotifftest writes single-band uint8 GeoTIFFs for tests: known
 // pixels, in every layout and compression package geotiff reads, so that
 // tests of readers and of screening can state expected values exactly.
-// It is test support, not a production writer: it builds the whole file in
-// memory (blocks compressed), and its Tags option writes whatever it is
-// given, so a test can craft a header that readers must refuse.
+// It is test support, not a production writer: it holds the raster's
+// distinct blocks in memory, compressed, and its Tags option writes
+// whatever it is given, so a test can craft a header that readers must
+// refuse.
 package geotifftest
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -59,6 +61,15 @@ type Options struct {
 	// pointing at the same bytes (valid TIFF; libtiff 4.5 reads it): large
 	// repetitive rasters then cost little to write and to store.
 	ShareBlocks bool
+	// Period, when positive, promises that the pixels repeat every Period
+	// columns and rows (px(c, r) == px(c%Period, r%Period)): a block at
+	// the same place in the pattern as one made before, and of the same
+	// size inside the raster, is not generated and compressed again. A
+	// raster of 1e10 pixels then costs what one period of it does to
+	// make, and, streamed to the file, no more memory. Each block is
+	// still stored in its own place, as large as a file of those pixels
+	// is, unless ShareBlocks stores it once.
+	Period int
 	// Sparse leaves out blocks whose pixels are all the NoData value (0
 	// without one): offset and byte count 0, as GDAL writes them with
 	// SPARSE_OK=TRUE. GDAL and package geotiff read such blocks as nodata;
@@ -147,7 +158,8 @@ func WriteFile(path string, width, height int, px Pixels, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Write(f, width, height, px, o); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := errors.Join(Write(bw, width, height, px, o), bw.Flush()); err != nil {
 		f.Close()
 		return err
 	}
@@ -181,7 +193,7 @@ func Write(w io.Writer, width, height int, px Pixels, o Options) error {
 			sparse = v
 		}
 	}
-	blocks, index, err := encodeBlocks(width, height, bw, bh, tiled, px, comp, o.Predictor, o.ShareBlocks, sparse)
+	blocks, index, err := encodeBlocks(width, height, bw, bh, tiled, px, comp, o.Predictor, o.ShareBlocks, o.Period, sparse)
 	if err != nil {
 		return err
 	}
@@ -259,20 +271,42 @@ func Write(w io.Writer, width, height int, px Pixels, o Options) error {
 	if err != nil {
 		return err
 	}
-	var offsets []uint64
+	// The blocks in the order stored: each once, or with a Period and
+	// without ShareBlocks each block of the raster in its own place.
+	// slot[i] is where block i of the raster is stored, -1 if sparse.
+	var stored []int
+	slot := make([]int, len(index))
+	for i, k := range index {
+		switch {
+		case k < 0:
+			slot[i] = -1
+		case o.Period > 0 && !o.ShareBlocks:
+			slot[i] = len(stored)
+			stored = append(stored, k)
+		default:
+			slot[i] = k
+		}
+	}
+	if o.Period <= 0 || o.ShareBlocks {
+		stored = make([]int, len(blocks))
+		for k := range stored {
+			stored[k] = k
+		}
+	}
+	offsets := make([]uint64, len(stored))
 	pos := dataStart
-	for _, b := range blocks {
-		offsets = append(offsets, pos)
-		pos += uint64(len(b))
+	for j, k := range stored {
+		offsets[j] = pos
+		pos += uint64(len(blocks[k]))
 		pos += pos & 1 // word-aligned, as TIFF 6.0 asks
 	}
 	if !o.BigTIFF && pos > math.MaxUint32 {
 		return errors.New("geotifftest: the file exceeds 4 GiB: use BigTIFF")
 	}
-	for i, k := range index {
+	for i, j := range slot {
 		var off, cnt uint64 // a sparse block
-		if k >= 0 {
-			off, cnt = offsets[k], uint64(len(blocks[k]))
+		if j >= 0 {
+			off, cnt = offsets[j], uint64(len(blocks[stored[j]]))
 		}
 		if generated(offsetTag) {
 			setUint(tags[offsetTag], i, off)
@@ -285,7 +319,8 @@ func Write(w io.Writer, width, height int, px Pixels, o Options) error {
 		return err
 	}
 	var pad [1]byte
-	for _, b := range blocks {
+	for _, k := range stored {
+		b := blocks[k]
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
@@ -313,7 +348,7 @@ func setUint(v any, i int, x uint64) {
 // order, which of them holds its data (with share, identical blocks are
 // encoded once), or -1 for a block left out because all its pixels are
 // sparse (when sparse >= 0).
-func encodeBlocks(width, height, bw, bh int, tiled bool, px Pixels, comp geotiff.Compression, predictor, share bool, sparse int) ([][]byte, []int, error) {
+func encodeBlocks(width, height, bw, bh int, tiled bool, px Pixels, comp geotiff.Compression, predictor, share bool, period, sparse int) ([][]byte, []int, error) {
 	across, down := (width+bw-1)/bw, (height+bh-1)/bh
 	var blocks [][]byte
 	index := make([]int, 0, across*down)
@@ -326,12 +361,24 @@ func encodeBlocks(width, height, bw, bh int, tiled bool, px Pixels, comp geotiff
 		seed = maphash.MakeSeed()
 	}
 	known := map[uint64][]seen{}
+	// The blocks written, by their place in the pattern of Period and
+	// their size inside the raster.
+	type place struct{ col, row, w, h int }
+	periodic := map[place]int{}
 	raw := make([]byte, bw*bh)
 	for by := range down {
 		for bx := range across {
 			h := bh
 			if !tiled {
 				h = min(bh, height-by*bh)
+			}
+			at := place{-1, -1, 0, 0}
+			if period > 0 {
+				at = place{bx * bw % period, by * bh % period, min(bw, width-bx*bw), min(h, height-by*bh)}
+				if k, ok := periodic[at]; ok {
+					index = append(index, k)
+					continue
+				}
 			}
 			buf := raw[:bw*h]
 			for r := range h {
@@ -347,6 +394,9 @@ func encodeBlocks(width, height, bw, bh int, tiled bool, px Pixels, comp geotiff
 			}
 			if sparse >= 0 && !slices.ContainsFunc(buf, func(v byte) bool { return int(v) != sparse }) {
 				index = append(index, -1)
+				if period > 0 {
+					periodic[at] = -1
+				}
 				continue
 			}
 			var key uint64
@@ -354,6 +404,9 @@ func encodeBlocks(width, height, bw, bh int, tiled bool, px Pixels, comp geotiff
 				key = maphash.Bytes(seed, buf)
 				if k := slices.IndexFunc(known[key], func(s seen) bool { return bytes.Equal(s.raw, buf) }); k >= 0 {
 					index = append(index, known[key][k].k)
+					if period > 0 {
+						periodic[at] = known[key][k].k
+					}
 					continue
 				}
 				known[key] = append(known[key], seen{bytes.Clone(buf), len(blocks)})
@@ -361,6 +414,9 @@ func encodeBlocks(width, height, bw, bh int, tiled bool, px Pixels, comp geotiff
 			enc, err := encodeBlock(buf, bw, comp, predictor)
 			if err != nil {
 				return nil, nil, err
+			}
+			if period > 0 {
+				periodic[at] = len(blocks)
 			}
 			index = append(index, len(blocks))
 			blocks = append(blocks, enc)

@@ -76,3 +76,50 @@ func TestWrite_ShareBlocks(t *testing.T) {
 		t.Fatalf("pixel (255, 255) is %d, want 15", got)
 	}
 }
+
+// TestWrite_Period checks that a periodic raster is written with its
+// blocks generated once per place in the pattern, and decodes to the same
+// pixels as one written pixel by pixel: tiles and strips, edge blocks
+// cut by the raster's size, and a period that is not a multiple of the
+// blocks.
+func TestWrite_Period(t *testing.T) {
+	const width, height = 203, 150
+	for _, c := range []struct {
+		period int
+		o      geotifftest.Options
+	}{
+		{32, geotifftest.Options{TileWidth: 16, TileHeight: 16}},
+		{32, geotifftest.Options{RowsPerStrip: 1}},
+		{48, geotifftest.Options{TileWidth: 32, TileHeight: 32, Sparse: true}},
+	} {
+		calls := 0
+		px := func(col, row int) uint8 {
+			calls++
+			col, row = col%c.period, row%c.period
+			if col < 8 {
+				return 0
+			}
+			return uint8(col*7 + row*13)
+		}
+		c.o.Compression, c.o.Predictor = geotiff.CompressionLZW, true
+		plain := geotifftest.MustEncode(t, width, height, px, c.o)
+		plainCalls := calls
+		calls = 0
+		c.o.Period = c.period
+		periodic := geotifftest.MustEncode(t, width, height, px, c.o)
+		if calls*2 > plainCalls {
+			t.Errorf("period %d, %+v: %d pixels generated, %d without Period: want far fewer", c.period, c.o, calls, plainCalls)
+		}
+		want, err := tiff.Decode(bytes.NewReader(plain))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tiff.Decode(bytes.NewReader(periodic))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.(*image.Gray).Pix, want.(*image.Gray).Pix) {
+			t.Errorf("period %d, %+v: the pixels differ from those written without Period", c.period, c.o)
+		}
+	}
+}
