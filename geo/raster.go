@@ -162,28 +162,67 @@ func pixelAt(ws []rasterWindow, q pt) (t *RasterTile, v uint8) {
 	return nil, 0
 }
 
-// cellAt is valueAt(ws, q), and east the longitude up to which (not
-// included) the points of q's latitude east of q find the same answer:
-// the east edge of the pixel holding q, or the west edge of the first
-// window that holds a pixel of that latitude east of q.
-func cellAt(ws []rasterWindow, q pt) (v uint8, ok bool, east int64) {
-	east = math.MaxInt64
-	for i := range ws {
-		w := &ws[i]
+// rowCursor finds the pixels among ws holding points of one latitude from
+// west to east, as valueAt does, and how far east each answer holds: from
+// the pixel found last it steps to the next of its window, and searches
+// the windows again only where one ends or another may begin.
+type rowCursor struct {
+	ws []rasterWindow
+	y  int64
+	// The window and pixel found last (w nil: none yet, or none held the
+	// point), and clip, the west edge of the nearest window before w that
+	// holds pixels of the row east of the point (MaxInt64: none).
+	w        *rasterWindow
+	col, row int
+	clip     int64
+}
+
+func newRowCursor(ws []rasterWindow, y int64) rowCursor {
+	return rowCursor{ws: ws, y: y}
+}
+
+// at returns valueAt(ws, (x, y)), and east the longitude up to which (not
+// included) the points east of x find the same answer. x must not
+// decrease from one call to the next.
+func (c *rowCursor) at(x int64) (v uint8, ok bool, east int64) {
+	if w := c.w; w != nil && x < c.clip {
+		// Windows before w hold no point west of clip that they did not
+		// hold before; the next pixels of w's row are w's to answer.
+		col := c.col
+		for col < w.win.Width && w.edges.lons[col+1] <= x {
+			col++
+		}
+		if col < w.win.Width {
+			c.col = col
+			return c.value(), c.valid(), min(w.edges.lons[col+1], c.clip)
+		}
+	}
+	c.w, c.clip = nil, math.MaxInt64
+	q := pt{x, c.y}
+	for i := range c.ws {
+		w := &c.ws[i]
 		if w.edges == nil {
 			w.edges = fixedGrid{w.tile.Grid}.windowEdges(w.win)
 		}
 		col, row, in := w.edges.pixel(q)
 		if in {
-			v = w.px[row*w.win.Width+col]
-			return v, !(w.tile.HasNoData && v == w.tile.NoData), min(east, w.edges.lons[col+1])
+			c.w, c.col, c.row = w, col, row
+			return c.value(), c.valid(), min(w.edges.lons[col+1], c.clip)
 		}
 		// Windows before the one holding q may hold points east of it.
-		if row >= 0 && row < w.win.Height && q.x < w.edges.lons[0] {
-			east = min(east, w.edges.lons[0])
+		if row >= 0 && row < w.win.Height && x < w.edges.lons[0] {
+			c.clip = min(c.clip, w.edges.lons[0])
 		}
 	}
-	return 0, false, east
+	return 0, false, c.clip
+}
+
+func (c *rowCursor) value() uint8 { return c.w.px[c.row*c.w.win.Width+c.col] }
+
+// valid reports whether the pixel found is not nodata.
+func (c *rowCursor) valid() bool {
+	t := c.w.tile
+	return !(t.HasNoData && c.value() == t.NoData)
 }
 
 // valueAt returns the pixel holding q among ws; ok is false when no
@@ -528,8 +567,9 @@ func (p *rasterPlot) lossInForest(loss, forest []rasterWindow) (pixels int, ha f
 				seen += x1 - x
 				// The other grid's value is looked up once for the fine
 				// pixels whose centres share a pixel of it.
+				cur := newRowCursor(other, r.lat)
 				for x < x1 {
-					ov, ok, east := cellAt(other, pt{xs[x], r.lat})
+					ov, ok, east := cur.at(xs[x])
 					for ; x < x1 && xs[x] < east; x++ {
 						if v := px[x]; ok && !(hasNoData && v == nodata) && lostPixel(v, ov, fineIsLoss) {
 							pixels++
