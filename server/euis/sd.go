@@ -33,6 +33,15 @@ type SDClient interface {
 	// internal reference (getSdByInternalReference): how a submission
 	// whose answer was lost is found again.
 	FindSDByInternalReference(ctx context.Context, cr Credentials, ref string) ([]Status, error)
+	// UpdateSD replaces the content of an AVAILABLE declaration
+	// (updateSd), which keeps its numbers, and returns the status
+	// answered. A refusal (not AVAILABLE, customs lock, a rule broken) is
+	// a *Fault; an unknown declaration a *Fault of kind FaultNotFound.
+	UpdateSD(ctx context.Context, cr Credentials, sdIdentifier string, d SDStatement) (string, error)
+	// GetSDByIdentifiers fetches a declaration, another operator's too, by
+	// its declaration and verification numbers (getSdByIdentifiers); nil
+	// when the information system knows none with the pair.
+	GetSDByIdentifiers(ctx context.Context, cr Credentials, ref Reference) (*SDStatement, error)
 }
 
 // Roles that file a simplified declaration (SdOperatorRoleType; its
@@ -91,7 +100,7 @@ type SDStatement struct {
 type SDCommodity struct {
 	HSHeading             string
 	DescriptionOfGoods    string
-	NetWeightKg           Decimal
+	NetWeightKg           Decimal `json:",omitempty"` // Decimal refuses to marshal ""
 	PercentageEstimation  *float64
 	SupplementaryUnit     *Decimal
 	SupplementaryUnitType string

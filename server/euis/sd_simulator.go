@@ -24,9 +24,10 @@ var _ SDClient = (*Simulator)(nil)
 // a reference number of the simplified form (S, YY, the country of
 // activity or the producers' first country, 9 digits or capital letters)
 // and a verification number. WithdrawSD withdraws a SUBMITTED or AVAILABLE
-// one, at any time (a declaration has no 72-hour window). Records are kept
-// under "sd/<uuid>", "sdref/<referenceNumber>" and
-// "sdiref/<internalReference>".
+// one, at any time (a declaration has no 72-hour window); UpdateSD
+// replaces an AVAILABLE one's content. Records are kept under "sd/<uuid>",
+// "sdref/<referenceNumber>" and "sdiref/<internalReference>", the content
+// (for GetSDByIdentifiers) under "sdstmt/<uuid>".
 
 // SubmitSD files d.
 func (sim *Simulator) SubmitSD(ctx context.Context, _ Credentials, d SDStatement) (string, error) {
@@ -59,6 +60,9 @@ func (sim *Simulator) SubmitSD(ctx context.Context, _ Credentials, d SDStatement
 		}
 	}
 	if err := sim.indexAs("sdiref/", d.InternalReference, uuid); err != nil {
+		return "", err
+	}
+	if err := sim.putSDStatement(uuid, d); err != nil {
 		return "", err
 	}
 	if err := sim.putAs("sd/", rec); err != nil {

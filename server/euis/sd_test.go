@@ -59,6 +59,18 @@ var sdAnswers = map[string]string{
 		`<c:verificationNumber>SFFCB4Y3</c:verificationNumber><c:status>AVAILABLE</c:status><c:date>2026-05-20T09:51:00Z</c:date></ns2:sdOverviewList></ns2:GetSdResponse>`,
 	"WithdrawSdRequest":               `<ns2:WithdrawSdResponse xmlns:ns2="` + euis.NSSD + `"><ns2:uuid>0b7e3b52-1f7a-4a8e-9b0d-6c2e5f4a3d21</ns2:uuid><ns2:status>WITHDRAWN</ns2:status></ns2:WithdrawSdResponse>`,
 	"GetSdByInternalReferenceRequest": `<ns2:GetSdByInternalReferenceResponse xmlns:ns2="` + euis.NSSD + `"/>`,
+	"UpdateSdRequest":                 `<ns2:UpdateSdResponse xmlns:ns2="` + euis.NSSD + `"><ns2:uuid>0b7e3b52-1f7a-4a8e-9b0d-6c2e5f4a3d21</ns2:uuid><ns2:version>2</ns2:version><ns2:status>AVAILABLE</ns2:status></ns2:UpdateSdResponse>`,
+	"GetSdByIdentifiersRequest": `<ns2:GetSdByIdentifiersResponse xmlns:ns2="` + euis.NSSD + `" xmlns:c="` + euis.NSCommon + `"><ns2:statement>` +
+		`<ns2:internalReferenceNumber>SD-2026-0007</ns2:internalReferenceNumber><ns2:activityType>DOMESTIC</ns2:activityType>` +
+		`<ns2:representedOperator><c:operatorReferenceNumber><c:identifierType>vat</c:identifierType><c:identifierValue>FR40303265045</c:identifierValue></c:operatorReferenceNumber>` +
+		`<c:operatorName>Ferme Dupont</c:operatorName></ns2:representedOperator><ns2:countryOfActivity>FR</ns2:countryOfActivity>` +
+		`<ns2:commodities><ns2:position>1</ns2:position><ns2:descriptors><c:descriptionOfGoods>Oak logs</c:descriptionOfGoods>` +
+		`<c:goodsMeasure><c:percentageEstimationOrDeviation>5</c:percentageEstimationOrDeviation><c:netWeight>9999999999.999999</c:netWeight></c:goodsMeasure></ns2:descriptors><ns2:hsHeading>4403</ns2:hsHeading>` +
+		`<ns2:producers><ns2:producerPosition>1</ns2:producerPosition><ns2:producerCountry>FR</ns2:producerCountry><ns2:producerName>Ferme Dupont</ns2:producerName>` +
+		`<ns2:producerLocation><ns2:postalAddress><ns2:producerStreet>1 Chemin des Vignes</ns2:producerStreet><ns2:producerPostalCode>21000</ns2:producerPostalCode>` +
+		`<ns2:producerCity>Dijon</ns2:producerCity></ns2:postalAddress></ns2:producerLocation></ns2:producers>` +
+		`<ns2:producers><ns2:producerCountry>FR</ns2:producerCountry><ns2:producerLocation><ns2:cadastralIdentifier>21054000AB0123</ns2:cadastralIdentifier></ns2:producerLocation></ns2:producers>` +
+		`</ns2:commodities><ns2:geoLocationConfidential>false</ns2:geoLocationConfidential></ns2:statement></ns2:GetSdByIdentifiersResponse>`,
 }
 
 func (f *sdFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
