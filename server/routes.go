@@ -99,6 +99,9 @@ func (a *App) routes() []route {
 		{"POST", eudrPrefix + "/declarations/sd", authKey, idemRequired, a.handleSDCreate},
 		{"GET", eudrPrefix + "/declarations/sd/:sdId", authKey, idemNone, a.handleSDGet},
 		{"POST", eudrPrefix + "/declarations/sd/:sdId/withdraw", authKey, idemRequired, a.handleSDWithdraw},
+		{"POST", eudrPrefix + "/declarations/sd/:sdId/update", authKey, idemRequired, a.handleSDUpdate},
+		{"POST", eudrPrefix + "/declarations/sd-references/lookup", authKey, idemRequired, a.handleSDLookup},
+		{"GET", eudrPrefix + "/declarations/sd-references/:referenceNumber", authKey, idemNone, a.handleSDLookupGet},
 		{"GET", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsGet},
 		{"PUT", eudrPrefix + "/credentials/eu-system", authKey, idemNone, a.handleCredentialsPut},
 

@@ -24,7 +24,8 @@ const (
 
 // SD is a simplified declaration of a micro or small primary operator and
 // its filing with the EU information system. Statement is the declaration
-// as the API took it; it does not change once recorded.
+// as the API took it, replaced only by an update the EU system accepted
+// (the history keeps each version's SHA-256).
 type SD struct {
 	ID                string          `json:"id"` // sd_ + ULID
 	Status            string          `json:"status"`
@@ -94,9 +95,16 @@ func (tx *Tx) FindSD(t Tenant, ref string) (*SD, error) {
 	return &d, nil
 }
 
-// FindSDs returns the tenant's simplified declarations newest first, one
-// page, status "" for all, and whether more follow.
-func (tx *Tx) FindSDs(t Tenant, status string, p Page) ([]*SD, bool, error) {
+// SDFilter keeps the declarations of a status and internal reference; ""
+// keeps any.
+type SDFilter struct {
+	Status            string
+	InternalReference string
+}
+
+// FindSDs returns the tenant's simplified declarations that f keeps,
+// newest first, one page, and whether more follow.
+func (tx *Tx) FindSDs(t Tenant, f SDFilter, p Page) ([]*SD, bool, error) {
 	b, err := tx.tenantBucket(t, bucketSD)
 	if err != nil || b == nil {
 		return nil, false, err
@@ -108,7 +116,7 @@ func (tx *Tx) FindSDs(t Tenant, status string, p Page) ([]*SD, bool, error) {
 		if err := unmarshal(v, &d); err != nil {
 			return nil, false, fmt.Errorf("read sd %s: %w", k, err)
 		}
-		if status != "" && d.Status != status {
+		if (f.Status != "" && d.Status != f.Status) || (f.InternalReference != "" && d.InternalReference != f.InternalReference) {
 			continue
 		}
 		if len(out) == p.Limit {

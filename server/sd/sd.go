@@ -140,17 +140,17 @@ func CheckStatus(status string) error {
 	return apierr.Invalid("query.status", "must be DRAFT, SUBMITTED, VALIDATED, REJECTED or WITHDRAWN")
 }
 
-// List returns one page of the tenant's declarations of a status ("" for
-// all), newest first, and whether more follow; a status that does not
-// exist is a 400 at query.status.
-func (s *Service) List(ctx context.Context, t storage.Tenant, status string, p storage.Page) ([]Declaration, bool, error) {
-	if err := CheckStatus(status); err != nil {
+// List returns one page of the tenant's declarations that f keeps (a
+// status, an internal reference), newest first, and whether more follow;
+// a status that does not exist is a 400 at query.status.
+func (s *Service) List(ctx context.Context, t storage.Tenant, f storage.SDFilter, p storage.Page) ([]Declaration, bool, error) {
+	if err := CheckStatus(f.Status); err != nil {
 		return nil, false, err
 	}
 	var out []Declaration
 	var more bool
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
-		list, m, err := tx.FindSDs(t, status, p)
+		list, m, err := tx.FindSDs(t, f, p)
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,9 @@ type flaky struct {
 	failSubmit int
 	lose       bool
 	submits    int
+	// failNext, when set, is the error of the next update or look-up,
+	// which does not reach the simulator.
+	failNext error
 }
 
 func (f *flaky) SubmitSD(ctx context.Context, cr euis.Credentials, d euis.SDStatement) (string, error) {
@@ -287,7 +290,7 @@ func TestService_Refusals(t *testing.T) {
 	if e := apierr.From(err); e.Status != 422 || e.Details[0].Code != apierr.DetailEUSystemNotConfigured {
 		t.Errorf("production without credentials: %v", err)
 	}
-	if list, _, _ := r.s.List(context.Background(), production, "", storage.Page{Limit: 10}); len(list) != 0 {
+	if list, _, _ := r.s.List(context.Background(), production, storage.SDFilter{}, storage.Page{Limit: 10}); len(list) != 0 {
 		t.Errorf("%d declarations recorded", len(list))
 	}
 
@@ -307,7 +310,7 @@ func TestService_Refusals(t *testing.T) {
 	if e.Status != 422 || strings.Join(fields, " ") != "internalReference commodities[0].producers[0]" {
 		t.Errorf("two broken rules: %d %v", e.Status, fields)
 	}
-	if _, _, err := r.s.List(context.Background(), sandbox, "AVAILABLE", storage.Page{Limit: 10}); apierr.From(err).Status != 400 {
+	if _, _, err := r.s.List(context.Background(), sandbox, storage.SDFilter{Status: "AVAILABLE"}, storage.Page{Limit: 10}); apierr.From(err).Status != 400 {
 		t.Errorf("status filter AVAILABLE: %v", err)
 	}
 }

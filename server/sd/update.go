@@ -1,0 +1,159 @@
+package sd
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/storage"
+)
+
+// An update replaces a VALIDATED declaration's content in the EU system
+// (updateSd), which keeps its sdIdentifier and numbers and profiles its
+// risk again: the WSDL allows it only while the declaration is AVAILABLE
+// there and not under a customs lock. Update checks the new declaration
+// as a creation is checked and makes the call outside any transaction;
+// RecordUpdate records it in the caller's: the new statement, a history
+// entry (the status unchanged) naming the fields changed and the new
+// statement's SHA-256, anchored by an sd.status ledger entry that carries
+// that hash.
+
+// DetailNotUpdatable is the 409 detail of a declaration that cannot be
+// updated.
+const DetailNotUpdatable = "SD_NOT_UPDATABLE"
+
+// Update is a declaration updated in the EU system, for RecordUpdate to
+// record. Only Update makes one.
+type Update struct {
+	sdID              string
+	payload           []byte
+	internalReference string
+	changes           []string
+	euStatus          string
+}
+
+// Update replaces the content of the declaration ref names with req (which
+// passed Validate) in the EU system and writes nothing. req's operatorRole
+// must be the declaration's; an internalReference left out keeps the
+// declaration's. It fails with a 400 for a role that differs or a
+// declaration that reads so already; apierr.NotFound; 409
+// SD_NOT_UPDATABLE for a declaration that is not VALIDATED or that the EU
+// system refuses to update (customs lock, under checks); 422
+// EU_SYSTEM_RULE for each rule the EU system finds broken; 422
+// EU_SYSTEM_NOT_CONFIGURED as for a withdrawal; 503 when the EU system
+// cannot be reached.
+func (s *Service) Update(ctx context.Context, t storage.Tenant, ref string, req *Request) (*Update, error) {
+	var d *storage.SD
+	var creds euis.Credentials
+	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
+		var err error
+		if d, err = tx.FindSD(t, ref); err != nil {
+			return err
+		}
+		if d.Status != storage.SDValidated {
+			return apierr.Conflict(DetailNotUpdatable, "path.sdId",
+				fmt.Sprintf("simplified declaration %s is %s; only a VALIDATED one can be updated", d.ID, d.Status))
+		}
+		creds, err = s.o.Credentials(tx, t)
+		return err
+	})
+	if err != nil {
+		return nil, apierr.Named(err, "simplified declaration", ref)
+	}
+	if req.OperatorRole != d.OperatorRole {
+		return nil, apierr.Invalid("operatorRole", fmt.Sprintf("must stay %s: a declaration's role cannot change; withdraw it and file a new one", d.OperatorRole))
+	}
+	if req.InternalReference == "" {
+		req.InternalReference = d.InternalReference
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(payload, d.Statement) {
+		return nil, apierr.Invalid("body", "changes nothing: the declaration reads so already")
+	}
+	status, uerr := s.o.Clients[t.Env].UpdateSD(ctx, creds, d.SDIdentifier, req.statement())
+	if uerr != nil {
+		return nil, updateFailed(uerr)
+	}
+	return &Update{sdID: d.ID, payload: payload, internalReference: req.InternalReference, changes: changedFields(d.Statement, payload),
+		euStatus: status}, nil
+}
+
+// updateFailed is the error of an update the EU system did not take: 422
+// EU_SYSTEM_RULE for a declaration it finds against its rules (its errors
+// name fields), 409 SD_NOT_UPDATABLE for another refusal, 503 for a
+// failure that may go away, 422 EU_SYSTEM_NOT_CONFIGURED otherwise.
+func updateFailed(err error) error {
+	var fault *euis.Fault
+	switch {
+	case euis.IsTransient(err):
+		return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
+			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: err}
+	case errors.As(err, &fault) && fault.Rejected() && len(fault.Errors) > 0 && fault.Errors[0].Field != "":
+		var details []apierr.Detail
+		for _, e := range fault.Errors {
+			details = append(details, apierr.Detail{Code: apierr.DetailEUSystemRule, Field: e.Field, Issue: e.ID + ": " + e.Message})
+		}
+		return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
+			Message: "the EU system refused the updated declaration; nothing was changed", Details: details}
+	case errors.As(err, &fault) && (fault.Rejected() || fault.Kind == euis.FaultNotFound):
+		return apierr.Conflict(DetailNotUpdatable, "path.sdId", "the EU system refused to update it: "+fault.Message)
+	}
+	return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
+		Message: "the EU system did not take the update; nothing was changed: check the endpoint and credentials",
+		Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: err.Error()}}}
+}
+
+// RecordUpdate records u by actor in the caller's transaction and returns
+// the declaration with its statement. What the EU system took is recorded
+// whatever happened to the declaration meanwhile.
+func (s *Service) RecordUpdate(tx *storage.Tx, t storage.Tenant, u *Update, actor string) (View, error) {
+	d, err := tx.FindSD(t, u.sdID)
+	if err != nil {
+		return View{}, apierr.Named(err, "simplified declaration", u.sdID)
+	}
+	d.Statement, d.InternalReference = u.payload, u.internalReference
+	if d.Poll != nil && u.euStatus != "" {
+		d.Poll.EUStatus = u.euStatus
+	}
+	sum := sha256.Sum256(d.Statement)
+	note := fmt.Sprintf("updated in the EU system (%s): %s; statement sha256 %s", u.euStatus, strings.Join(u.changes, ", "), hex.EncodeToString(sum[:]))
+	if err := s.record(tx, t, d, d.Status, actor, note); err != nil {
+		return View{}, err
+	}
+	dcl, err := withSubmission(tx, t, d)
+	return ViewOf(dcl, true), err
+}
+
+// changedFields names the fields of the stored declaration was that now
+// differ: top-level members by name, commodities by index.
+func changedFields(was, now []byte) []string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(was, &a) != nil || json.Unmarshal(now, &b) != nil {
+		return []string{"statement"}
+	}
+	var out []string
+	for _, k := range []string{"internalReference", "activityType", "operator", "countryOfActivity", "borderCrossCountry", "comment", "geoLocationConfidential"} {
+		if !bytes.Equal(a[k], b[k]) {
+			out = append(out, k)
+		}
+	}
+	var ca, cb []json.RawMessage
+	_ = json.Unmarshal(a["commodities"], &ca)
+	_ = json.Unmarshal(b["commodities"], &cb)
+	for i := range max(len(ca), len(cb)) {
+		if i >= len(ca) || i >= len(cb) || !bytes.Equal(ca[i], cb[i]) {
+			out = append(out, fmt.Sprintf("commodities[%d]", i))
+		}
+	}
+	return out
+}
