@@ -114,6 +114,11 @@ func (x *xmlSDAnswer) declaration() (*SDStatement, error) {
 			dec := Decimal(u)
 			c.SupplementaryUnit = &dec
 		}
+		for _, q := range []*Decimal{&c.NetWeightKg, c.SupplementaryUnit} {
+			if q != nil && *q != "" && !q.Valid() {
+				return nil, fmt.Errorf("commodities[%d]: quantity %q is not a decimal number", i, *q)
+			}
+		}
 		for j, xp := range xc.Producers {
 			p := SDProducer{Country: t(xp.Country), Name: t(xp.Name)}
 			if g := t(xp.Location.Geometry); g != "" {

@@ -7,7 +7,9 @@
 // files it (submitSd), polls its status (getSd) until the EU system
 // decides, retries transient failures, and after a crash finds a filing
 // whose answer was lost by its internal reference rather than filing it
-// twice. It can be withdrawn (withdrawSd). Every change of status is
+// twice. It can be withdrawn (withdrawSd) and, once VALIDATED, updated
+// (updateSd); another operator's declaration can be looked up by its
+// numbers (getSdByIdentifiers) and the answer kept. Every change is
 // recorded with an sd.status ledger entry under a signed checkpoint in the
 // transaction that makes it; the EU system is never called inside a
 // transaction.
