@@ -438,10 +438,15 @@ func oaFindPath(recv *apitest.Receiver, path string) (apitest.Delivery, bool) {
 	return apitest.Delivery{}, false
 }
 
-// oaEventually polls cond for up to a minute.
+// oaWait bounds a wait for work the test started: a safety net against a
+// hang, not a measure of speed. An archive renders a PDF report per
+// statement, seconds of CPU under the race detector on a loaded machine.
+const oaWait = 5 * time.Minute
+
+// oaEventually polls cond for up to oaWait.
 func oaEventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(oaWait); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}

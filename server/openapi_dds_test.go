@@ -153,7 +153,7 @@ func (c *oaConformance) dds(recv *apitest.Receiver, base string) {
 			}
 		}()
 		defer func() { stop(); <-stopped }()
-		for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(oaWait); !cond(); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s", what)
 			}
