@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	qrcode "github.com/yeqown/go-qrcode/v2"
+	qr "github.com/piglig/go-qr"
 
 	"github.com/eudr/eudr/server/anchor"
 )
@@ -78,14 +78,10 @@ func (d *document) ledgerEntry(l *anchor.DocumentLedger) {
 // qr draws text as a QR code qrSize wide at x, y, module by module (as
 // vector squares, sharp at any print size), with a caption under it.
 func (d *document) qr(x, y float64, text string) {
-	code, err := qrcode.NewWith(text, qrcode.WithErrorCorrectionLevel(qrcode.ErrorCorrectionMedium))
+	bits, err := qrModules(text)
 	if err != nil {
 		d.SetXY(x, y)
 		d.para("QR code: "+err.Error(), 7)
-		return
-	}
-	var bits [][]bool
-	if err := code.Save(bitmapWriter{&bits}); err != nil {
 		return
 	}
 	n := len(bits)
@@ -106,8 +102,21 @@ func (d *document) qr(x, y float64, text string) {
 	d.MultiCell(qrSize, 3, "Leaf hash and signed checkpoint", "", "C", false)
 }
 
-// bitmapWriter keeps a QR code's modules.
-type bitmapWriter struct{ bits *[][]bool }
-
-func (w bitmapWriter) Write(m qrcode.Matrix) error { *w.bits = m.Bitmap(); return nil }
-func (w bitmapWriter) Close() error                { return nil }
+// qrModules encodes text as a QR code at error correction level M and
+// returns its modules, row by row, dark true. The encoder scores the
+// eight masks in turn and keeps the first of the lowest: the same text
+// gives the same code, so the same report the same bytes.
+func qrModules(text string) ([][]bool, error) {
+	code, err := qr.EncodeText(text, qr.Medium)
+	if err != nil {
+		return nil, err
+	}
+	bits := make([][]bool, code.Size())
+	for y := range bits {
+		bits[y] = make([]bool, code.Size())
+		for x := range bits[y] {
+			bits[y][x] = code.Module(x, y)
+		}
+	}
+	return bits, nil
+}
