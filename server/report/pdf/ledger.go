@@ -90,11 +90,21 @@ func (d *document) qr(x, y float64, text string) {
 	d.SetFillColor(255, 255, 255)
 	d.Rect(x, y, qrSize, qrSize, "F")
 	d.SetFillColor(0, 0, 0)
+	// A rectangle a run of dark modules in a row, not one a module: a
+	// third of the drawing operators, which a batch's report holds one
+	// page of for each plot until it is written out.
 	for r, row := range bits {
-		for c, on := range row {
-			if on {
-				d.Rect(x+float64(c+quiet)*m, y+float64(r+quiet)*m, m+0.01, m+0.01, "F")
+		for c := 0; c < len(row); {
+			if !row[c] {
+				c++
+				continue
 			}
+			run := 1
+			for c+run < len(row) && row[c+run] {
+				run++
+			}
+			d.Rect(x+float64(c+quiet)*m, y+float64(r+quiet)*m, float64(run)*m+0.01, m+0.01, "F")
+			c += run
 		}
 	}
 	d.font(sans, "", 6.5)

@@ -110,8 +110,13 @@ var mapRasterOrder = []geo.LayerKind{geo.Forest2020, geo.LossYear, geo.Alerts}
 // on the view as maptile draws them, forest first. A layer whose minimum
 // zoom is deeper than the view's is left out and named in skipped: the
 // view would read too many of its pixels.
-func renderMap(ctx context.Context, v mapView, rasters []*geo.RasterLayer) (img *image.NRGBA, skipped []string, err error) {
-	img = image.NewNRGBA(image.Rect(0, 0, mapPixels, mapPixels))
+//
+// The image is premultiplied RGBA: image/draw composites NRGBA tiles onto
+// it, and copies it, on its fast paths (onto NRGBA it takes the generic
+// one, pixel by pixel through interfaces, several times slower: most of a
+// batch's report with a page per plot went there).
+func renderMap(ctx context.Context, v mapView, rasters []*geo.RasterLayer) (img *image.RGBA, skipped []string, err error) {
+	img = image.NewRGBA(image.Rect(0, 0, mapPixels, mapPixels))
 	draw.Draw(img, img.Bounds(), image.NewUniform(mapBackground), image.Point{}, draw.Src)
 	n := 1 << v.Zoom
 	tx0, ty0 := int(math.Floor(v.X0/maptile.Size)), int(math.Floor(v.Y0/maptile.Size))
