@@ -78,14 +78,25 @@ func (d *document) batchOverview(ctx context.Context, b Batch, evs []*evidenceDo
 	if err != nil {
 		return err
 	}
+	overlaps := overviewOverlaps(b.Plots)
 	d.ClipRect(x, y, mapSize, mapSize, false)
-	for i, g := range shapes {
-		d.overviewPlot(g, evs[i].EUDRStatus, at)
+	d.drawOverlaps(overlaps, at)
+	// The plots a reader must find on top: a HIGH_RISK plot among
+	// compliant neighbours is not hidden under their dots.
+	order := make([]int, len(shapes))
+	for i := range order {
+		order[i] = i
 	}
+	slices.SortStableFunc(order, func(a, b int) int { return drawRank(evs[a].EUDRStatus) - drawRank(evs[b].EUDRStatus) })
+	for _, i := range order {
+		d.overviewPlot(shapes[i], evs[i].EUDRStatus, at)
+	}
+	unlabelled := 0
 	if len(b.Plots) <= overviewLabels {
+		var labels []box
 		for i, g := range shapes {
-			if pts := geometryPoints(g); len(pts) > 0 {
-				d.overviewLabel(i+1, pts, at)
+			if pts := geometryPoints(g); len(pts) > 0 && !d.overviewLabel(i+1, pts, at, &labels) {
+				unlabelled++
 			}
 		}
 	}
@@ -104,12 +115,18 @@ func (d *document) batchOverview(ctx context.Context, b Batch, evs []*evidenceDo
 		}
 	}
 	d.legendRasters(lx, w, drawn)
+	for _, o := range overlaps {
+		d.legendOutline(lx, w, overlapColour(o.Kind), 0.8, fmt.Sprintf("%s (%s): %s the plots overlap", o.Name, o.Kind, plural(len(o.Features), "feature")))
+	}
 	d.SetX(lx)
 	d.font(sans, "", 7)
 	d.SetTextColor(90, 90, 90)
 	note := fmt.Sprintf("A plot under %.1f mm across is drawn as a dot at its centre.", markerPixels*mapSize/mapPixels)
 	if len(b.Plots) <= overviewLabels {
 		note += " Numbers are the plots' places in the batch, as the pages that follow list them."
+		if unlabelled > 0 {
+			note += fmt.Sprintf(" %d of them are left out, each where it would cover a number drawn before it.", unlabelled)
+		}
 	}
 	d.MultiCell(w, 3.6, note, "", "L", false)
 	d.legendNote(lx, w, v.Zoom)
@@ -118,6 +135,18 @@ func (d *document) batchOverview(ctx context.Context, b Batch, evs []*evidenceDo
 		d.para(fmt.Sprintf("Not drawn: the geometry of %v cannot be read.", unreadable), 7.5)
 	}
 	return nil
+}
+
+// drawRank is the order the overview draws a verdict's plots in, lowest
+// first.
+func drawRank(status string) int {
+	switch status {
+	case geo.StatusHighRisk:
+		return 2
+	case geo.StatusFailed:
+		return 1
+	}
+	return 0
 }
 
 // verdictColour is a verdict's colour as drawn (statusColour).
@@ -165,19 +194,59 @@ func (d *document) overviewPlot(g geo.Geometry, status string, at func(geo.Posit
 	}
 }
 
+// box is a rectangle on the page, in millimetres.
+type box struct{ x0, y0, x1, y1 float64 }
+
+func (a box) overlaps(b box) bool { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1 }
+
 // overviewLabel writes a plot's number to the upper right of it, on a
-// white ground.
-func (d *document) overviewLabel(n int, pts []geo.Position, at func(geo.Position) (float64, float64)) {
+// white ground, unless it would cover one of the labels already drawn: a
+// number over another would name neither plot. It adds the label drawn to
+// labels and reports whether it drew it.
+func (d *document) overviewLabel(n int, pts []geo.Position, at func(geo.Position) (float64, float64), labels *[]box) bool {
 	_, y0, x1, _ := bounds(pts, at)
 	s := strconv.Itoa(n)
 	d.font(sans, "B", 6.5)
 	w := d.GetStringWidth(s) + 1
+	r := box{x1 + 0.6, y0 - 3.2, x1 + 0.6 + w, y0 - 0.3}
+	for _, l := range *labels {
+		if l.overlaps(r) {
+			return false
+		}
+	}
+	*labels = append(*labels, r)
 	d.SetFillColor(255, 255, 255)
 	d.SetAlpha(0.85, "Normal")
 	d.Rect(x1+0.6, y0-3.2, w, 2.9, "F")
 	d.SetAlpha(1, "Normal")
 	d.SetTextColor(0, 0, 0)
 	d.Text(x1+1.1, y0-0.9, s)
+	return true
+}
+
+// overviewOverlaps are the vector features the batch's plots overlap,
+// each once, by layer in the order the plots first name them.
+func overviewOverlaps(plots []Plot) []VectorOverlap {
+	var out []VectorOverlap
+	layer := map[string]int{}     // layer ID: its place in out
+	drawn := map[[2]string]bool{} // layer and feature ID
+	for _, p := range plots {
+		for _, o := range p.Overlaps {
+			i, ok := layer[o.LayerID]
+			if !ok {
+				i = len(out)
+				layer[o.LayerID] = i
+				out = append(out, VectorOverlap{LayerID: o.LayerID, Name: o.Name, Kind: o.Kind})
+			}
+			for _, f := range o.Features {
+				if k := [2]string{o.LayerID, f.ID}; !drawn[k] {
+					drawn[k] = true
+					out[i].Features = append(out[i].Features, f)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // bounds is the box of pts on the page.

@@ -10,8 +10,8 @@ import (
 // plotTable is the layout of a large batch's table of plots: two lines a
 // plot, the polygon ID (37 characters) on one.
 var plotTable = table{
-	widths: []float64{7, 50, 28, 14, 18, 14, 19, 30},
-	heads:  []string{"#", "Polygon / external ID", "Producer, country", "Area", "Forest 2020", "Loss", "Verdict", "Ledger entry"},
+	widths: []float64{7, 50, 24, 14, 18, 18, 19, 30},
+	heads:  []string{"#", "Polygon / external ID", "Producer,\ncountry", "Area\n(ha)", "Forest\n2020 (ha)", "Loss after\ncutoff (ha)", "Verdict", "Ledger entry"},
 	aligns: "RLLRRRLL", size: 7, lineH: 3.3,
 }
 
@@ -24,7 +24,7 @@ const leafPrefix = 16
 func (d *document) batchPlotTable(plots []Plot, evs []*evidenceDoc) {
 	d.heading(fmt.Sprintf("Plots: the batch's %d plots in the order it lists them", len(plots)), 30)
 	d.font(sans, "", 7.5)
-	d.MultiCell(contentW, 3.8, "Hectares; loss is forest standing in 2020 lost after the cutoff, inside the plot. "+
+	d.MultiCell(contentW, 3.8, "Forest 2020 is the plot's area under the 2020 forest layer; loss after cutoff is forest standing in 2020 lost after the cutoff, inside the plot. "+
 		"Each plot's own report (GET /polygons/{polygonId}/report.pdf) holds its map, datasets, rules and ledger proof; the ledger entry is its index and the first hex digits of its leaf hash.", "", "L", false)
 	d.Ln(1)
 	d.tableHeader(plotTable)

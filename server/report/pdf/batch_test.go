@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eudr/eudr/geo"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/batch"
 	"github.com/eudr/eudr/server/risk"
@@ -151,6 +152,10 @@ func TestBatchReport_PlotTable(t *testing.T) {
 	if n := strings.Count(text, "Polygon / external ID"); n < 2 {
 		t.Errorf("the table's header is on %d pages, want every page the table runs onto", n)
 	}
+	// Each figure's head names its unit.
+	if n := strings.Count(text, "(ha)"); n < 3*strings.Count(text, "Polygon / external ID") {
+		t.Errorf("the table's heads name hectares %d times on %d pages, want 3 a page", n, strings.Count(text, "Polygon / external ID"))
+	}
 	for _, w := range []string{"No mapping", "Not assessed yet", "No shipment is linked", "the batch's 60 plots",
 		b.Plots[0].Polygon.ID, b.Plots[59].Polygon.ID, "plot-000059", "Coopérative 16", "FAILED", "HIGH_RISK", leafOf(b.Plots[0].Polygon.ID)[:leafPrefix] + "…"} {
 		if !strings.Contains(text, w) {
@@ -196,5 +201,45 @@ func TestField_AtPageFoot(t *testing.T) {
 	d.field("Regulation, source", strings.Repeat("a long value that wraps ", 6), false)
 	if n := d.PageNo(); n != 2 {
 		t.Errorf("the field ends on page %d, want 2", n)
+	}
+}
+
+// The overview map draws the vector features the plots overlap, each
+// once, with its layer in the legend, and leaves out a plot's number that
+// would cover another's, saying how many it left out.
+func TestBatchReport_OverviewOverlapsAndLabels(t *testing.T) {
+	b := assessedBatch(t, 6, 25)
+	square := func(lon, lat, side float64) (json.RawMessage, geo.Polygon) {
+		ring := []geo.Position{{lon, lat}, {lon + side, lat}, {lon + side, lat + side}, {lon, lat + side}, {lon, lat}}
+		g, err := json.Marshal(map[string]any{"type": "Polygon", "coordinates": [][]geo.Position{ring}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g, geo.Polygon{ring}
+	}
+	// Five plots a few metres apart, one 5 km away: at the zoom that shows
+	// them all, the five numbers would cover each other.
+	for i := range b.Plots {
+		b.Plots[i].Geometry, _ = square(-6.6+float64(i)*0.00005, 5.77, 0.00004)
+	}
+	b.Plots[5].Geometry, _ = square(-6.55, 5.80, 0.00004)
+	_, feature := square(-6.6001, 5.7699, 0.0003)
+	overlap := VectorOverlap{LayerID: "lyr_def", Name: "National deforestation map", Kind: string(geo.DeforestationAfterCutoff),
+		Features: []geo.LayerFeature{{ID: "def-7", Polygons: []geo.Polygon{feature}}}}
+	b.Plots[0].Overlaps = []VectorOverlap{overlap}
+	b.Plots[1].Overlaps = []VectorOverlap{overlap}
+	out, err := BatchReport(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := reportText(t, "batch-overview", out)
+	if text == "" {
+		return
+	}
+	for _, w := range []string{"National deforestation map (deforestation): 1 feature the plots overlap",
+		"Numbers are the plots' places in the batch", "of them are left out, each where it would cover a number drawn before it"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the report's text lacks %q", w)
+		}
 	}
 }

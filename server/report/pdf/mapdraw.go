@@ -53,22 +53,7 @@ func (d *document) drawMap(ctx context.Context, x, y float64, g geo.Geometry, ra
 		return err
 	}
 	d.ClipRect(x, y, mapSize, mapSize, false)
-	for _, o := range overlaps {
-		c := overlapColour(o.Kind)
-		d.SetDrawColor(int(c.R), int(c.G), int(c.B))
-		d.SetFillColor(int(c.R), int(c.G), int(c.B))
-		// A wide line and a light fill: the features must read over the
-		// forest's green and the loss's red alike.
-		d.SetLineWidth(0.8)
-		for _, f := range o.Features {
-			for _, p := range f.Polygons {
-				d.SetAlpha(0.3, "Normal")
-				d.path(p, at, "f*")
-				d.SetAlpha(1, "Normal")
-				d.path(p, at, "D")
-			}
-		}
-	}
+	d.drawOverlaps(overlaps, at)
 	// The plot: a white halo under a dark outline reads on red and green.
 	for _, pass := range []struct {
 		w    float64
@@ -90,6 +75,26 @@ func (d *document) drawMap(ctx context.Context, x, y float64, g geo.Geometry, ra
 	d.legend(x+mapSize+5, y, rasters, overlaps, v.Zoom)
 	d.mapSkipped(y, skipped)
 	return nil
+}
+
+// drawOverlaps draws vector features in their layer kind's colour.
+func (d *document) drawOverlaps(overlaps []VectorOverlap, at func(geo.Position) (float64, float64)) {
+	for _, o := range overlaps {
+		c := overlapColour(o.Kind)
+		d.SetDrawColor(int(c.R), int(c.G), int(c.B))
+		d.SetFillColor(int(c.R), int(c.G), int(c.B))
+		// A wide line and a light fill: the features must read over the
+		// forest's green and the loss's red alike.
+		d.SetLineWidth(0.8)
+		for _, f := range o.Features {
+			for _, p := range f.Polygons {
+				d.SetAlpha(0.3, "Normal")
+				d.path(p, at, "f*")
+				d.SetAlpha(1, "Normal")
+				d.path(p, at, "D")
+			}
+		}
+	}
 }
 
 // mapImage places the raster layers' image of view v at x, y (renderMap)

@@ -21,16 +21,25 @@ type cell struct {
 	rgb  *[3]int
 }
 
-// tableHeader writes the table's header row.
+// tableHeader writes the table's header row: a head's lines ("\n"
+// between them) one under the other, the row as high as the most.
 func (d *document) tableHeader(t table) {
 	d.font(sans, "B", t.size)
 	d.SetFillColor(232, 236, 242)
 	d.SetX(margin)
 	y := d.GetY()
-	h := t.lineH + 1.6
+	n := 1
+	for _, head := range t.heads {
+		n = max(n, strings.Count(head, "\n")+1)
+	}
+	h := float64(n)*t.lineH + 1.6
 	for i, head := range t.heads {
-		d.SetXY(margin+sum(t.widths[:i]), y)
-		d.CellFormat(t.widths[i], h, head, "", 0, t.aligns[i:i+1], true, 0, "")
+		x := margin + sum(t.widths[:i])
+		d.Rect(x, y, t.widths[i], h, "F")
+		for k, line := range strings.Split(head, "\n") {
+			d.SetXY(x, y+0.8+float64(k)*t.lineH)
+			d.CellFormat(t.widths[i], t.lineH, line, "", 0, t.aligns[i:i+1], false, 0, "")
+		}
 	}
 	d.SetXY(margin, y+h)
 }
