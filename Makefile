@@ -18,8 +18,9 @@ test:
 # cache: plots/s, CPU per plot, peak memory; server/report/pdf's
 # BenchmarkBatchReport a 500-plot batch's PDF report: time, memory), then the load run against the
 # built binary (requests/s and p50/p99 latency of the full middleware chain
-# next to a bare handler). The load tests (load_*_test.go) build only with
-# the load tag.
+# next to a bare handler; screening throughput; GET /batches/{id}/report.pdf
+# of a 500-plot batch in both forms, time and peak memory of the server).
+# The load tests (load_*_test.go) build only with the load tag.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./server ./server/polygon ./server/report/pdf ./storage ./geo ./geo/geotiff ./geo/plotfile ./ledger
 	$(GO) test -tags load -count=1 -run='^TestLoad' -v -timeout=20m .
