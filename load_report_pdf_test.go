@@ -25,8 +25,8 @@ import (
 // shipment, then GET /batches/{batchId}/report.pdf timed from the client,
 // cold (the first request, which also records the report in the ledger)
 // and warm, in both of its forms: the plots in a table (the default
-// reports.batch_plot_pages) and a page per plot (reports.batch_plot_pages
-// 500). Each form is served by a server started afresh on the same data,
+// reports.batch_plot_pages), and a page per plot for a batch of the first
+// 100 of them at reports.batch_plot_pages 100, its largest setting. Each form is served by a server started afresh on the same data,
 // so that its peak resident set is the report's and not the screening's.
 // It prints the figures next to the targets (10 s, 200 MB) and asserts
 // only that every request succeeded and that both requests of a form gave
@@ -57,6 +57,8 @@ func TestLoadBatchReport(t *testing.T) {
 	if j := ledWaitJob(t, base, key, link["jobId"], ledLinkJobType); j.Status != "COMPLETED" {
 		t.Fatalf("link job: %+v", j)
 	}
+	// The largest batch reports.batch_plot_pages can give a page a plot.
+	pageBatchID := ledVerified(t, base, key, "V-LOAD", ids[:100]...)
 	srv.Stop(t)
 
 	var report strings.Builder
@@ -65,11 +67,12 @@ func TestLoadBatchReport(t *testing.T) {
 	fmt.Fprintf(&report, "%-28s %9s %9s %6s %9s %13s %12s %10s %13s\n", "form", "cold", "warm", "pages", "size", "VmHWM before", "VmHWM after", "increase", "RssAnon peak")
 	for _, form := range []struct {
 		name  string
+		batch string
 		pages int
-	}{{"table (batch_plot_pages 25)", 25}, {"page per plot (500)", plots}} {
+	}{{fmt.Sprintf("%d plots, table", plots), batchID, 25}, {"100 plots, a page each", pageBatchID, 100}} {
 		srv := startServerIn(t, dataDir, append([]string{fmt.Sprintf("EUDR_REPORTS_BATCH_PLOT_PAGES=%d", form.pages)}, noRateLimit...)...)
 		pid := srv.cmd.Process.Pid
-		url := srv.SandboxURL + eudrAPI + "/batches/" + batchID + "/report.pdf"
+		url := srv.SandboxURL + eudrAPI + "/batches/" + form.batch + "/report.pdf"
 		apitest.Do(t, "GET", srv.SandboxURL+eudrAPI+"/health", apitest.WithKey(key), nil).WantStatus(t, http.StatusOK)
 		before, err := procStatus(pid)
 		if err != nil {

@@ -252,6 +252,9 @@ func TestConfig_Validate(t *testing.T) {
 		{"TinyBodyLimit", func(c *Config) { c.Limits.MaxBodyBytes = 1023 }, "limits.max_body_bytes"},
 		{"BodyLimit1024", func(c *Config) { c.Limits.MaxBodyBytes = 1024 }, ""},
 		{"BadProxy", func(c *Config) { c.TrustedProxies = []string{"10.0.0.0/8", "10.0.0.1"} }, "trusted_proxies"},
+		{"BatchPlotPages100", func(c *Config) { c.Reports.BatchPlotPages = 100 }, ""},
+		{"BatchPlotPagesOver100", func(c *Config) { c.Reports.BatchPlotPages = 101 }, "reports.batch_plot_pages"},
+		{"NegativeBatchPlotPages", func(c *Config) { c.Reports.BatchPlotPages = -1 }, "reports.batch_plot_pages"},
 		// The metrics listener: host:port with a number, or "" for none;
 		// never an API listener's address (it has no auth).
 		{"MetricsOff", func(c *Config) { c.Metrics.Listen = "" }, ""},

@@ -223,8 +223,8 @@ func (c *Config) problems() []error {
 	if c.Reports.Retention != 0 && c.Reports.Retention < time.Hour {
 		bad("reports.retention", "must be 0 (keep files) or at least 1h")
 	}
-	if c.Reports.BatchPlotPages < 0 || c.Reports.BatchPlotPages > 1000 {
-		bad("reports.batch_plot_pages", "must be from 0 to 1000")
+	if c.Reports.BatchPlotPages < 0 || c.Reports.BatchPlotPages > 100 {
+		bad("reports.batch_plot_pages", "must be from 0 to 100")
 	}
 	if c.Risk.MaxScore < 0 || c.Risk.MaxScore > 100 {
 		bad("risk.max_score", "must be from 0 to 100")
