@@ -147,7 +147,7 @@ func TestReportPDF_Plot(t *testing.T) {
 		ev.Rules.Cutoff, fmt.Sprintf("%g %% of the plot or %g ha", ev.Rules.LossThresholdPct, ev.Rules.LossThresholdHa),
 		"Engine version " + ev.EngineVersion, ev.InputSHA256, ev.ScreenedAt,
 		"Entry index " + strconv.FormatInt(ev.Ledger.Index, 10), ev.Ledger.TransactionHash, ev.Ledger.RootHash,
-		"Tree size " + strconv.FormatInt(ev.Ledger.TreeSize, 10), "eudr ledger verify", "POST /evidence/verify"}
+		"Tree size " + strconv.FormatInt(ev.Ledger.TreeSize, 10), "eudr ledger verify", "POST /evidence/verify", "POST /reports/verify"}
 	for _, l := range ev.Layers {
 		want = append(want, l.Name, l.Version, l.Source, l.SHA256)
 	}

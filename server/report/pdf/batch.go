@@ -48,6 +48,7 @@ func BatchReport(ctx context.Context, b Batch) ([]byte, error) {
 	if err := d.batchPages(ctx, b); err != nil {
 		return nil, err
 	}
+	d.thisPDF()
 	return d.bytes()
 }
 

@@ -141,3 +141,13 @@ func (d *document) para(text string, size float64) {
 	d.font(sans, "", size)
 	d.MultiCell(contentW, size*0.5, text, "", "L", false)
 }
+
+// thisPDF closes a document with how to check the file itself: the
+// appliance records its SHA-256 in the ledger when it first makes it
+// (Source.Record), which the document cannot hold.
+func (d *document) thisPDF() {
+	d.heading("Checking this document", 20)
+	d.para("This PDF's SHA-256 was recorded in the appliance's ledger (a report.generated entry) when these bytes were first made. "+
+		"Send the file to POST /reports/verify to find that entry with its inclusion proof and signed checkpoint; "+
+		"a copy changed in any way is not found.", 8.5)
+}

@@ -47,6 +47,7 @@ func PlotReport(ctx context.Context, p Plot) ([]byte, error) {
 	if err := d.plotPages(ctx, p, ev, ""); err != nil {
 		return nil, err
 	}
+	d.thisPDF()
 	return d.bytes()
 }
 

@@ -52,6 +52,7 @@ func StatementReport(ctx context.Context, st Statement) ([]byte, error) {
 			return nil, err
 		}
 	}
+	d.thisPDF()
 	return d.bytes()
 }
 
