@@ -153,11 +153,11 @@ func (a *App) newDDSService() (*dds.Service, error) {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	soap := euis.NewSOAPClient(euis.NewHTTPClient(euis.HTTPOptions{AllowPrivate: c.AllowPrivateEndpoints, Timeout: c.Timeout, Trust: trust}), euis.SOAPOptions{Now: a.now})
-	sim := euis.NewSimulator(storage.SimStore{DB: a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now})
+	sim := euis.NewSimulator(storage.SimStore{DB: a.db}, euis.SimOptions{Delay: c.SandboxDelay, Now: a.now, Windows: c.SandboxWindows()})
 	schedules := map[storage.Environment][]time.Duration{storage.Production: c.PollSchedule, storage.Sandbox: c.SandboxPollSchedule}
 	svc := dds.New(dds.Options{DB: a.db, Jobs: a.jobs, Events: a.events, Ledger: a.ledger, Logger: a.log.With().Str("component", "dds").Logger(),
 		Clients:       map[storage.Environment]euis.Client{storage.Production: a.metrics.EUClient(storage.Production, soap), storage.Sandbox: a.metrics.EUClient(storage.Sandbox, sim)},
-		PollSchedules: schedules, Sealer: sealer, Endpoints: c.Endpoints()})
+		PollSchedules: schedules, Sealer: sealer, Endpoints: c.Endpoints(), SandboxWindows: c.SandboxWindows()})
 	a.sd = sd.New(sd.Options{DB: a.db, Jobs: a.jobs, Ledger: a.ledger, Logger: a.log.With().Str("component", "sd").Logger(), PollSchedules: schedules,
 		Clients: map[storage.Environment]euis.SDClient{storage.Production: soap, storage.Sandbox: sim}, Credentials: svc.CredentialsFor, AttemptOf: dds.AttemptOf})
 	return svc, nil

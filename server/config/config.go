@@ -262,6 +262,13 @@ type EUSystemConfig struct {
 	// SandboxDelay is how long the sandbox's simulated EU system takes to
 	// validate or reject a statement.
 	SandboxDelay time.Duration `mapstructure:"sandbox_delay"`
+	// SandboxAmendWindow is how long after submission a statement can be
+	// withdrawn or amended in the sandbox, SandboxAmendExtension how much
+	// longer it can be amended on a justified request: the EU system's 72
+	// hours and 8 days by default, shorter to try them out (SandboxWindows).
+	// Production always keeps the EU system's.
+	SandboxAmendWindow    time.Duration `mapstructure:"sandbox_amend_window"`
+	SandboxAmendExtension time.Duration `mapstructure:"sandbox_amend_extension"`
 	// Timeout bounds one call to the EU system.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// AllowPrivateEndpoints lets calls reach loopback, link-local,
@@ -278,6 +285,12 @@ type EUSystemConfig struct {
 	PinnedSHA256           []string `mapstructure:"pinned_sha256"`
 	AcceptanceCAFile       string   `mapstructure:"acceptance_ca_file"`
 	AcceptancePinnedSHA256 []string `mapstructure:"acceptance_pinned_sha256"`
+}
+
+// SandboxWindows are the sandbox's periods of withdrawal and amendment,
+// for its simulated EU system and the appliance's own checks.
+func (c EUSystemConfig) SandboxWindows() euis.Windows {
+	return euis.Windows{Amend: c.SandboxAmendWindow, Extension: c.SandboxAmendExtension}
 }
 
 // Trust loads how the EU system client checks the certificates of the

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/setting"
 )
 
@@ -71,6 +72,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 				{"idempotency.sweep_interval", cfg.Idempotency.SweepInterval, 10 * time.Minute},
 				{"limits.max_body_bytes", cfg.Limits.MaxBodyBytes, int64(32 << 20)},
 				{"webhooks.timeout", cfg.Webhooks.Timeout, 10 * time.Second},
+				{"eu_system.sandbox_windows", cfg.EUSystem.SandboxWindows(), euis.EUWindows},
 				{"webhooks.lease", cfg.Webhooks.Lease, time.Minute},
 				{"len(trusted_proxies)", len(cfg.TrustedProxies), 0},
 			} {
@@ -273,6 +275,14 @@ func TestConfig_Validate(t *testing.T) {
 		{"WebhookLeaseBelowTimeout", func(c *Config) { c.Webhooks.Lease = 5 * time.Second }, "webhooks.lease"},
 		{"WebhookTimeoutOutgrowsLease", func(c *Config) { c.Webhooks.Timeout = time.Minute }, "webhooks.lease"},
 		{"WebhookLongTimeoutLongLease", func(c *Config) { c.Webhooks.Timeout, c.Webhooks.Lease = time.Minute, 2*time.Minute }, ""},
+		// The sandbox's periods of withdrawal and amendment: shorter than
+		// the EU system's, never longer; the extension may be none.
+		{"SandboxAmendWindow3s", func(c *Config) { c.EUSystem.SandboxAmendWindow = 3 * time.Second }, ""},
+		{"SandboxAmendWindowZero", func(c *Config) { c.EUSystem.SandboxAmendWindow = 0 }, "eu_system.sandbox_amend_window"},
+		{"SandboxAmendWindowOverEU", func(c *Config) { c.EUSystem.SandboxAmendWindow = 73 * time.Hour }, "eu_system.sandbox_amend_window"},
+		{"SandboxAmendExtensionZero", func(c *Config) { c.EUSystem.SandboxAmendExtension = 0 }, ""},
+		{"SandboxAmendExtensionNegative", func(c *Config) { c.EUSystem.SandboxAmendExtension = -time.Second }, "eu_system.sandbox_amend_extension"},
+		{"SandboxAmendExtensionOverEU", func(c *Config) { c.EUSystem.SandboxAmendExtension = 193 * time.Hour }, "eu_system.sandbox_amend_extension"},
 		// The operator's EU system endpoints: http is allowed (a relay of
 		// an air-gapped site), a user name or password is not, and a
 		// loopback or link-local address needs allow_private_endpoints.

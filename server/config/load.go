@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/eudr/eudr/queue"
+	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/metrics"
 	"github.com/eudr/eudr/server/setting"
 )
@@ -60,6 +61,8 @@ var defaults = map[string]any{
 	"eu_system.poll_schedule":            []string{"30m", "1h", "2h", "4h"},
 	"eu_system.sandbox_poll_schedule":    []string{"1s", "2s", "3s", "5s"},
 	"eu_system.sandbox_delay":            "3s",
+	"eu_system.sandbox_amend_window":     "72h",
+	"eu_system.sandbox_amend_extension":  "192h",
 	"eu_system.timeout":                  "2m",
 	"ledger.consensus_timeout":           "30s",
 	"reports.dir":                        "",
@@ -213,6 +216,15 @@ func (c *Config) problems() []error {
 	}
 	if c.EUSystem.SandboxDelay <= 0 || c.EUSystem.SandboxDelay > time.Hour {
 		bad("eu_system.sandbox_delay", "must be between 0 and 1h")
+	}
+	// The sandbox may shorten the EU's periods, so that they can be tried
+	// out on the wall clock, but not lengthen them: what works there must
+	// work in production.
+	if w := c.EUSystem.SandboxAmendWindow; w <= 0 || w > euis.AmendWindow {
+		bad("eu_system.sandbox_amend_window", "must be more than 0 and at most %s (the EU system's), not %s", euis.AmendWindow, w)
+	}
+	if e := c.EUSystem.SandboxAmendExtension; e < 0 || e > euis.AmendExtension {
+		bad("eu_system.sandbox_amend_extension", "must be from 0 to %s (the EU system's), not %s", euis.AmendExtension, e)
 	}
 	if c.EUSystem.Timeout <= 0 {
 		bad("eu_system.timeout", "must be positive")

@@ -21,7 +21,7 @@ import (
 // An amendment corrects a VALIDATED statement in the EU system (amendDds),
 // which keeps its UUID and reference number, within the amendment period:
 // 72 hours after submission, and the 8 days after them on a justified
-// request (docs/dds.md). Amend prepares the statement and makes the call
+// request (docs/dds.md; the sandbox's may be shorter, Options.SandboxWindows). Amend prepares the statement and makes the call
 // outside any transaction; RecordAmendment records it in the caller's.
 // The status stays VALIDATED: the history gains an entry with the changed
 // fields, the new statement's hash and the justification, anchored by a
@@ -121,7 +121,7 @@ func (s *Service) Amend(ctx context.Context, t storage.Tenant, ref string, req *
 		if d, err = tx.FindDDS(t, ref); err != nil {
 			return err
 		}
-		if err := amendable(d, tx.Now(), req.Justification != nil); err != nil {
+		if err := amendable(d, tx.Now(), req.Justification != nil, s.windows(t)); err != nil {
 			return err
 		}
 		creds, err = s.credentials(tx, t)
@@ -198,9 +198,9 @@ func (req *AmendRequest) apply(st *euis.Statement) ([]string, error) {
 }
 
 // amendable refuses an amendment the EU system would not take: the
-// statement must be VALIDATED (AVAILABLE there), within AmendWindow of its
-// submission, or within AmendExtension after that with a justification.
-func amendable(d *storage.DDS, now time.Time, justified bool) error {
+// statement must be VALIDATED (AVAILABLE there), within w.Amend of its
+// submission, or within w.Extension after that with a justification.
+func amendable(d *storage.DDS, now time.Time, justified bool, w euis.Windows) error {
 	refuse := func(field, issue string) error { return apierr.Conflict(apierr.DetailDDSNotAmendable, field, issue) }
 	if d.Status != storage.DDSValidated {
 		return refuse("path.ddsId", fmt.Sprintf("dds %s is %s; only a VALIDATED statement can be amended", d.ID, d.Status))
@@ -208,24 +208,16 @@ func amendable(d *storage.DDS, now time.Time, justified bool) error {
 	if d.SubmittedAt == nil {
 		return nil
 	}
-	window, closes := AmendmentPeriod(*d.SubmittedAt)
+	window, closes := w.Period(*d.SubmittedAt)
 	switch {
 	case now.After(closes):
 		return refuse("path.ddsId", fmt.Sprintf("the amendment period of dds %s closed at %s (submitted on %s: %s, and %s more on a justified request)",
-			d.ID, storage.FormatTime(closes), storage.FormatTime(*d.SubmittedAt), euis.AmendWindow, euis.AmendExtension))
+			d.ID, storage.FormatTime(closes), storage.FormatTime(*d.SubmittedAt), w.Amend, w.Extension))
 	case now.After(window) && !justified:
 		return refuse("justification", fmt.Sprintf("the %s after the submission of dds %s ended at %s; until %s it can be amended on a justified request only: send a justification",
-			euis.AmendWindow, d.ID, storage.FormatTime(window), storage.FormatTime(closes)))
+			w.Amend, d.ID, storage.FormatTime(window), storage.FormatTime(closes)))
 	}
 	return nil
-}
-
-// AmendmentPeriod is when the amendment period of a statement submitted
-// at submitted ends without a justification (window) and with one
-// (closes).
-func AmendmentPeriod(submitted time.Time) (window, closes time.Time) {
-	window = submitted.Add(euis.AmendWindow)
-	return window, window.Add(euis.AmendExtension)
 }
 
 // amendFailed is the error of an amendment the EU system did not take:

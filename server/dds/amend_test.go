@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
@@ -114,7 +117,7 @@ func TestService_Amend(t *testing.T) {
 func TestService_AmendWindow(t *testing.T) {
 	r := newRig(t, nil)
 	v := r.validated(t, "bat_1")
-	window, closes := dds.AmendmentPeriod(*v.SubmittedAt)
+	window, closes := euis.EUWindows.Period(*v.SubmittedAt)
 	change := func(kg string, justification *string) *dds.AmendRequest {
 		return &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal(kg)}}, Justification: justification}
 	}
@@ -241,4 +244,67 @@ func TestService_AmendProduction(t *testing.T) {
 	if cr := r.eu.creds[len(r.eu.creds)-1]; cr.Username != user {
 		t.Errorf("amended with %v, want the organisation's credentials", cr)
 	}
+}
+
+// TestService_SandboxWindows: the sandbox's periods of withdrawal and
+// amendment, when set, bound both the service's checks and its simulated
+// EU system; production keeps the EU's 72 hours and 8 days.
+func TestService_SandboxWindows(t *testing.T) {
+	w := euis.Windows{Amend: time.Hour, Extension: 2 * time.Hour}
+	r := newWindowedRig(t, nil, w)
+	v := r.validated(t, "bat_1")
+	window, closes := w.Period(*v.SubmittedAt)
+	kg := func(v string, justification *string) *dds.AmendRequest {
+		return &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal(v)}}, Justification: justification}
+	}
+	r.b.Clock.Set(window.Add(time.Second))
+	_, err := r.amend(sandbox, v.ID, kg("1100", nil))
+	if e := wantError(t, "past the sandbox's window without a justification", err, 409, apierr.DetailDDSNotAmendable); len(e.Details) == 1 &&
+		(e.Details[0].Field != "justification" || !strings.Contains(e.Details[0].Issue, "the 1h0m0s after the submission")) {
+		t.Errorf("past the sandbox's window: %+v", e.Details[0])
+	}
+	_, err = r.revoke(sandbox, v.ID)
+	if e := wantError(t, "revoked past the sandbox's window", err, 409, apierr.DetailDDSNotRevocable); !strings.Contains(e.Details[0].Issue, "within 1h0m0s of submission") {
+		t.Errorf("revoked past the sandbox's window: %+v", e.Details[0])
+	}
+	// The simulator refuses it too: the service's check is not all.
+	if err := r.sim.Withdraw(context.Background(), dds.SandboxCredentials, v.EUUUID); !refusedAs(err, euis.ReasonWithdrawNotPossible) {
+		t.Errorf("the simulator's withdrawal past its window: %v", err)
+	}
+	if _, err := r.amend(sandbox, v.ID, kg("1100", str("a justified request"))); err != nil {
+		t.Fatalf("in the sandbox's extension with a justification: %v", err)
+	}
+	r.b.Clock.Set(closes.Add(time.Second))
+	_, err = r.amend(sandbox, v.ID, kg("1200", str("a justified request")))
+	if e := wantError(t, "past the sandbox's extension", err, 409, apierr.DetailDDSNotAmendable); len(e.Details) == 1 &&
+		!strings.Contains(e.Details[0].Issue, "closed at "+storage.FormatTime(closes)) {
+		t.Errorf("past the sandbox's extension: %+v", e.Details[0])
+	}
+	if _, err := r.sim.Amend(context.Background(), dds.SandboxCredentials, v.EUUUID, apitest.EUStatement(t, operator)); !refusedAs(err, euis.ReasonWithdrawNotPossible) {
+		t.Errorf("the simulator's amendment past its extension: %v", err)
+	}
+
+	// Production: the same hours later, within the EU's 72 hours.
+	r.declarable(t, production, "bat_2")
+	d := r.mustDraft(t, production, request("bat_2"))
+	user, key, client := "op", "k", "eudr-test"
+	if _, err := r.s.PutCredentials(context.Background(), production, &dds.CredentialsRequest{Username: &user, AuthKey: &key, ClientID: &client}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.submit(production, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus(t, production, d.ID, storage.DDSSubmitted)
+	r.b.Clock.Advance(schedules[storage.Production][0])
+	r.waitStatus(t, production, d.ID, storage.DDSValidated)
+	r.b.Clock.Advance(closes.Sub(*v.SubmittedAt))
+	if _, err := r.amend(production, d.ID, kg("1100", nil)); err != nil {
+		t.Errorf("production, within the EU's 72 hours: %v", err)
+	}
+}
+
+// refusedAs reports whether err is the EU system's fault for reason.
+func refusedAs(err error, reason string) bool {
+	var f *euis.Fault
+	return errors.As(err, &f) && slices.Contains(f.Reasons, reason)
 }

@@ -48,6 +48,10 @@ type Options struct {
 	// Endpoints are the EU system's configured URLs and the rules for an
 	// endpoint given with credentials.
 	Endpoints Endpoints
+	// SandboxWindows are the sandbox's periods of withdrawal and amendment,
+	// the same as its simulated EU system's; euis.EUWindows when
+	// SandboxWindows.Amend is 0. Production always keeps the EU's.
+	SandboxWindows euis.Windows
 }
 
 // Service drafts, submits and revokes statements and keeps the EU system
@@ -62,6 +66,14 @@ func New(o Options) *Service {
 	s := &Service{o: o}
 	o.Jobs.Handle(work.DDSSubmission, s.runSubmission)
 	return s
+}
+
+// windows are the periods of withdrawal and amendment in t's environment.
+func (s *Service) windows(t storage.Tenant) euis.Windows {
+	if t.Env == storage.Sandbox && s.o.SandboxWindows.Amend > 0 {
+		return s.o.SandboxWindows
+	}
+	return euis.EUWindows
 }
 
 // Actors of history entries that no client caused.

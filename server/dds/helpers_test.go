@@ -49,13 +49,20 @@ type rig struct {
 // test's own in front of the sandbox's simulator.
 func newRig(tb testing.TB, wrap func(euis.Client) euis.Client) *rig {
 	tb.Helper()
+	return newWindowedRig(tb, wrap, euis.Windows{})
+}
+
+// newWindowedRig is newRig with the sandbox's periods of withdrawal and
+// amendment (the service's and its simulator's) set to w.
+func newWindowedRig(tb testing.TB, wrap func(euis.Client) euis.Client, w euis.Windows) *rig {
+	tb.Helper()
 	b := apitest.NewBench(tb, start)
 	sealer, err := dds.LoadSealer(filepath.Join(tb.TempDir(), "eu-credentials.key"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	r := &rig{b: b, sealer: sealer,
-		sim: euis.NewSimulator(euis.NewMemSimStore(), euis.SimOptions{Delay: 3 * time.Second, Now: b.Clock.Now})}
+		sim: euis.NewSimulator(euis.NewMemSimStore(), euis.SimOptions{Delay: 3 * time.Second, Now: b.Clock.Now, Windows: w})}
 	r.eu = &recordingEU{Client: euis.NewSimulator(euis.NewMemSimStore(), euis.SimOptions{Delay: 3 * time.Second, Now: b.Clock.Now})}
 	var sandboxClient euis.Client = r.sim
 	if wrap != nil {
@@ -63,7 +70,7 @@ func newRig(tb testing.TB, wrap func(euis.Client) euis.Client) *rig {
 	}
 	r.s = dds.New(dds.Options{DB: b.DB, Jobs: b.Jobs, Events: b.Events, Ledger: b.Ledger, Logger: zerolog.New(b.Logs),
 		Clients:       map[storage.Environment]euis.Client{storage.Sandbox: sandboxClient, storage.Production: r.eu},
-		PollSchedules: schedules, Sealer: sealer, Endpoints: endpoints})
+		PollSchedules: schedules, Sealer: sealer, Endpoints: endpoints, SandboxWindows: w})
 	return r
 }
 

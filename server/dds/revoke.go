@@ -26,7 +26,7 @@ type Withdrawal struct {
 // has withdrawn already (a revocation whose answer was lost before it was
 // recorded) counts as withdrawn. It fails with apierr.NotFound; 409
 // DDS_NOT_REVOCABLE for a statement that is not SUBMITTED or VALIDATED,
-// past the EU system's 72-hour window, grouped into another, or that the
+// past the EU system's 72-hour window (the sandbox's may be shorter), grouped into another, or that the
 // EU system refuses to withdraw (the issue says which); 422
 // EU_SYSTEM_NOT_CONFIGURED without usable credentials in production, or
 // when the EU system does not take the call; 503 when the EU system cannot
@@ -39,7 +39,7 @@ func (s *Service) Withdraw(ctx context.Context, t storage.Tenant, ref string) (*
 		if d, err = tx.FindDDS(t, ref); err != nil {
 			return err
 		}
-		if err := revocable(d, tx.Now()); err != nil {
+		if err := revocable(d, tx.Now(), s.windows(t).Amend); err != nil {
 			return err
 		}
 		creds, err = s.credentials(tx, t)
@@ -88,15 +88,16 @@ func (s *Service) Revoke(tx *storage.Tx, t storage.Tenant, w *Withdrawal, actor 
 	return WithSubmission(tx, t, d)
 }
 
-// revocable refuses a revocation the EU system would not take.
-func revocable(d *storage.DDS, now time.Time) error {
+// revocable refuses a revocation the EU system would not take: window is
+// how long after submission it allows one.
+func revocable(d *storage.DDS, now time.Time, window time.Duration) error {
 	refuse := func(issue string) error { return apierr.Conflict(apierr.DetailDDSNotRevocable, "path.ddsId", issue) }
 	switch {
 	case d.Status != storage.DDSSubmitted && d.Status != storage.DDSValidated:
 		return refuse(fmt.Sprintf("dds %s is %s; only a SUBMITTED or VALIDATED statement can be revoked", d.ID, d.Status))
-	case d.SubmittedAt != nil && now.Sub(*d.SubmittedAt) > euis.AmendWindow:
+	case d.SubmittedAt != nil && now.Sub(*d.SubmittedAt) > window:
 		return refuse(fmt.Sprintf("dds %s was submitted on %s: the EU system allows a withdrawal within %s of submission only",
-			d.ID, storage.FormatTime(*d.SubmittedAt), euis.AmendWindow))
+			d.ID, storage.FormatTime(*d.SubmittedAt), window))
 	case d.Poll != nil && d.Poll.EUStatus == euis.StatusGrouped:
 		return refuse(fmt.Sprintf("dds %s is grouped into another statement in the EU system and cannot be withdrawn", d.ID))
 	}

@@ -18,6 +18,27 @@ const OpAmend = "amendDds"
 // hours. The operation carries no justification: the appliance records it.
 const AmendExtension = 8 * 24 * time.Hour
 
+// Windows are the periods after a statement's submission within which it
+// can be changed: withdrawn or amended within Amend, amended on a
+// justified request for Extension after that. The information system's
+// are EUWindows; the sandbox may shorten its own (Simulator, dds), so
+// that the whole period can be tried out on the wall clock.
+type Windows struct {
+	Amend     time.Duration
+	Extension time.Duration
+}
+
+// EUWindows are the information system's rules: AmendWindow and
+// AmendExtension.
+var EUWindows = Windows{Amend: AmendWindow, Extension: AmendExtension}
+
+// Period is when the amendment period of a statement submitted at
+// submitted ends without a justification (window) and with one (closes).
+func (w Windows) Period(submitted time.Time) (window, closes time.Time) {
+	window = submitted.Add(w.Amend)
+	return window, window.Add(w.Extension)
+}
+
 var opAmend = operation{OpAmend, ServiceDDS, NSDDS + "/amendDds", "dds", NSDDS, "AmendDdsResponse"}
 
 // amendDdsRequest is AmendDdsRequestType: the statement's UUID and the

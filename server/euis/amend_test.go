@@ -151,3 +151,41 @@ func TestSimulator_AmendRefused(t *testing.T) {
 		t.Errorf("an invalid statement: %v, want a business-rules fault", err)
 	}
 }
+
+// TestSimulator_Windows: a simulator given shorter windows (the sandbox's
+// configured ones) withdraws and amends by them; with no extension the
+// amendment period ends with the window.
+func TestSimulator_Windows(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		w               euis.Windows
+		after           time.Duration
+		withdraw, amend string // the refusal's reason, "" for success
+	}{
+		{"WithinTheWindow", euis.Windows{Amend: 3 * time.Second, Extension: 3 * time.Second}, 3 * time.Second, "", ""},
+		{"InTheExtension", euis.Windows{Amend: 3 * time.Second, Extension: 3 * time.Second}, 4 * time.Second, euis.ReasonWithdrawNotPossible, ""},
+		{"AfterTheExtension", euis.Windows{Amend: 3 * time.Second, Extension: 3 * time.Second}, 7 * time.Second, euis.ReasonWithdrawNotPossible, euis.ReasonWithdrawNotPossible},
+		{"NoExtension", euis.Windows{Amend: 3 * time.Second}, 4 * time.Second, euis.ReasonWithdrawNotPossible, euis.ReasonWithdrawNotPossible},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock(t0)
+			sim := euis.NewSimulator(euis.NewMemSimStore(), euis.SimOptions{Now: clk.Now, Delay: time.Second, Windows: tc.w})
+			uuid := submit(t, sim, validStatement())
+			clk.Advance(tc.after)
+			amended := validStatement()
+			amended.Commodities[0].NetWeightKg = "1300"
+			_, err := sim.Amend(ctx, noCreds, uuid, amended)
+			if tc.amend != "" {
+				wantFault(t, err, euis.FaultBusinessRules, tc.amend)
+			} else if err != nil {
+				t.Errorf("Amend after %s: %v", tc.after, err)
+			}
+			err = sim.Withdraw(ctx, noCreds, uuid)
+			if tc.withdraw != "" {
+				wantFault(t, err, euis.FaultBusinessRules, tc.withdraw)
+			} else if err != nil {
+				t.Errorf("Withdraw after %s: %v", tc.after, err)
+			}
+		})
+	}
+}

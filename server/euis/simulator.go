@@ -83,6 +83,9 @@ type SimOptions struct {
 	Now func() time.Time
 	// Rand is the source of UUIDs and numbers; crypto/rand when nil.
 	Rand io.Reader
+	// Windows are the periods of withdrawal and amendment; EUWindows
+	// when Windows.Amend is 0.
+	Windows Windows
 }
 
 // Simulator is the Client of the sandbox: an information system in the
@@ -101,9 +104,9 @@ type SimOptions struct {
 //     then GROUPED while the new statement is neither REJECTED nor
 //     WITHDRAWN. References it does not know are taken as filed elsewhere.
 //   - Withdraw succeeds for a SUBMITTED or AVAILABLE statement within
-//     AmendWindow of its submission; otherwise it is a *Fault.
-//   - Amend replaces an AVAILABLE statement within AmendWindow plus
-//     AmendExtension of its submission (simulator_amend.go).
+//     Windows.Amend of its submission; otherwise it is a *Fault.
+//   - Amend replaces an AVAILABLE statement within Windows.Amend plus
+//     Windows.Extension of its submission (simulator_amend.go).
 //   - GetByIdentifiers finds a statement it made AVAILABLE by its
 //     reference and verification numbers; any other pair finds nothing.
 //
@@ -129,6 +132,9 @@ func NewSimulator(store SimStore, opts SimOptions) *Simulator {
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.Reader
+	}
+	if opts.Windows.Amend <= 0 {
+		opts.Windows = EUWindows
 	}
 	return &Simulator{store: store, opts: opts}
 }
@@ -277,8 +283,8 @@ func (sim *Simulator) statuses(uuids []string) ([]Status, error) {
 	return out, nil
 }
 
-// Withdraw withdraws a SUBMITTED or AVAILABLE statement within AmendWindow
-// of its submission.
+// Withdraw withdraws a SUBMITTED or AVAILABLE statement within
+// Windows.Amend of its submission.
 func (sim *Simulator) Withdraw(ctx context.Context, _ Credentials, uuid string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -306,9 +312,9 @@ func (sim *Simulator) Withdraw(ctx context.Context, _ Credentials, uuid string) 
 	case st.Status != StatusSubmitted && st.Status != StatusAvailable:
 		return businessFault(opWithdraw.name, ReasonNotAllowedForStatus,
 			fmt.Sprintf("statement %s is %s", uuid, st.Status))
-	case now.Sub(r.SubmittedAt) > AmendWindow:
+	case now.Sub(r.SubmittedAt) > sim.opts.Windows.Amend:
 		return businessFault(opWithdraw.name, ReasonWithdrawNotPossible,
-			fmt.Sprintf("statement %s was submitted at %s, more than 72 hours ago", uuid, r.SubmittedAt.Format(time.RFC3339)))
+			fmt.Sprintf("statement %s was submitted at %s, more than %s ago", uuid, r.SubmittedAt.Format(time.RFC3339), sim.opts.Windows.Amend))
 	}
 	r.WithdrawnAt = &now
 	return sim.put(r)

@@ -11,8 +11,8 @@ import (
 // (still SUBMITTED, or REJECTED, WITHDRAWN, ...).
 const ReasonAmendNotAllowedForStatus = "EUDR_API_AMEND_NOT_ALLOWED_FOR_STATUS"
 
-// Amend replaces an AVAILABLE statement with s, within AmendWindow plus
-// AmendExtension of its submission by the simulator's clock (the
+// Amend replaces an AVAILABLE statement with s, within Windows.Amend plus
+// Windows.Extension of its submission by the simulator's clock (the
 // operation carries no justification: whether one was needed is the
 // caller's to check). s is checked as Submit checks it; its UUID,
 // numbers and status stay, and GetByIdentifiers answers s from now on.
@@ -40,7 +40,7 @@ func (sim *Simulator) Amend(ctx context.Context, _ Credentials, uuid string, s S
 	if err != nil {
 		return "", err
 	}
-	switch closes := r.SubmittedAt.Add(AmendWindow + AmendExtension); {
+	switch _, closes := sim.opts.Windows.Period(r.SubmittedAt); {
 	case st.Status == StatusGrouped:
 		return "", businessFault(opAmend.name, ReasonWithdrawNotPossible,
 			fmt.Sprintf("statement %s is GROUPED by statement %s", uuid, r.GroupedBy))
