@@ -1,10 +1,11 @@
 package main_test
 
 // End-to-end test of amending a validated statement in the sandbox's
-// simulated EU system. The binary runs on the wall clock, so the end of
-// the amendment period (72 hours, 8 days more with a justification) is
-// tested at the unit level (server/dds, server/euis) and in the OpenAPI
-// conformance test, which run on fake clocks.
+// simulated EU system. The binary runs on the wall clock: the EU system's
+// 72 hours and 8 days are tested at the unit level (server/dds,
+// server/euis) and in the OpenAPI conformance test, which run on fake
+// clocks; here the sandbox's periods are set to seconds
+// (eu_system.sandbox_amend_window, sandbox_amend_extension).
 
 import (
 	"crypto/sha256"
@@ -16,8 +17,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eudr/eudr/server/apitest"
+	"github.com/eudr/eudr/storage"
 )
 
 // ddsAmend posts an amendment of the DDS ref names with a fresh
@@ -119,5 +122,76 @@ func TestDDS_Amend(t *testing.T) {
 	r.Decode(t, &look)
 	if !look.Found || len(look.Statement.Commodities) != 1 || polStr(look.Statement.Commodities[0].NetWeightKg) != "12600.000125" {
 		t.Errorf("looked up after the amendment: %s", r.Body)
+	}
+}
+
+// TestDDS_AmendWindows: in a sandbox whose statements can be amended for 3
+// seconds after submission, and 3 more on a justified request, a statement
+// is amended within the 3 seconds; after them only with a justification,
+// and it can no longer be revoked; after the 6 seconds not at all, the
+// refusal saying when the period closed. The test waits for the wall
+// clock to pass the times it computes from submittedAt; a step the
+// machine was too slow to take in time is not held against the server.
+func TestDDS_AmendWindows(t *testing.T) {
+	t.Parallel()
+	const window, extension = 3 * time.Second, 3 * time.Second
+	p := startServer(t, append([]string{"EUDR_EU_SYSTEM_SANDBOX_DELAY=200ms", "EUDR_EU_SYSTEM_SANDBOX_POLL_SCHEDULE=100ms",
+		"EUDR_EU_SYSTEM_SANDBOX_AMEND_WINDOW=3s", "EUDR_EU_SYSTEM_SANDBOX_AMEND_EXTENSION=3s"}, noRateLimit...)...)
+	key, base := p.createKey(t, sandbox), p.SandboxURL
+	ddsMapOperator(t, base, key, "V-AMW", ddsOperatorUUID, ddsEORI)
+	batch, _ := ddsLinkedBatch(t, base, key, "V-AMW", ddsPlots(1, -1.3, 6.3, "V-AMW")...)
+	draft := ddsDraft(t, base, key, ddsBody(ddsOperatorUUID, batch))
+	ddsSubmit(t, base, key, draft.DDSID)
+	v := ddsWaitStatus(t, base, key, draft.DDSID, "VALIDATED")
+	if v.SubmittedAt == nil {
+		t.Fatalf("validated without submittedAt: %+v", v)
+	}
+	submitted := apitest.ParseTime(t, *v.SubmittedAt)
+	ends, closes := submitted.Add(window), submitted.Add(window+extension)
+	kg := func(weight, justification string) map[string]any {
+		body := map[string]any{"commodities": []map[string]any{{"position": 1, "netWeightKg": json.Number(weight)}}}
+		if justification != "" {
+			body["justification"] = justification
+		}
+		return body
+	}
+	// amendBy amends and says whether the answer came back before by: a
+	// refusal after it may be the server's clock passing by meanwhile.
+	amendBy := func(by time.Time, body map[string]any) (*apitest.Response, bool) {
+		r := ddsAmend(t, base, key, v.DDSID, body)
+		return r, time.Now().Before(by)
+	}
+	sleepUntil := func(at time.Time) { time.Sleep(time.Until(at)) }
+
+	if r, inTime := amendBy(ends, kg("12600.5", "")); r.Status != http.StatusOK && inTime {
+		t.Errorf("amended within the %s without a justification: %d %s", window, r.Status, r.Body)
+	} else if !inTime {
+		t.Logf("the first amendment came back %s after submission, past the %s: not checked", time.Since(submitted), window)
+	}
+
+	sleepUntil(ends.Add(500 * time.Millisecond))
+	e := apitest.WantError(t, ddsAmend(t, base, key, v.DDSID, kg("12601", "")), http.StatusConflict, "CONFLICT", "DDS_NOT_AMENDABLE")
+	if len(e.Details) == 1 && (e.Details[0].Field != "justification" || !strings.Contains(e.Details[0].Issue, "the 3s after the submission")) {
+		t.Errorf("amended past the %s without a justification: %+v", window, e.Details[0])
+	}
+	e = apitest.WantError(t, ddsPost(t, base, key, v.DDSID, "revoke"), http.StatusConflict, "CONFLICT", "DDS_NOT_REVOCABLE")
+	if len(e.Details) == 1 && !strings.Contains(e.Details[0].Issue, "within 3s of submission") {
+		t.Errorf("revoked past the %s: %+v", window, e.Details[0])
+	}
+	// The simulated EU system dates the submission a little earlier than
+	// the appliance does: a second's margin before it closes.
+	if r, inTime := amendBy(closes.Add(-time.Second), kg("12601", "the weighbridge at Tema was out of calibration")); r.Status != http.StatusOK && inTime {
+		t.Errorf("amended in the extension with a justification: %d %s", r.Status, r.Body)
+	} else if !inTime {
+		t.Logf("the justified amendment came back %s after submission: not checked", time.Since(submitted))
+	}
+
+	sleepUntil(closes.Add(500 * time.Millisecond))
+	e = apitest.WantError(t, ddsAmend(t, base, key, v.DDSID, kg("12602", "the weighbridge again")), http.StatusConflict, "CONFLICT", "DDS_NOT_AMENDABLE")
+	if len(e.Details) == 1 && (e.Details[0].Field != "path.ddsId" || !strings.Contains(e.Details[0].Issue, "closed at "+storage.FormatTime(closes))) {
+		t.Errorf("amended past the extension: %+v, want it to say it closed at %s", e.Details[0], storage.FormatTime(closes))
+	}
+	if got := ddsGet(t, base, key, v.DDSID); got.Status != "VALIDATED" {
+		t.Errorf("after the refusals: %s, want VALIDATED", got.Status)
 	}
 }
