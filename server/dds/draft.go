@@ -20,7 +20,8 @@ import (
 // BATCH_NOT_VERIFIED naming each batch not VERIFIED or not linked to a
 // shipment, 422 EU_SYSTEM_RULE naming each rule or limit of the EU system
 // the statement breaks (with the hint to split when splitting would cure
-// it).
+// it), and a REPRESENTATIVE_OPERATOR statement for an operator none of
+// the batches' supplier mappings is.
 func (s *Service) Draft(tx *storage.Tx, t storage.Tenant, req *DraftRequest, actor string) ([]*storage.DDS, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -28,6 +29,14 @@ func (s *Service) Draft(tx *storage.Tx, t storage.Tenant, req *DraftRequest, act
 	src, err := readSource(tx, t, req)
 	if err != nil {
 		return nil, err
+	}
+	if req.role() == euis.RoleRepresentativeOperator && src.operator == nil {
+		// The represented operator's identity goes to the EU system: it is
+		// never guessed from another mapping.
+		return nil, &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
+			Message: "a REPRESENTATIVE_OPERATOR statement is filed for the operator of one of its batches' supplier mappings",
+			Details: []apierr.Detail{{Code: apierr.DetailInvalidValue, Field: "operatorUuid",
+				Issue: "is the euOperatorUuid of none of the batches' supplier mappings: the represented operator is taken from its mapping"}}}
 	}
 	st, err := buildStatement(req, src)
 	if err != nil {
@@ -180,14 +189,17 @@ func readSource(tx *storage.Tx, t storage.Tenant, req *DraftRequest) (*source, e
 // ProductionPlace, Area for points) and coordinates at 6 decimals. The
 // operator is the supplier mapping of operatorUuid or, when none of the
 // batches' mappings has it, the first batch's (the EU system's
-// cross-check then rejects the statement).
+// cross-check then rejects the statement). For REPRESENTATIVE_OPERATOR
+// the operator is sent as the represented operator: the mapping's name,
+// country, EORI and other identifiers, and address (Draft has made sure
+// the mapping is operatorUuid's).
 func buildStatement(req *DraftRequest, src *source) (euis.Statement, error) {
 	op := src.operator
 	if op == nil {
 		op = src.suppliers[0]
 	}
 	s := euis.Statement{
-		OperatorRole: euis.RoleOperator,
+		OperatorRole: req.role(),
 		ActivityType: *req.ActivityType,
 		Operator: euis.Operator{Name: op.Name, Country: op.Country, EORI: op.EORI, Street: op.Street, PostalCode: op.PostalCode,
 			City: op.City, FullAddress: op.FullAddress},

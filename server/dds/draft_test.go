@@ -265,7 +265,11 @@ func TestDraftRequest_Validate(t *testing.T) {
 			InternalReference: str(strings.Repeat("x", 36))},
 			[]string{"REQUIRED at batchIds", "INVALID_VALUE at activityType", "INVALID_VALUE at operatorUuid", "INVALID_VALUE at internalReference"}},
 		{"TooManyBatches", *withBatches(request(), dds.MaxBatches+1), []string{"INVALID_VALUE at batchIds"}},
+		{"RoleTrader", dds.DraftRequest{BatchIDs: []string{"bat_1"}, ActivityType: str("IMPORT"), OperatorUUID: str(operator), OperatorRole: str("TRADER")},
+			[]string{"INVALID_VALUE at operatorRole"}},
 		{"Valid", *request("bat_1"), nil},
+		{"ValidRepresentative", dds.DraftRequest{BatchIDs: []string{"bat_1"}, ActivityType: str("IMPORT"), OperatorUUID: str(operator),
+			OperatorRole: str(euis.RoleRepresentativeOperator)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.req.Validate()

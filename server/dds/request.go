@@ -11,11 +11,14 @@ import (
 // DraftRequest is the body of POST /declarations/dds (docs/dds.md).
 // Split files a statement over the EU limits as several;
 // countryOfActivity and borderCrossCountry default from the shipments'
-// port of entry.
+// port of entry. OperatorRole is OPERATOR (the default) or
+// REPRESENTATIVE_OPERATOR: an authorised representative filing for the
+// operator whose supplier mapping has operatorUuid (representedRole).
 type DraftRequest struct {
 	BatchIDs             []string    `json:"batchIds"`
 	ActivityType         *string     `json:"activityType"`
 	OperatorUUID         *string     `json:"operatorUuid"`
+	OperatorRole         *string     `json:"operatorRole"`
 	InternalReference    *string     `json:"internalReference"`
 	ReferencedStatements []Reference `json:"referencedStatements"`
 	CountryOfActivity    *string     `json:"countryOfActivity"`
@@ -73,6 +76,9 @@ func (req *DraftRequest) Validate() error {
 	case !euis.IsUUID(*req.OperatorUUID):
 		probs.Add(apierr.DetailInvalidValue, "operatorUuid", "must be a UUID")
 	}
+	if r := req.OperatorRole; r != nil && *r != euis.RoleOperator && *r != euis.RoleRepresentativeOperator {
+		probs.Add(apierr.DetailInvalidValue, "operatorRole", "must be OPERATOR or REPRESENTATIVE_OPERATOR")
+	}
 	if r := req.InternalReference; r != nil && (*r == "" || utf8.RuneCountInString(*r) > euis.MaxInternalReferenceLen) {
 		probs.Add(apierr.DetailInvalidValue, "internalReference", fmt.Sprintf("must be 1-%d characters", euis.MaxInternalReferenceLen))
 	}
@@ -104,4 +110,13 @@ func (req *DraftRequest) Validate() error {
 		}
 	}
 	return probs.Err()
+}
+
+// role is the operator role the statement is filed in: OperatorRole, or
+// OPERATOR.
+func (req *DraftRequest) role() string {
+	if req.OperatorRole == nil {
+		return euis.RoleOperator
+	}
+	return *req.OperatorRole
 }

@@ -484,6 +484,7 @@ func TestFakeEU_ChecksSequences(t *testing.T) {
 	c := newClient(srv, clk.Now)
 	s := validStatement()
 	s.OperatorRole = euis.RoleRepresentativeOperator
+	s.Operator.Street, s.Operator.PostalCode, s.Operator.City = "Rue Royale 1", "1000", "Bruxelles"
 	if _, err := euisSubmit(c, srv, s); err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,7 @@ func TestSimulator_GetByIdentifiers(t *testing.T) {
 	sim, clk, store := newSim(t, nil)
 	s := validStatement()
 	s.OperatorRole = euis.RoleRepresentativeOperator
+	s.Operator.Street, s.Operator.PostalCode, s.Operator.City = "Rue Royale 1", "1000", "Bruxelles"
 	uuid := submit(t, sim, s)
 	clk.Advance(euis.DefaultSimDelay + time.Second)
 	st := get(t, sim, uuid)

@@ -218,6 +218,7 @@ func check(s Statement) Violations {
 	var vs Violations
 	checkHead(&vs, s)
 	checkOperator(&vs, s)
+	checkRepresented(&vs, s)
 	if n := len(s.Commodities); n == 0 {
 		vs.add(CodeRequired, "commodities", "at least 1 commodity", "no commodities")
 	} else if n > MaxCommodities {

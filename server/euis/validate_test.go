@@ -76,6 +76,12 @@ func TestValidate_Valid(t *testing.T) {
 			s.OperatorRole = euis.RoleRepresentativeOperator
 			s.Operator = euis.Operator{Name: "Importer SA", Country: "FR", EORI: "FR12345678901", Street: "1 rue de la Paix", PostalCode: "75002", City: "Paris", Email: "a.b@example.fr"}
 		}},
+		{"RepresentativeByVAT", func(s *euis.Statement) {
+			s.OperatorRole, s.ActivityType = euis.RoleRepresentativeOperator, euis.ActivityDomestic
+			s.Operator = euis.Operator{Name: "Négoce SA", Country: "FR", Identifiers: []euis.OperatorIdentifier{{Type: "vat", Value: "FR40303265045"}},
+				Street: "1 rue de la Paix", PostalCode: "75002", City: "Paris"}
+			s.Commodities[0].PercentageEstimation = ptr(5)
+		}},
 		{"SDReference", func(s *euis.Statement) {
 			s.ReferencedStatements = []euis.Reference{{ReferenceNumber: "S26FRNMNBSA96Q", VerificationNumber: "--------"}}
 		}},
@@ -152,6 +158,14 @@ func TestValidate_Rules(t *testing.T) {
 		{"RepresentativeBadEmail", func(s *euis.Statement) {
 			s.OperatorRole, s.Operator.Email = euis.RoleRepresentativeOperator, "not-an-address"
 		}, euis.CodeInvalidFormat, "operator.email"},
+		{"RepresentativeWithoutAddress", func(s *euis.Statement) { s.OperatorRole = euis.RoleRepresentativeOperator }, euis.CodeRequired, "operator.city"},
+		{"RepresentativeWithoutCountry", func(s *euis.Statement) {
+			s.OperatorRole, s.Operator.Country, s.Operator.Street = euis.RoleRepresentativeOperator, "", "Rue 1"
+		}, euis.CodeRequired, "operator.country"},
+		{"RepresentativeWithoutReferenceNumber", func(s *euis.Statement) {
+			s.OperatorRole, s.ActivityType, s.Operator.EORI = euis.RoleRepresentativeOperator, euis.ActivityDomestic, ""
+			s.Operator.Street, s.Operator.PostalCode, s.Operator.City = "Rue 1", "1000", "Bruxelles"
+		}, euis.CodeRequired, "operator.identifiers"},
 		{"OperatorName201", func(s *euis.Statement) { s.Operator.Name = long(201) }, euis.CodeTooLong, "operator.name"},
 		{"IdentifierTypeUnknown", func(s *euis.Statement) {
 			s.Operator.Identifiers = []euis.OperatorIdentifier{{Type: "VAT", Value: "BE0123456789"}}
