@@ -115,6 +115,16 @@ func TestReportPDF_RecordedInLedger(t *testing.T) {
 			t.Errorf("verify's proof %v to %s; the ledger's %v to %s", v.Ledger.Proof, v.Ledger.RootHash, inc.Proof, inc.RootHash)
 		}
 	}
+	// An auditor's read-only key checks a copy too.
+	readKey := p.createKey(t, sandbox, "read")
+	var byReader struct {
+		Recorded bool `json:"recorded"`
+	}
+	apitest.Do(t, "POST", base+eudrAPI+"/reports/verify", apitest.Merge(apitest.WithKey(readKey), apitest.Hdr("Content-Type", "application/pdf")), first.Body).
+		WantStatus(t, http.StatusOK).Decode(t, &byReader)
+	if !byReader.Recorded {
+		t.Errorf("verify with a read-only key: not recorded")
+	}
 	changed := bytes.Clone(first.Body)
 	changed[len(changed)/2] ^= 1
 	if v := verify(changed); v.Recorded || v.Report != nil || v.Ledger != nil || v.SHA256 == hash {

@@ -154,6 +154,7 @@ type authPolicy int
 const (
 	authNone      authPolicy = iota // probes, OpenAPI, login
 	authKey                         // the EUDR API: an API key of this listener's environment
+	authKeyRead                     // authKey with the read scope whatever the method: a POST that only checks what it is sent
 	authAdmin                       // key and user management: a login token (JWT) of an admin
 	authAppliance                   // backups, reference layers: a login token of an appliance administrator
 	authSession                     // the console's own session: its session cookie
@@ -163,7 +164,11 @@ const (
 // the 401 or 403 to send, or nil. A 401 for a missing or malformed
 // credential has one detail naming the header the route expects.
 func authorize(policy authPolicy, p principal, method string) *apierr.Error {
-	if policy != authNone && p.session != nil && !p.csrfOK && requiredScope(method) == account.ScopeWrite {
+	scope := requiredScope(method)
+	if policy == authKeyRead {
+		policy, scope = authKey, account.ScopeRead
+	}
+	if policy != authNone && p.session != nil && !p.csrfOK && scope == account.ScopeWrite {
 		e := apierr.Forbidden(apierr.DetailCSRFTokenRequired,
 			"a request signed in by the session cookie that is not GET or HEAD needs the session's CSRF token in "+csrfHeader)
 		e.Details[0].Field = "headers." + csrfHeader
@@ -174,7 +179,7 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 		if p.session != nil {
 			// A session acts with its user's role: a reader has the read
 			// scope, an admin both.
-			if p.user.Role != account.RoleAdmin && requiredScope(method) == account.ScopeWrite {
+			if p.user.Role != account.RoleAdmin && scope == account.ScopeWrite {
 				e := apierr.Forbidden(apierr.DetailScopeRequired, "a reader's session has the read scope only")
 				e.Details[0].Field = p.field
 				return e
@@ -184,8 +189,8 @@ func authorize(policy authPolicy, p principal, method string) *apierr.Error {
 		if p.key == nil {
 			return keyRequired(p)
 		}
-		if !account.HasScope(p.key.Scopes, requiredScope(method)) {
-			e := apierr.Forbidden(apierr.DetailScopeRequired, "this request needs the "+requiredScope(method)+" scope")
+		if !account.HasScope(p.key.Scopes, scope) {
+			e := apierr.Forbidden(apierr.DetailScopeRequired, "this request needs the "+scope+" scope")
 			e.Details[0].Field = p.field
 			return e
 		}

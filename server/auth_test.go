@@ -113,6 +113,12 @@ func TestAuthorize(t *testing.T) {
 		{"NoScheme", authKey, all(malformedKey)},
 		{"BasicScheme", authKey, all(malformedKey)},
 
+		// authKeyRead: a POST that only checks; the read scope is enough.
+		{"None", authKeyRead, all(missingKey)},
+		{"KeyRead", authKeyRead, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+		{"KeyReadWrite", authKeyRead, map[string]want{"GET": ok, "POST": ok, "DELETE": ok}},
+		{"WrongEnvRead", authKeyRead, map[string]want{"GET": f(apierr.DetailWrongEnvironment), "POST": f(apierr.DetailWrongEnvironment), "DELETE": f(apierr.DetailWrongEnvironment)}},
+
 		// authAdmin: key management.
 		{"None", authAdmin, all(missingToken)},
 		{"KeyRead", authAdmin, map[string]want{"GET": f(apierr.DetailJWTRequired), "POST": f(apierr.DetailJWTRequired), "DELETE": f(apierr.DetailJWTRequired)}},
@@ -130,7 +136,7 @@ func TestAuthorize(t *testing.T) {
 		{"NoScheme", authAdmin, all(missingToken)},
 		{"BasicScheme", authAdmin, all(missingToken)},
 	} {
-		policyName := map[authPolicy]string{authNone: "authNone", authKey: "authKey", authAdmin: "authAdmin"}[tc.policy]
+		policyName := map[authPolicy]string{authNone: "authNone", authKey: "authKey", authKeyRead: "authKeyRead", authAdmin: "authAdmin"}[tc.policy]
 		t.Run(policyName+"/"+tc.principal, func(t *testing.T) {
 			p, found := ps[tc.principal]
 			if !found {

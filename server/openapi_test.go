@@ -450,8 +450,11 @@ func TestOpenAPI_RoutePolicies(t *testing.T) {
 			switch rte.auth {
 			case authNone:
 				want = []any{}
-			case authKey:
+			case authKey, authKeyRead:
 				scope := []any{requiredScope(rte.method)}
+				if rte.auth == authKeyRead {
+					scope = []any{account.ScopeRead}
+				}
 				want = []any{map[string]any{"ApiKeyHeader": scope}, map[string]any{"ApiKeyBearer": scope}, map[string]any{"SessionCookie": scope}}
 			case authAdmin:
 				want = []any{map[string]any{"LoginJWT": []any{account.RoleAdmin}}, map[string]any{"SessionCookie": []any{account.RoleAdmin}}}

@@ -2,9 +2,7 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/eudr/eudr/server/report/pdf"
-	"github.com/eudr/eudr/storage"
 )
 
 // pdfSource is what the PDF reports are read from.
@@ -22,44 +19,37 @@ func (a *App) pdfSource() pdf.Source {
 }
 
 func (a *App) handlePolygonsReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.servePDF(w, r, pdf.KindPolygon, ps.ByName("polygonId"), a.pdfSource().PlotReport)
+	a.servePDF(w, r, pdf.KindPolygon, ps.ByName("polygonId"))
 }
 
 func (a *App) handleBatchesReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.servePDF(w, r, pdf.KindBatch, ps.ByName("batchId"), a.pdfSource().BatchReport)
+	a.servePDF(w, r, pdf.KindBatch, ps.ByName("batchId"))
 }
 
 func (a *App) handleDDSReportPDF(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.servePDF(w, r, pdf.KindDDS, ps.ByName("ddsId"), a.pdfSource().StatementReport)
+	a.servePDF(w, r, pdf.KindDDS, ps.ByName("ddsId"))
 }
 
-// servePDF answers the report render makes of the record id as a PDF,
-// recorded in the ledger the first time these bytes are made
-// (pdf.Source.Record): X-Ledger-Index names the entry, X-Content-SHA256
-// and ETag carry the hash. The same record gives the same bytes, so a
-// client can record the hash and check a later copy against it; a
-// conditional request with that ETag is answered 304.
-func (a *App) servePDF(w http.ResponseWriter, r *http.Request, kind, id string, render func(context.Context, storage.Tenant, string) ([]byte, error)) {
-	t := tenantFrom(r.Context())
-	body, err := render(r.Context(), t, id)
+// servePDF answers the report of kind of the record id as a PDF, recorded
+// in the ledger the first time these bytes are made (pdf.Source.Make):
+// X-Ledger-Index names the entry, X-Content-SHA256 and ETag carry the
+// hash. The same record gives the same bytes, so a client can record the
+// hash and check a later copy against it; a conditional request with that
+// ETag is answered 304.
+func (a *App) servePDF(w http.ResponseWriter, r *http.Request, kind, id string) {
+	m, err := a.pdfSource().Make(r.Context(), tenantFrom(r.Context()), kind, id)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	rec, err := a.pdfSource().Record(r.Context(), t, kind, id, body)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	sum, _ := hex.DecodeString(rec.SHA256)
 	h := w.Header()
 	h.Set("Content-Type", "application/pdf")
 	h.Set("Content-Disposition", `inline; filename="`+id+`.pdf"`)
-	h.Set("X-Content-SHA256", rec.SHA256)
-	h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum)+":") // RFC 9530
-	h.Set("ETag", `"`+rec.SHA256+`"`)
-	h.Set("X-Ledger-Index", strconv.FormatInt(rec.LedgerIndex, 10))
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+	h.Set("X-Content-SHA256", m.Record.SHA256)
+	h.Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(m.SHA256[:])+":") // RFC 9530
+	h.Set("ETag", `"`+m.Record.SHA256+`"`)
+	h.Set("X-Ledger-Index", strconv.FormatInt(m.Record.LedgerIndex, 10))
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(m.Body))
 }
 
 // handleReportsVerify answers whether the appliance made the PDF report

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,22 +182,41 @@ func TestReports_Archive(t *testing.T) {
 	}
 	files, m := archiveFiles(t, dl.Body.Bytes())
 
-	// The manifest: the tenant, the period, the ledger the proofs are in.
-	var cp checkpointResponse
-	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/checkpoint", "", "X-API-Key", key), &cp)
+	// The manifest: the tenant, the period, the ledger the proofs are in:
+	// the tree of 8 entries the archive was made from. The statement's
+	// report it holds was recorded after them (a report.generated entry,
+	// the 9th), as a download would have been.
+	var inc struct {
+		RootHash string `json:"rootHash"`
+	}
+	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/proofs/inclusion?index=0&treeSize=8", "", "X-API-Key", key), &inc)
 	if m.Format != report.Format || m.ReportID != rep.ReportID || m.Organisation != defaultOrg || m.Environment != "sandbox" ||
 		m.Period != (report.Period{From: got.From, To: got.To}) || m.AppVersion != "test" ||
 		m.Counts != (report.Counts{Polygons: 5, DDS: 1}) || m.Ledger.TreeSize != 8 || m.Ledger.RootHash == nil ||
-		*m.Ledger.RootHash != cp.RootHash || m.Ledger.KeyName != "eudr-appliance" {
+		*m.Ledger.RootHash != inc.RootHash || m.Ledger.KeyName != "eudr-appliance" {
 		t.Errorf("manifest: %s", files[report.PathManifest])
+	}
+	var pdfSum [sha256.Size]byte
+	for name, body := range files {
+		if strings.HasPrefix(name, report.PathStatementReports) {
+			pdfSum = sha256.Sum256(body) // the archive's one statement
+		}
+	}
+	var reportEntry struct {
+		Data []byte `json:"data"`
+	}
+	mustDecode(t, ta.do("GET", eudrPrefix+"/ledger/entries/8", "", "X-API-Key", key), &reportEntry)
+	if !strings.Contains(string(reportEntry.Data), `"sha256":"`+hex.EncodeToString(pdfSum[:])+`"`) ||
+		!strings.Contains(string(reportEntry.Data), `"type":"report.generated"`) {
+		t.Errorf("entry 8 is %s; want the report.generated entry of the archived statement report", reportEntry.Data)
 	}
 	var pk publicKeyResponse
 	var acp checkpointResponse
 	if err := json.Unmarshal(files[report.PathPublicKey], &pk); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(files[report.PathCheckpoint], &acp); err != nil || !reflect.DeepEqual(acp, cp) {
-		t.Errorf("checkpoint.json %s: %v, want %+v", files[report.PathCheckpoint], err, cp)
+	if err := json.Unmarshal(files[report.PathCheckpoint], &acp); err != nil || acp.TreeSize != 8 || acp.RootHash != inc.RootHash {
+		t.Errorf("checkpoint.json %s: %v, want the tree of 8 entries, root %s", files[report.PathCheckpoint], err, inc.RootHash)
 	}
 	verifier, err := note.NewVerifier(pk.VerifierKey)
 	if err != nil {
@@ -242,7 +260,7 @@ func TestReports_Archive(t *testing.T) {
 		}
 		json.Unmarshal(evidence[i], &doc)
 		json.Unmarshal(evidence[i], &withProof)
-		if doc.PolygonID != r.PolygonID || withProof.Ledger.TreeSize != 8 || withProof.Ledger.Checkpoint != cp.Note {
+		if doc.PolygonID != r.PolygonID || withProof.Ledger.TreeSize != 8 || withProof.Ledger.Checkpoint != acp.Note {
 			t.Errorf("evidence %d: %s", i, evidence[i])
 		}
 		w := ta.do("POST", eudrPrefix+"/evidence/verify", string(evidence[i]), "X-API-Key", key)
@@ -277,7 +295,7 @@ func TestReports_Archive(t *testing.T) {
 	e := dl1.Entries[0]
 	entry, _ := base64.StdEncoding.DecodeString(e.Data)
 	leaf := tlog.RecordHash(entry)
-	if e.Status != storage.DDSDraft || e.Index != 5 || anchor.Hex(leaf) != e.TransactionHash || e.RootHash != cp.RootHash ||
+	if e.Status != storage.DDSDraft || e.Index != 5 || anchor.Hex(leaf) != e.TransactionHash || e.RootHash != acp.RootHash ||
 		tlog.CheckRecord(mustHashes(t, e.Proof), e.TreeSize, mustHash(t, e.RootHash), e.Index, leaf) != nil {
 		t.Errorf("dds ledger entry: %+v", e)
 	}

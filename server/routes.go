@@ -114,10 +114,11 @@ func (a *App) routes() []route {
 		{"GET", eudrPrefix + "/ledger/entries/:index", authKey, idemNone, a.handleLedgerEntry},
 		{"GET", eudrPrefix + "/ledger/proofs/inclusion", authKey, idemNone, a.handleLedgerInclusion},
 		{"GET", eudrPrefix + "/ledger/proofs/consistency", authKey, idemNone, a.handleLedgerConsistency},
-		{"POST", eudrPrefix + "/evidence/verify", authKey, idemNone, a.handleEvidenceVerify},
+		{"POST", eudrPrefix + "/evidence/verify", authKeyRead, idemNone, a.handleEvidenceVerify},
 		{"POST", eudrPrefix + "/reports/archive", authKey, idemRequired, a.handleReportsArchive},
-		// Checking a report stores nothing: no Idempotency-Key.
-		{"POST", eudrPrefix + "/reports/verify", authKey, idemNone, a.handleReportsVerify},
+		// Checking a report or evidence stores nothing: no Idempotency-Key,
+		// and the read scope (an auditor's key checks a copy).
+		{"POST", eudrPrefix + "/reports/verify", authKeyRead, idemNone, a.handleReportsVerify},
 		{"GET", eudrPrefix + "/reports/:reportId", authKey, idemNone, a.handleReportsGet},
 		{"GET", eudrPrefix + "/reports/:reportId/download", authKey, idemNone, a.handleReportsDownload},
 

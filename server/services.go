@@ -19,6 +19,7 @@ import (
 	"github.com/eudr/eudr/server/layer"
 	"github.com/eudr/eudr/server/polygon"
 	"github.com/eudr/eudr/server/report"
+	"github.com/eudr/eudr/server/report/pdf"
 	"github.com/eudr/eudr/server/sd"
 	"github.com/eudr/eudr/server/shipment"
 	"github.com/eudr/eudr/server/webhook"
@@ -109,7 +110,10 @@ func (a *App) buildServices(ctx context.Context) error {
 		Logger: a.log, Now: a.now, Version: a.version, Dir: a.cfg.Reports.Path(a.cfg.DataDir), Retention: a.cfg.Reports.Retention,
 		DownloadPath: reportDownloadPath, DDSView: func(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (any, error) {
 			return ddsView(tx, t, d, true)
-		}, StatementReport: a.pdfSource().StatementReport})
+		}, StatementReport: func(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+			m, err := a.pdfSource().Make(ctx, t, pdf.KindDDS, id) // recorded in the ledger as a download is
+			return m.Body, err
+		}})
 	return nil
 }
 

@@ -182,12 +182,13 @@ func (s Source) batch(ctx context.Context, t storage.Tenant, id string) (Batch, 
 	return out, nil
 }
 
-// BatchReport renders the report of the tenant's batch id (BatchReport).
+// batchReport renders the report of the tenant's batch id (BatchReport).
 // It fails with apierr.NotFound for a batch the tenant does not have.
-func (s Source) BatchReport(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+func (s Source) batchReport(ctx context.Context, t storage.Tenant, id string) ([]byte, string, error) {
 	b, err := s.batch(ctx, t, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return BatchReport(ctx, b)
+	body, err := BatchReport(ctx, b)
+	return body, id, err
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/eudr/eudr/ledger"
 	"github.com/eudr/eudr/server/anchor"
@@ -20,22 +19,40 @@ const (
 	KindDDS     = "dds"
 )
 
-// Record records report body of the tenant's record id of kind the first
+// Made is a report as made for a request: its bytes, their SHA-256 and
+// the record of their first making.
+type Made struct {
+	Body   []byte
+	SHA256 [sha256.Size]byte
+	Record *storage.PDFReport
+}
+
+// Make renders the report of the tenant's record id of kind (a polygon,
+// a batch, or a statement by its ID or EU reference number) and records
+// it (record). It fails with apierr.NotFound for a record the tenant does
+// not have, and with an error for an unknown kind.
+func (s Source) Make(ctx context.Context, t storage.Tenant, kind, id string) (Made, error) {
+	render := map[string]func(context.Context, storage.Tenant, string) ([]byte, string, error){
+		KindPolygon: s.plotReport, KindBatch: s.batchReport, KindDDS: s.statementReport}[kind]
+	if render == nil {
+		return Made{}, fmt.Errorf("report of unknown kind %q", kind)
+	}
+	body, recordID, err := render(ctx, t, id)
+	if err != nil {
+		return Made{}, err
+	}
+	m := Made{Body: body, SHA256: sha256.Sum256(body)}
+	m.Record, err = s.record(ctx, t, kind, recordID, m)
+	return m, err
+}
+
+// record records report m of the tenant's record id of kind the first
 // time these bytes are made: a report.generated ledger entry with their
 // SHA-256 under a signed checkpoint, and the report's record, in one
 // transaction. Made again, the same bytes are found and nothing is
 // written. It returns the record.
-func (s Source) Record(ctx context.Context, t storage.Tenant, kind, id string, body []byte) (*storage.PDFReport, error) {
-	sum := sha256.Sum256(body)
-	hash := hex.EncodeToString(sum[:])
-	if kind == KindDDS && !strings.HasPrefix(id, "dds_") && s.DDS != nil {
-		// Named by its EU reference number: recorded under its ID.
-		decl, err := s.DDS.Find(ctx, t, id)
-		if err != nil {
-			return nil, err
-		}
-		id = decl.DDS.ID
-	}
+func (s Source) record(ctx context.Context, t storage.Tenant, kind, id string, m Made) (*storage.PDFReport, error) {
+	hash := hex.EncodeToString(m.SHA256[:])
 	var out *storage.PDFReport
 	err := s.DB.View(ctx, func(tx *storage.Tx) error {
 		var err error
@@ -53,14 +70,14 @@ func (s Source) Record(ctx context.Context, t storage.Tenant, kind, id string, b
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		e, err := anchor.Append(tx, t, anchor.ReportEntry{Type: anchor.EntryReportGenerated, Report: kind, RecordID: id, SHA256: hash, Bytes: len(body)})
+		e, err := anchor.Append(tx, t, anchor.ReportEntry{Type: anchor.EntryReportGenerated, Report: kind, RecordID: id, SHA256: hash, Bytes: len(m.Body)})
 		if err != nil {
 			return err
 		}
 		if _, err := s.Ledger.Sign(tx, t); err != nil {
 			return err
 		}
-		r := &storage.PDFReport{SHA256: hash, Kind: kind, RecordID: id, Bytes: len(body), LedgerIndex: e.Index, GeneratedAt: tx.Now()}
+		r := &storage.PDFReport{SHA256: hash, Kind: kind, RecordID: id, Bytes: len(m.Body), LedgerIndex: e.Index, GeneratedAt: tx.Now()}
 		if err := tx.PutPDFReport(t, r); err != nil {
 			return err
 		}

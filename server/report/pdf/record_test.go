@@ -28,7 +28,7 @@ func TestRecord_OnceForTheSameBytes(t *testing.T) {
 	got := make([]*storage.PDFReport, 8)
 	for i := range got {
 		wg.Go(func() {
-			r, err := s.Record(ctx, tenant, KindBatch, "bat_X", body)
+			r, err := s.record(ctx, tenant, KindBatch, "bat_X", Made{Body: body, SHA256: sum})
 			if err != nil {
 				t.Error(err)
 			}

@@ -30,16 +30,17 @@ type Source struct {
 	BatchPlotPages int
 }
 
-// PlotReport renders the report of the tenant's polygon id (PlotReport):
+// plotReport renders the report of the tenant's polygon id (PlotReport):
 // its record, evidence with ledger proof, geometry, and the layers of the
 // tenant's environment. It fails with apierr.NotFound for a polygon the
 // tenant does not have.
-func (s Source) PlotReport(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+func (s Source) plotReport(ctx context.Context, t storage.Tenant, id string) ([]byte, string, error) {
 	p, err := s.plot(ctx, t, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return PlotReport(ctx, p)
+	body, err := PlotReport(ctx, p)
+	return body, id, err
 }
 
 // plot reads what the report of the tenant's polygon id is made of.

@@ -15,12 +15,14 @@ import (
 // Statement is what a due-diligence statement's report is made of: the
 // statement with the ledger entries of its history, proved in the
 // checkpoint signed with the last of them (dds.Service.FindProved), and
-// its batches.
+// its batches, read one at a time as their pages are written, so that a
+// statement of many batches never holds them all.
 type Statement struct {
 	Proved dds.Proved
-	// Batches are the statement's batches, each as its own report is made
-	// of, in the statement's order.
-	Batches []Batch
+	// BatchIDs are the statement's batches the appliance has, in the
+	// statement's order; Batch reads one as its own report is made of.
+	BatchIDs []string
+	Batch    func(ctx context.Context, id string) (Batch, error)
 	// MissingBatches are the statement's batches the appliance no longer
 	// has: the report names them, without their pages.
 	MissingBatches []string
@@ -47,7 +49,11 @@ func StatementReport(ctx context.Context, st Statement) ([]byte, error) {
 	}
 	d.statementHistory(s)
 	d.statementLedger(st.Proved)
-	for _, b := range st.Batches {
+	for _, id := range st.BatchIDs {
+		b, err := st.Batch(ctx, id)
+		if err != nil {
+			return nil, err
+		}
 		if err := d.batchPages(ctx, b); err != nil {
 			return nil, err
 		}
@@ -129,17 +135,24 @@ func orText(s, alt string) string {
 	return s
 }
 
-// StatementReport renders the report of the tenant's statement id, its
-// ID or its EU reference number (StatementReport). It fails with
-// apierr.NotFound for a statement the tenant does not have.
-func (s Source) StatementReport(ctx context.Context, t storage.Tenant, id string) ([]byte, error) {
+// statementReport renders the report of the tenant's statement id, its
+// ID or its EU reference number (StatementReport), and answers the
+// statement's ID with it. It fails with apierr.NotFound for a statement
+// the tenant does not have.
+//
+// The statement's batches share reports.batch_plot_pages: when their
+// plots are more, every batch lists its plots in a table, so that the
+// document, held in memory until it is written, stays as small as one
+// batch's would.
+func (s Source) statementReport(ctx context.Context, t storage.Tenant, id string) ([]byte, string, error) {
 	proved, err := s.DDS.FindProved(ctx, t, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	st := Statement{Proved: proved}
+	plots := 0
 	for _, bid := range proved.DDS.BatchIDs {
-		b, err := s.batch(ctx, t, bid)
+		_, polygonIDs, err := s.Batches.Find(ctx, t, bid)
 		var gone apierr.NotFound
 		if errors.As(err, &gone) {
 			// The statement's record still names it: the report says so
@@ -148,9 +161,27 @@ func (s Source) StatementReport(ctx context.Context, t storage.Tenant, id string
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		st.Batches = append(st.Batches, b)
+		st.BatchIDs = append(st.BatchIDs, bid)
+		plots += len(polygonIDs)
 	}
-	return StatementReport(ctx, st)
+	pages := sharedPlotPages(plots, s.BatchPlotPages)
+	st.Batch = func(ctx context.Context, bid string) (Batch, error) {
+		b, err := s.batch(ctx, t, bid)
+		b.PlotPages = pages
+		return b, err
+	}
+	body, err := StatementReport(ctx, st)
+	return body, proved.DDS.ID, err
+}
+
+// sharedPlotPages is the most plots each batch of a statement gives a
+// page: limit while the statement's plots, all its batches together, are
+// no more than limit, else none (every batch lists its plots in a table).
+func sharedPlotPages(plots, limit int) int {
+	if plots > limit {
+		return 0
+	}
+	return limit
 }

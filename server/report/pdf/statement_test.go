@@ -66,8 +66,9 @@ func sampleStatement(t *testing.T) Statement {
 			Data: base64Std(data), TreeSize: 13, RootHash: strings.Repeat("02", 32), Proof: []string{strings.Repeat("03", 32), strings.Repeat("04", 32)}, Checkpoint: cp})
 	}
 	plot := samplePlot(t)
+	batch := Batch{Batch: &storage.Batch{ID: "bat_X", Reference: "LOT-7", CreatedAt: at}, Plots: []Plot{plot}, PlotPages: 25}
 	return Statement{Proved: dds.Proved{Declaration: dds.Declaration{DDS: s}, Entries: entries, Checkpoint: cp},
-		Batches: []Batch{{Batch: &storage.Batch{ID: "bat_X", Reference: "LOT-7", CreatedAt: at}, Plots: []Plot{plot}, PlotPages: 25}}}
+		BatchIDs: []string{"bat_X"}, Batch: func(context.Context, string) (Batch, error) { return batch, nil }}
 }
 
 // The same records give the same bytes, dated at the last change of the
@@ -167,4 +168,16 @@ func pdfText(t *testing.T, body []byte) string {
 		t.Fatal(err)
 	}
 	return strings.Join(strings.Fields(string(out)), " ")
+}
+
+// A statement's batches share reports.batch_plot_pages: two batches of 15
+// plots each, within 25 one by one, are tables together.
+func TestSharedPlotPages(t *testing.T) {
+	for _, tc := range []struct{ plots, limit, want int }{
+		{15, 25, 25}, {25, 25, 25}, {30, 25, 0}, {0, 0, 0}, {1, 0, 0},
+	} {
+		if got := sharedPlotPages(tc.plots, tc.limit); got != tc.want {
+			t.Errorf("sharedPlotPages(%d plots, limit %d) = %d, want %d", tc.plots, tc.limit, got, tc.want)
+		}
+	}
 }
