@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,6 +241,35 @@ func TestBatchReport_OverviewOverlapsAndLabels(t *testing.T) {
 		"Numbers are the plots' places in the batch", "of them are left out, each where it would cover a number drawn before it"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the report's text lacks %q", w)
+		}
+	}
+}
+
+// Reports rendered at the same time, as concurrent requests make them,
+// give the same bytes as one alone: nothing mutable is shared between
+// documents (fpdf writes into the font bytes it subsets; the QR encoder
+// once chose its mask by which goroutine finished first).
+func TestBatchReport_ConcurrentRendersAgree(t *testing.T) {
+	b := assessedBatch(t, 3, 25)
+	alone, err := BatchReport(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]byte, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			body, err := BatchReport(context.Background(), b)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = body
+		})
+	}
+	wg.Wait()
+	for i, body := range got {
+		if !bytes.Equal(body, alone) {
+			t.Errorf("render %d of 4 at once: %d bytes, differing from the one alone (%d bytes)", i+1, len(body), len(alone))
 		}
 	}
 }
