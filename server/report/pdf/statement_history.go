@@ -113,58 +113,21 @@ type stmtColumn struct {
 	mono   bool
 }
 
-// stmtTable writes rows under a header, each cell wrapping within its
-// column; a row that does not fit on the page goes to the next, under the
-// header again.
+// stmtTable writes rows under a header as a table (table.go): each cell
+// wraps within its column, and a row that does not fit on the page goes
+// to the next, under the header again.
 func (d *document) stmtTable(cols []stmtColumn, rows [][]string) {
-	const lineH = 4.0
-	total := 0.0
+	t := table{size: 8, lineH: 4}
 	for _, c := range cols {
-		total += c.width
+		t.widths, t.heads, t.aligns = append(t.widths, c.width), append(t.heads, c.header), t.aligns+"L"
 	}
-	header := func() {
-		d.font(sans, "B", 8)
-		d.SetFillColor(232, 236, 242)
-		d.SetX(margin)
-		for _, c := range cols {
-			d.CellFormat(c.width, 5, c.header, "", 0, "L", true, 0, "")
-		}
-		d.Ln(5)
-	}
-	setFont := func(c stmtColumn) {
-		if c.mono {
-			d.font(mono, "", 7)
-		} else {
-			d.font(sans, "", 8)
-		}
-	}
-	header()
+	d.tableHeader(t)
+	cells := make([]cell, len(cols))
 	for _, row := range rows {
-		lines := make([][]string, len(cols))
-		n := 1
 		for i, c := range cols {
-			setFont(c)
-			lines[i] = d.SplitText(row[i], c.width)
-			n = max(n, len(lines[i]))
+			cells[i] = cell{text: row[i], mono: c.mono}
 		}
-		rowH := float64(n)*lineH + 1
-		if d.GetY()+rowH > pageH-margin-5 {
-			d.AddPage()
-			header()
-		}
-		y, x := d.GetY(), margin
-		for i, c := range cols {
-			setFont(c)
-			for j, l := range lines[i] {
-				d.SetXY(x, y+0.5+float64(j)*lineH)
-				d.CellFormat(c.width, lineH, l, "", 0, "L", false, 0, "")
-			}
-			x += c.width
-		}
-		d.SetDrawColor(200, 200, 200)
-		d.SetLineWidth(0.2)
-		d.Line(margin, y+rowH, margin+total, y+rowH)
-		d.SetXY(margin, y+rowH)
+		d.tableRow(t, cells)
 	}
 	d.Ln(1)
 }
