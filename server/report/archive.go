@@ -82,6 +82,8 @@ reports/<ddsId>.pdf one per statement, in the order of dds.jsonl: its
                     bytes: its SHA-256 can be compared with a copy
                     downloaded at another time, and is recorded in the
                     appliance's ledger (POST /reports/verify finds it).
+                    A report that could not be made is a note instead,
+                    reports/<ddsId>.txt.
 ledger/checkpoint.json  the signed checkpoint (C2SP signed note) of the
                     ledger tree every proof in this archive is made in.
 ledger/public-key.json  the note verifier key that signs checkpoints.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -345,6 +346,30 @@ func TestService_ArchiveStatementReports(t *testing.T) {
 	}
 }
 
+// A statement whose report cannot be made does not cost the archive its
+// records: a note takes the report's place, naming the statement and not
+// the appliance's files, and the archive is READY.
+func TestService_ArchiveStatementReportFails(t *testing.T) {
+	const notADir = "/var/lib/eudr/rasters/tile.tif: not a directory"
+	b := newBench(t, func(o *report.Options) {
+		o.StatementReport = func(context.Context, storage.Tenant, string) ([]byte, error) {
+			return nil, errors.New("render: " + notADir)
+		}
+	})
+	d := b.putDDS(t, start.Add(-time.Hour), storage.DDSDraft)
+	b.sign(t)
+	_, zipped := b.archive(t, day)
+	files, _ := unzip(t, zipped)
+	note, ok := files[report.PathStatementReports+d.ID+".txt"]
+	if _, pdf := files[report.PathStatementReports+d.ID+".pdf"]; !ok || pdf || !strings.Contains(string(note), d.ID) ||
+		strings.Contains(string(note), notADir) || len(files[report.PathDDS]) == 0 {
+		t.Errorf("files %v, note %q; want the note in place of the report, and the statement's records", slices.Collect(maps.Keys(files)), note)
+	}
+	if !strings.Contains(string(files[report.PathReadme]), "reports/<ddsId>.pdf") {
+		t.Errorf("README.txt does not explain the reports:\n%s", files[report.PathReadme])
+	}
+}
+
 // An archive that cannot be written fails its job (JOB_FAILED, job.failed)
 // and its report, without naming the appliance's files, and leaves no file
 // behind.
@@ -359,11 +384,6 @@ func TestService_ArchiveFails(t *testing.T) {
 		put  func(*bench)
 	}{
 		{"ReportsDirUnusable", func(o *report.Options) { o.Dir = filepath.Join(notADir, "reports") }, func(*bench) {}},
-		{"StatementReportFails", func(o *report.Options) {
-			o.StatementReport = func(context.Context, storage.Tenant, string) ([]byte, error) {
-				return nil, errors.New("render: " + notADir)
-			}
-		}, func(b *bench) { b.putDDS(t, start.Add(-time.Hour), storage.DDSDraft) }},
 		{"StoredFeatureNotAnObject", nil, func(b *bench) {
 			b.putPolygon(t, storage.Polygon{ID: storage.PolygonID(storage.NewID("job", start), 0), ScreenedAt: start.Add(-time.Hour)}, `[1]`, false)
 		}},
