@@ -6,17 +6,21 @@ import { html, render, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
 import { Overview, Plots, Problem } from "./pages.js";
 import { Batches, Shipments, Statements } from "./trade.js";
+import { SimplifiedDeclarations } from "./sd.js";
 import { Webhooks } from "./webhooks.js";
 import { Keys, Suppliers, Ledger } from "./admin.js";
 
 // pages are the console's pages by the first part of the hash, each with
-// its navigation label; the second part, if any, is what it opens.
+// its navigation label; the second part, if any, is what it opens. A page
+// with under has no entry of its own: it is reached from that page, whose
+// entry shows as the current one (the navigation stays short).
 const pages = {
   overview: { label: "Overview", component: Overview },
   plots: { label: "Plots", component: Plots },
   batches: { label: "Batches", component: Batches },
   shipments: { label: "Shipments", component: Shipments },
   dds: { label: "Statements", component: Statements },
+  sd: { label: "Simplified declarations", component: SimplifiedDeclarations, under: "dds" },
   webhooks: { label: "Webhooks", component: Webhooks },
   keys: { label: "Keys", component: Keys },
   suppliers: { label: "Suppliers", component: Suppliers },
@@ -98,7 +102,8 @@ function KeySignIn({ onSignedIn }) {
 function Nav({ page, onSignOut }) {
   const who = api.who();
   return html`
-    ${Object.entries(pages).map(([name, p]) => html`<a href=${"#/" + name} class=${page === name ? "active" : ""}>${p.label}</a>`)}
+    ${Object.entries(pages).filter(([, p]) => !p.under).map(([name, p]) => html`<a href=${"#/" + name}
+      class=${page === name || pages[page].under === name ? "active" : ""}>${p.label}</a>`)}
     <span class="console-user" title=${who.apiKey ? "Signed in with an API key" : "Signed in as"}>
       ${who.apiKey ? "API key" : who.username} <span class="console-role">${who.role}</span></span>
     <button type="button" class="sign-out" onClick=${onSignOut}>Sign out</button>`;

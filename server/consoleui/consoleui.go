@@ -26,7 +26,7 @@ import (
 	"github.com/eudr/eudr/server/webasset"
 )
 
-//go:embed page.html app.js api.js ui.js map.js upload.js proof.js plot.js pages.js trade.js webhooks.js admin.js style.css logo.svg
+//go:embed page.html app.js api.js ui.js map.js upload.js proof.js plot.js pages.js trade.js sd.js webhooks.js admin.js style.css logo.svg
 //go:embed maplibre/maplibre-gl-csp.js maplibre/maplibre-gl-csp-worker.js maplibre/maplibre-gl.css maplibre/LICENSE.txt maplibre/VERSION
 //go:embed preact/standalone.module.js preact/LICENSE preact/preact-LICENSE preact/VERSION
 //go:embed basemap/countries.geojson basemap/world-atlas-LICENSE basemap/VERSION
@@ -112,7 +112,7 @@ func (c *Console) Files() []File {
 var hashed = []string{
 	"maplibre/maplibre-gl-csp.js", "maplibre/maplibre-gl-csp-worker.js", "maplibre/maplibre-gl.css",
 	"preact/standalone.module.js", "basemap/countries.geojson",
-	"api.js", "ui.js", "map.js", "upload.js", "proof.js", "plot.js", "pages.js", "trade.js", "webhooks.js", "admin.js", "app.js", "style.css", "logo.svg",
+	"api.js", "ui.js", "map.js", "upload.js", "proof.js", "plot.js", "pages.js", "trade.js", "sd.js", "webhooks.js", "admin.js", "app.js", "style.css", "logo.svg",
 }
 
 // plain are served under their own names: the licences and the records of

@@ -60,7 +60,7 @@ function ago(time) {
 // jobLink is where a job's work is seen, when a page shows it.
 function jobLink(job) {
   return { polygon_ingestion: "#/plots", batch_risk_assessment: "#/batches", shipment_link: "#/shipments",
-    dds_submission: "#/dds" }[job.type];
+    dds_submission: "#/dds", sd_submission: "#/sd" }[job.type];
 }
 
 function StatusCounts({ items, statuses, kind }) {

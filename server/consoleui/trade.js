@@ -1,7 +1,8 @@
 // The console's pages of batches, shipments and due-diligence statements:
 // lists with their filters, one item's page, and the statement's actions
-// (draft, submit, revoke), each change behind a confirmation where it
-// cannot be undone.
+// (draft, submit, revoke, amend), each change behind a confirmation where
+// it cannot be undone. The pieces the simplified declarations' pages share
+// with them (sd.js) are exported.
 
 import { html, useEffect, useState } from "./standalone.module.js";
 import * as api from "./api.js";
@@ -19,7 +20,7 @@ const enc = encodeURIComponent;
 
 // useLoad runs load when the page opens and whenever deps change; reload
 // runs it again without blanking what is shown.
-function useLoad(load, deps) {
+export function useLoad(load, deps) {
   const [state, setState] = useState({ data: null, error: null });
   const [round, setRound] = useState(0);
   useEffect(() => {
@@ -30,19 +31,19 @@ function useLoad(load, deps) {
   return { ...state, reload: () => setRound((r) => r + 1) };
 }
 
-function when(t) {
+export function when(t) {
   return t ? new Date(t).toLocaleString() : "—";
 }
 
-function Status({ status }) {
+export function Status({ status }) {
   return html`<span class=${"trade-status trade-status-" + (status || "none").toLowerCase()}>${status || "—"}</span>`;
 }
 
-function Loading({ error }) {
+export function Loading({ error }) {
   return error ? html`<${Problem} error=${error} />` : html`<p class="muted">Loading…</p>`;
 }
 
-function StatusFilter({ value, statuses, onChange }) {
+export function StatusFilter({ value, statuses, onChange }) {
   return html`<select aria-label="Status" class="trade-filter" value=${value} onChange=${(e) => onChange(e.target.value)}>
     <option value="">Every status</option>
     ${statuses.map((s) => html`<option value=${s}>${s}</option>`)}
@@ -50,7 +51,7 @@ function StatusFilter({ value, statuses, onChange }) {
 }
 
 // Confirm is a modal question before a change that cannot be undone.
-function Confirm({ title, children, action, danger, onConfirm, onCancel, busy }) {
+export function Confirm({ title, children, action, danger, onConfirm, onCancel, busy }) {
   const cancel = useModalFocus();
   return html`<div class="trade-modal" role="dialog" aria-modal="true" aria-labelledby="trade-confirm-title"
     onKeyDown=${(e) => { if (e.key === "Escape" && !busy) onCancel(); }}>
@@ -248,10 +249,22 @@ export function Statements({ id }) {
   return id ? html`<${Statement} id=${id} key=${id} />` : html`<${StatementList} />`;
 }
 
+// StatementTabs lead from the due-diligence statements to the simplified
+// declarations (sd.js) and back: both are statements to the EU system,
+// under one entry of the navigation.
+export function StatementTabs({ current }) {
+  const tab = (page, label) => html`<a href=${"#/" + page} class=${page === current ? "active" : ""}
+    aria-current=${page === current ? "page" : undefined}>${label}</a>`;
+  return html`<nav class="trade-tabs" aria-label="Kinds of statement">
+    ${tab("dds", "Due-diligence statements")}${tab("sd", "Simplified declarations")}
+  </nav>`;
+}
+
 function StatementList() {
   const [status, setStatus] = useState("");
   const { data, error } = useLoad(() => api.getAll("/eudr/declarations/dds" + (status ? "?status=" + status : "")), [status]);
   return html`<section class="page trade">
+    <${StatementTabs} current="dds" />
     <header class="trade-head"><h1>Due-diligence statements</h1><${StatusFilter} value=${status} statuses=${ddsStatuses} onChange=${setStatus} /></header>
     ${!data ? html`<${Loading} error=${error} />` : data.length === 0 ? html`<p class="muted">No statements${status ? " " + status : ""}.</p>` : html`
     <table class="trade-table dds-table">
@@ -273,6 +286,7 @@ function waiting(d) {
 function Statement({ id }) {
   const { data: d, error, reload } = useLoad(() => api.get("/eudr/declarations/dds/" + enc(id)), [id]);
   const [asking, setAsking] = useState(null); // "submit" or "revoke"
+  const [amending, setAmending] = useState(false);
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState(null);
   useEffect(() => {
@@ -309,6 +323,7 @@ function Statement({ id }) {
     ${actionError && html`<${Problem} error=${actionError} />`}
     ${write && (d.status === "DRAFT" || d.status === "SUBMITTED" || d.status === "VALIDATED") && html`<div class="trade-actions dds-actions" data-write>
       ${d.status === "DRAFT" && html`<button type="button" class="dds-submit" disabled=${busy || waiting(d)} onClick=${() => setAsking("submit")}>Submit to the EU system</button>`}
+      ${d.status === "VALIDATED" && html`<button type="button" class="secondary dds-amend" disabled=${busy} onClick=${() => setAmending(true)}>Amend…</button>`}
       ${d.status !== "DRAFT" && html`<button type="button" class="dds-revoke danger" disabled=${busy} onClick=${() => setAsking("revoke")}>Revoke</button>`}
     </div>`}
     ${waiting(d) && html`<p class="muted dds-waiting">${d.status === "DRAFT" ? "Filing the statement…" : "Waiting for the EU system to decide…"}</p>`}
@@ -321,6 +336,7 @@ function Statement({ id }) {
         <${Timeline} history=${d.history} />
       </div>
     </div>
+    ${amending && html`<${Amend} d=${d} onDone=${() => { setAmending(false); reload(); }} onCancel=${() => setAmending(false)} />`}
     ${asking === "submit" && html`<${Confirm} title="Submit this statement?" action="Submit" busy=${busy} onConfirm=${act} onCancel=${() => setAsking(null)}>
       <p>The statement is filed to the EU information system${document.body.dataset.environment === "sandbox"
         ? " (in the sandbox, its simulator: nothing is filed for real)" : ""}. Once filed it cannot be changed or taken back
@@ -331,6 +347,92 @@ function Statement({ id }) {
         a revoked statement cannot be used again; the goods need a new statement.</p>
     </${Confirm}>`}
   </section>`;
+}
+
+// massText is a net mass as the amendment form shows it: plain digits,
+// not grouped, so that it can be edited and compared with what is typed.
+const massText = (kg) => (kg == null ? "" : String(kg));
+
+// quantity reads a net mass typed in the form. The appliance keeps a
+// quantity digit for digit as sent, and a JavaScript number holds about
+// 16 significant digits: a mass the number would not carry exactly is
+// refused here rather than sent rounded.
+function quantity(text) {
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(text)) return { error: "is not a number of kilograms, such as 12500.5" };
+  const n = Number(text);
+  const written = text.replace(/^0+(?=[0-9])/, "").replace(/(\.[0-9]*?)0+$/, "$1").replace(/\.$/, "");
+  if (JSON.stringify(n) !== written) return { error: "has more digits than the console sends exactly: amend it through the API" };
+  return { value: n };
+}
+
+// Amend corrects a VALIDATED statement: each commodity's description and
+// net mass, prefilled, and why. Only what was changed is sent (POST
+// /declarations/dds/{ddsId}/amend); the appliance refuses an amendment
+// past the EU system's period, saying when it closed, and the form shows
+// its answer as it came.
+function Amend({ d, onDone, onCancel }) {
+  const commodities = d.statement.commodities;
+  const [fields, setFields] = useState(() => commodities.map((c) => ({ description: c.descriptionOfGoods || "", mass: massText(c.netWeightKg) })));
+  const [justification, setJustification] = useState("");
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const cancel = useModalFocus();
+  const set = (i, name, value) => setFields((fs) => fs.map((f, j) => (j === i ? { ...f, [name]: value } : f)));
+  const submit = async (e) => {
+    e.preventDefault();
+    const changes = [];
+    const problems = [];
+    commodities.forEach((c, i) => {
+      const change = { position: c.position };
+      const description = fields[i].description.trim();
+      if (description !== (c.descriptionOfGoods || "")) change.descriptionOfGoods = description;
+      const mass = fields[i].mass.trim();
+      if (mass !== massText(c.netWeightKg)) {
+        const q = quantity(mass);
+        if (q.error) problems.push({ field: `#${c.position}`, issue: "the net mass " + q.error });
+        else change.netWeightKg = q.value;
+      }
+      if (Object.keys(change).length > 1) changes.push(change);
+    });
+    if (problems.length) return setError({ message: "Check the form", details: problems });
+    if (!changes.length) return setError({ message: "Nothing to amend: change a description or a net mass first" });
+    const body = { commodities: changes };
+    if (justification.trim()) body.justification = justification.trim();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.send("POST", `/eudr/declarations/dds/${enc(d.ddsId)}/amend`, body);
+      onDone();
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return html`<div class="trade-modal" role="dialog" aria-modal="true" aria-labelledby="dds-amend-title"
+    onKeyDown=${(e) => { if (e.key === "Escape" && !busy) onCancel(); }}>
+    <form class="card trade-confirm amend-form" data-write onSubmit=${submit}>
+      <h2 id="dds-amend-title">Amend ${d.referenceNumber || d.internalReference || d.ddsId}</h2>
+      <p class="muted">The statement keeps its reference and verification numbers; only what you change is sent to the EU
+        information system. Its batches, producers and operator cannot be amended: revoke it and draft again.</p>
+      ${commodities.map((c, i) => html`<fieldset class="amend-commodity" key=${c.position}>
+        <legend>#${c.position}, HS ${c.hsHeading}</legend>
+        <label class="amend-description">Description of the goods <input name=${"descriptionOfGoods-" + c.position} maxLength="150"
+          required value=${fields[i].description} onInput=${(e) => set(i, "description", e.target.value)} /></label>
+        <label class="amend-mass">Net mass (kg) <input name=${"netWeightKg-" + c.position} inputMode="decimal" autocomplete="off"
+          value=${fields[i].mass} onInput=${(e) => set(i, "mass", e.target.value)} /></label>
+      </fieldset>`)}
+      <label>Justification <textarea name="justification" maxLength="1000" rows="3" value=${justification}
+        onInput=${(e) => setJustification(e.target.value)}></textarea></label>
+      <p class="muted amend-hint">Optional within 72 hours of the submission (${when(d.submittedAt)}); required for the 8 days
+        after them${document.body.dataset.environment === "sandbox" ? " (the sandbox may be configured with shorter periods)" : ""};
+        after that the statement can no longer be amended.</p>
+      ${error && html`<${Problem} error=${error} />`}
+      <div class="trade-actions">
+        <button type="button" class="secondary" onClick=${onCancel} disabled=${busy} ref=${cancel}>Cancel</button>
+        <button type="submit" class="confirm" disabled=${busy}>${busy ? "Amending…" : "Amend the statement"}</button>
+      </div>
+    </form>
+  </div>`;
 }
 
 function Submission({ s }) {
@@ -367,7 +469,7 @@ function StatementSummary({ d }) {
   </div>`;
 }
 
-function Timeline({ history }) {
+export function Timeline({ history }) {
   return html`<ol class="dds-timeline">${history.map((h) => html`<li class=${"dds-step-" + h.status.toLowerCase()} data-status=${h.status}>
     <div class="dds-timeline-head"><${Status} status=${h.status} /> <time>${when(h.at)}</time></div>
     <div class="muted">by ${h.actor === "eu-system" ? "the EU system" : h.actor}${h.note ? ": " + h.note : ""}</div>
