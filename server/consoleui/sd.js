@@ -178,7 +178,8 @@ function Commodities({ commodities }) {
         return html`<tr class=${j > 0 ? "sd-more" : ""}>
           ${j === 0 && html`<td rowspan=${c.producers.length || 1}>${i + 1}</td><td rowspan=${c.producers.length || 1}>${c.hsHeading}</td>
             <td rowspan=${c.producers.length || 1}>${c.descriptionOfGoods}</td>
-            <td rowspan=${c.producers.length || 1} class="number">${quantities(c)}</td>`}
+            <td rowspan=${c.producers.length || 1} class="number">${quantities(c)}${c.percentageEstimation != null
+              && html`<div class="muted sd-estimate">estimated ± ${c.percentageEstimation} %</div>`}</td>`}
           <td>${p ? `${p.name || "unnamed"} (${p.country})` : "—"}</td>
           <td class="sd-location"><span class="sd-location-kind">${loc.kind}</span> ${loc.text}</td>
         </tr>`;
@@ -191,6 +192,5 @@ function quantities(c) {
   const out = [];
   if (c.netWeightKg != null) out.push(c.netWeightKg.toLocaleString());
   if (c.supplementaryUnit != null) out.push(`${c.supplementaryUnit.toLocaleString()} ${c.supplementaryUnitType || ""}`.trim());
-  if (c.percentageEstimation != null) out.push(`± ${c.percentageEstimation} %`);
   return out.join(", ") || "—";
 }

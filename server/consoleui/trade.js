@@ -377,7 +377,10 @@ function Amend({ d, onDone, onCancel }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const cancel = useModalFocus();
-  const set = (i, name, value) => setFields((fs) => fs.map((f, j) => (j === i ? { ...f, [name]: value } : f)));
+  const set = (i, name, value) => {
+    setFields((fs) => fs.map((f, j) => (j === i ? { ...f, [name]: value } : f)));
+    setError(null); // what it said is about the form as it was
+  };
   const submit = async (e) => {
     e.preventDefault();
     const changes = [];
@@ -411,7 +414,7 @@ function Amend({ d, onDone, onCancel }) {
   return html`<div class="trade-modal" role="dialog" aria-modal="true" aria-labelledby="dds-amend-title"
     onKeyDown=${(e) => { if (e.key === "Escape" && !busy) onCancel(); }}>
     <form class="card trade-confirm amend-form" data-write onSubmit=${submit}>
-      <h2 id="dds-amend-title">Amend ${d.referenceNumber || d.internalReference || d.ddsId}</h2>
+      <h2 id="dds-amend-title">Amend the statement ${d.referenceNumber || d.internalReference || d.ddsId}</h2>
       <p class="muted">The statement keeps its reference and verification numbers; only what you change is sent to the EU
         information system. Its batches, producers and operator cannot be amended: revoke it and draft again.</p>
       ${commodities.map((c, i) => html`<fieldset class="amend-commodity" key=${c.position}>
@@ -422,7 +425,7 @@ function Amend({ d, onDone, onCancel }) {
           value=${fields[i].mass} onInput=${(e) => set(i, "mass", e.target.value)} /></label>
       </fieldset>`)}
       <label>Justification <textarea name="justification" maxLength="1000" rows="3" value=${justification}
-        onInput=${(e) => setJustification(e.target.value)}></textarea></label>
+        onInput=${(e) => { setJustification(e.target.value); setError(null); }}></textarea></label>
       <p class="muted amend-hint">Optional within 72 hours of the submission (${when(d.submittedAt)}); required for the 8 days
         after them${document.body.dataset.environment === "sandbox" ? " (the sandbox may be configured with shorter periods)" : ""};
         after that the statement can no longer be amended.</p>
@@ -469,10 +472,32 @@ function StatementSummary({ d }) {
   </div>`;
 }
 
+// amendedNote reads the note of an amendment's history entry, as the
+// appliance writes it ("amended in the EU system (AVAILABLE):
+// commodities[0].netWeightKg; statement sha256 <hex>; justification:
+// <text>"), into its parts; null for any other note, shown as it is.
+const amendedPattern = /^amended in the EU system \(([^)]*)\): (.*?); statement sha256 ([0-9a-f]{64})(?:; justification: ([\s\S]*))?$/;
+function amendedNote(note) {
+  const m = note && amendedPattern.exec(note);
+  return m && { euStatus: m[1], changes: m[2].split(", "), sha256: m[3], justification: m[4] };
+}
+
+function Note({ h }) {
+  const by = h.actor === "eu-system" ? "the EU system" : h.actor;
+  const a = amendedNote(h.note);
+  if (!a) return html`<div class="muted">by ${by}${h.note ? ": " + h.note : ""}</div>`;
+  return html`<div class="muted">amended by ${by} (the EU system: ${a.euStatus})</div>
+    <dl class="dds-amendment">
+      <dt>Changed</dt><dd>${a.changes.join(", ")}</dd>
+      ${a.justification && html`<dt>Why</dt><dd>${a.justification}</dd>`}
+      <dt>Statement</dt><dd class="trade-hash" title="SHA-256 of the amended statement">sha256 ${a.sha256}</dd>
+    </dl>`;
+}
+
 export function Timeline({ history }) {
   return html`<ol class="dds-timeline">${history.map((h) => html`<li class=${"dds-step-" + h.status.toLowerCase()} data-status=${h.status}>
     <div class="dds-timeline-head"><${Status} status=${h.status} /> <time>${when(h.at)}</time></div>
-    <div class="muted">by ${h.actor === "eu-system" ? "the EU system" : h.actor}${h.note ? ": " + h.note : ""}</div>
+    <${Note} h=${h} />
     ${h.ledgerIndex != null && html`<div><a href=${"#/ledger/" + h.ledgerIndex}>ledger entry #${h.ledgerIndex}</a></div>`}
   </li>`)}</ol>`;
 }
