@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/eudr/eudr/server/apitest"
+	"github.com/eudr/eudr/storage"
 )
 
 // consoleSDBody is a representative's declaration of two producers of oak
@@ -288,4 +289,68 @@ func TestConsole_SDBrowser(t *testing.T) {
 	consoleScreenshot(t, ctx, "console-dds-amended.png", shots)
 
 	checkStayedOnAppliance(t, activity, base, nil)
+}
+
+// TestConsole_AmendClosedBrowser: past the amendment period (set to
+// seconds in this sandbox) the Amend form shows the appliance's refusal,
+// which says when the period closed, and the statement is unchanged; a
+// net mass that is not a number is refused in the page before anything
+// is sent.
+func TestConsole_AmendClosedBrowser(t *testing.T) {
+	chromiumPath(t)
+	const window, extension = time.Second, time.Second
+	p := startServer(t, append([]string{"EUDR_EU_SYSTEM_SANDBOX_DELAY=200ms", "EUDR_EU_SYSTEM_SANDBOX_POLL_SCHEDULE=100ms",
+		"EUDR_EU_SYSTEM_SANDBOX_AMEND_WINDOW=1s", "EUDR_EU_SYSTEM_SANDBOX_AMEND_EXTENSION=1s"}, noRateLimit...)...)
+	base := p.SandboxURL
+	key := p.createKey(t, sandbox)
+	ddsMapOperator(t, base, key, "V-CAC", ddsOperatorUUID, ddsEORI)
+	batch, _ := ddsLinkedBatch(t, base, key, "V-CAC", ddsPlots(1, -1.4, 6.9, "V-CAC")...)
+	draft := ddsDraft(t, base, key, ddsBody(ddsOperatorUUID, batch))
+	ddsSubmit(t, base, key, draft.DDSID)
+	v := ddsWaitStatus(t, base, key, draft.DDSID, "VALIDATED")
+	if v.SubmittedAt == nil {
+		t.Fatalf("validated without submittedAt: %+v", v)
+	}
+	closes := apitest.ParseTime(t, *v.SubmittedAt).Add(window + extension)
+	time.Sleep(time.Until(closes.Add(500 * time.Millisecond)))
+
+	ctx, activity := consoleBrowser(t)
+	poll := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))
+	}
+	fail := func(what string, err error) { t.Helper(); activity.fatal(t, what, err) }
+	input := func(sel, value string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const el = document.querySelector(%q);
+			el.value = %q; el.dispatchEvent(new Event("input", { bubbles: true })); })()`, sel, value))
+	}
+	if err := consoleSignIn(ctx, base, key); err != nil {
+		fail("sign-in", err)
+	}
+	mass := ".amend-form input[name='netWeightKg-1']"
+	err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`location.hash = "#/dds/`+v.DDSID+`"`),
+		poll(`document.querySelector(".dds-amend") !== null`),
+		poll(clickUntilShown(".dds-amend", ".amend-form")),
+		input(mass, "12,600"),
+		chromedp.Click(chromedp.CSS(".amend-form button[type=submit]")),
+		poll(`document.querySelector(".amend-form .console-error")?.innerText.includes("is not a number of kilograms") === true`),
+		input(mass, "12600.25"),
+		chromedp.Click(chromedp.CSS(".amend-form button[type=submit]")),
+		poll(`document.querySelector(".amend-form .console-error")?.innerText.includes("closed at") === true`),
+	)
+	if err != nil {
+		fail("the form did not show the refusals", err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".amend-form .console-error").innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "closed at "+storage.FormatTime(closes)) || strings.Count(got, "closed at") != 1 {
+		t.Errorf("the refusal reads %q, want it to say once that the period closed at %s", got, storage.FormatTime(closes))
+	}
+	consoleScreenshot(t, ctx, "console-dds-amend-closed.png", "")
+	if a := ddsGet(t, base, key, v.DDSID); len(a.History) != 3 || string(a.Statement) != string(v.Statement) {
+		t.Errorf("the statement changed after a refused amendment: %s, history %+v", a.Statement, a.History)
+	}
+	checkStayedOnAppliance(t, activity, base, func(pr string) bool { return strings.Contains(pr, "409") })
 }

@@ -37,9 +37,13 @@ function Verdict({ status }) {
     ${verdictLabels[status] || status}</span>`;
 }
 
+// Problem shows a refusal: the envelope's message, then each detail at its
+// field; a detail that only repeats the message (a 409's, often) is not
+// said twice.
 export function Problem({ error }) {
+  const details = (error.details || []).filter((d) => d.issue !== error.message);
   return html`<p class="console-message console-error" role="alert">${error.message}${
-    error.details && error.details.length ? ": " + error.details.map((d) => `${d.field} ${d.issue}`).join("; ") : ""}</p>`;
+    details.length ? ": " + details.map((d) => `${d.field} ${d.issue}`).join("; ") : ""}</p>`;
 }
 
 function count(items, key) {
