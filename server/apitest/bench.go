@@ -116,6 +116,36 @@ func (b *Bench) WaitJob(tb testing.TB, t storage.Tenant, id string) *storage.Job
 	}
 }
 
+// WaitJobAdvancing waits until done holds for the tenant's job and
+// returns the job, moving the clock on by step at each look (the EU
+// system's simulators and the poll schedules run on it), and fails the
+// test once the clock has moved maxSteps times: a job that never ends is a
+// failure, not a hang. A job that waits for its next run (a poll, a retry)
+// is RUNNING all the while, so every look moves the clock; give maxSteps
+// room for a slow machine, where the clock may move on several times
+// before the runner gets to the job. done nil is "COMPLETED or FAILED".
+// The runner is started if it is not yet.
+func (b *Bench) WaitJobAdvancing(tb testing.TB, t storage.Tenant, id string, step time.Duration, maxSteps int, done func(*storage.Job) bool) *storage.Job {
+	tb.Helper()
+	if done == nil {
+		done = func(j *storage.Job) bool { return j.Status == storage.JobCompleted || j.Status == storage.JobFailed }
+	}
+	b.RunJobs(tb)
+	for steps := 0; ; {
+		j := b.Job(tb, t, id)
+		if done(j) {
+			return j
+		}
+		if steps == maxSteps {
+			tb.Fatalf("job %s is %s after the clock moved on %d times by %s", id, j.Status, maxSteps, step)
+		}
+		steps++
+		b.Clock.Advance(step)
+		b.Jobs.Wake()
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // WaitFinished waits for the "job finished" line of the job and returns
 // it: WaitJob sees a job end a moment before its line is written.
 func (b *Bench) WaitFinished(tb testing.TB, id string) map[string]any {
