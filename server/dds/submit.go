@@ -48,7 +48,13 @@ func (s *Service) Submit(tx *storage.Tx, t storage.Tenant, id string) (*storage.
 	if err != nil {
 		return nil, err
 	}
-	d.Poll = &storage.DDSPollState{JobID: job.ID}
+	// A failed job may have filed the statement before it failed: its
+	// attempt's time stays, so the new job looks for that filing first.
+	var attempted *time.Time
+	if d.Poll != nil {
+		attempted = d.Poll.SubmitAttemptAt
+	}
+	d.Poll = &storage.DDSPollState{JobID: job.ID, SubmitAttemptAt: attempted}
 	if err := tx.PutDDS(t, d); err != nil {
 		return nil, err
 	}
@@ -178,8 +184,11 @@ func (s *Service) findFiled(ctx context.Context, t storage.Tenant, d *storage.DD
 		return "", nil
 	}
 	found, err := f.FindByInternalReference(ctx, creds, st.InternalReference)
-	if euis.IsTransient(err) {
-		return "", err
+	if err != nil {
+		// Not knowing whether the earlier attempt was filed is no
+		// reason to file again: a transient failure is retried, any
+		// other fails the job, the statement still a DRAFT.
+		return "", fmt.Errorf("look for an earlier filing of dds %s by its internal reference: %w", d.ID, err)
 	}
 	var candidates []string
 	for _, fs := range found {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/dds"
@@ -370,5 +372,65 @@ func TestService_PollUndecidedStatuses(t *testing.T) {
 	v := r.waitStatus(t, sandbox, d.ID, storage.DDSValidated)
 	if history(v.DDS) != "DRAFT/key_test SUBMITTED/eu-system VALIDATED/eu-system" || v.DDS.Poll.EUStatus != euis.StatusAvailable {
 		t.Errorf("validated: history %s, euStatus %s", history(v.DDS), v.DDS.Poll.EUStatus)
+	}
+}
+
+// deniedFinder is the sandbox's EU system, except that while denied is
+// set its look-up by internal reference is refused for good (a permission
+// fault).
+type deniedFinder struct {
+	euis.Client
+	denied *atomic.Bool
+}
+
+func (f deniedFinder) FindByInternalReference(ctx context.Context, cr euis.Credentials, ref string) ([]euis.Status, error) {
+	if f.denied.Load() {
+		return nil, &euis.Fault{Operation: "getStatementByIdentifiers", Kind: euis.FaultPermissionDenied, Message: "not allowed"}
+	}
+	return f.Client.(euis.Finder).FindByInternalReference(ctx, cr, ref)
+}
+
+// TestService_SubmitLookUpRefused: a job that may have filed already
+// (its earlier attempt's answer lost) and cannot look for that filing
+// fails, the statement still a DRAFT, rather than file it a second time;
+// submitted again, it adopts that filing once the look-up answers.
+func TestService_SubmitLookUpRefused(t *testing.T) {
+	denied := &atomic.Bool{}
+	denied.Store(true)
+	r := newRig(t, func(c euis.Client) euis.Client { return deniedFinder{c, denied} })
+	r.declarable(t, sandbox, "bat_1")
+	d := r.mustDraft(t, sandbox, request("bat_1"))
+	st := payloadOf(t, d).Statement()
+	sent, err := r.sim.Submit(context.Background(), dds.SandboxCredentials, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobID string
+	r.b.Update(t, func(tx *storage.Tx) error {
+		now := tx.Now()
+		job, err := r.b.Jobs.Enqueue(tx, sandbox, work.DDSSubmission, 1, []byte(d.ID))
+		if err != nil {
+			return err
+		}
+		jobID = job.ID
+		d.Poll = &storage.DDSPollState{JobID: job.ID, SubmitAttemptAt: &now}
+		return tx.PutDDS(sandbox, d)
+	})
+	if j := r.b.WaitJobAdvancing(t, sandbox, jobID, time.Second, 1000, nil); j.Status != storage.JobFailed {
+		t.Errorf("job %s, want FAILED", j.Status)
+	}
+	if got := r.find(t, sandbox, d.ID); got.DDS.Status != storage.DDSDraft || got.DDS.EUUUID != "" {
+		t.Errorf("dds %s with EU UUID %q, want a DRAFT without", got.DDS.Status, got.DDS.EUUUID)
+	}
+	if filed, _ := r.sim.FindByInternalReference(context.Background(), dds.SandboxCredentials, st.InternalReference); len(filed) != 1 {
+		t.Errorf("the EU system holds %d filings of the statement, want the 1 made before", len(filed))
+	}
+
+	denied.Store(false)
+	if _, err := r.submit(sandbox, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.waitStatus(t, sandbox, d.ID, storage.DDSValidated); v.DDS.EUUUID != sent {
+		t.Errorf("submitted again: EU UUID %s, want the one filed before %s", v.DDS.EUUUID, sent)
 	}
 }

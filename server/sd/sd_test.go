@@ -39,6 +39,19 @@ type flaky struct {
 	// failNext, when set, is the error of the next update or look-up,
 	// which does not reach the simulator.
 	failNext error
+	// failFind, when set, is the error of every look-up by internal
+	// reference.
+	failFind error
+}
+
+func (f *flaky) FindSDByInternalReference(ctx context.Context, cr euis.Credentials, ref string) ([]euis.Status, error) {
+	f.mu.Lock()
+	err := f.failFind
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return f.Simulator.FindSDByInternalReference(ctx, cr, ref)
 }
 
 func (f *flaky) SubmitSD(ctx context.Context, cr euis.Credentials, d euis.SDStatement) (string, error) {
@@ -241,6 +254,26 @@ func TestService_RetryAndRecover(t *testing.T) {
 	found, _ := r.eu.FindSDByInternalReference(context.Background(), euis.Credentials{}, d.InternalReference)
 	if len(found) != 1 || found[0].UUID != d.SDIdentifier {
 		t.Errorf("the EU system holds %+v, want the one filing adopted", found)
+	}
+}
+
+// TestService_RecoverLookUpRefused: a filing whose answer was lost, and
+// that cannot be looked for (the look-up refused for good), fails the job,
+// the declaration still a DRAFT, rather than be filed a second time.
+func TestService_RecoverLookUpRefused(t *testing.T) {
+	r := newRig(t)
+	r.eu.lose = true
+	r.eu.failFind = &euis.Fault{Operation: euis.OpFindSDByReference, Kind: euis.FaultPermissionDenied, Message: "not allowed"}
+	dcl, err := r.create(sandbox, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.wait(t, sandbox, dcl).SD
+	r.eu.mu.Lock()
+	submits := r.eu.submits
+	r.eu.mu.Unlock()
+	if j := r.b.Job(t, sandbox, dcl.Submission.ID); j.Status != storage.JobFailed || d.Status != storage.SDDraft || submits != 1 {
+		t.Errorf("job %s, declaration %s after %d filings; want FAILED, DRAFT after 1", j.Status, d.Status, submits)
 	}
 }
 

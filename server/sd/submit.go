@@ -134,8 +134,11 @@ func (s *Service) file(ctx context.Context, t storage.Tenant, job *storage.Job, 
 // attempt, that no other declaration of the tenant holds.
 func (s *Service) findFiled(ctx context.Context, t storage.Tenant, d *storage.SD, client euis.SDClient, creds euis.Credentials) (string, error) {
 	found, err := client.FindSDByInternalReference(ctx, creds, d.InternalReference)
-	if euis.IsTransient(err) {
-		return "", err
+	if err != nil {
+		// Not knowing whether the earlier attempt was filed is no
+		// reason to file again: a transient failure is retried, any
+		// other fails the job, the declaration still a DRAFT.
+		return "", fmt.Errorf("look for an earlier filing of sd %s by its internal reference: %w", d.ID, err)
 	}
 	var candidates []string
 	for _, fs := range found {
