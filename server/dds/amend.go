@@ -199,25 +199,39 @@ func (req *AmendRequest) apply(st *euis.Statement) ([]string, error) {
 
 // amendable refuses an amendment the EU system would not take: the
 // statement must be VALIDATED (AVAILABLE there), within w.Amend of its
-// submission, or within w.Extension after that with a justification.
+// submission (filedAt; one whose submission time is not known is
+// refused), or within w.Extension after that with a justification.
 func amendable(d *storage.DDS, now time.Time, justified bool, w euis.Windows) error {
 	refuse := func(field, issue string) error { return apierr.Conflict(apierr.DetailDDSNotAmendable, field, issue) }
 	if d.Status != storage.DDSValidated {
 		return refuse("path.ddsId", fmt.Sprintf("dds %s is %s; only a VALIDATED statement can be amended", d.ID, d.Status))
 	}
-	if d.SubmittedAt == nil {
-		return nil
+	submitted := filedAt(d)
+	if submitted == nil {
+		return refuse("path.ddsId", fmt.Sprintf("when dds %s was filed is not known, so neither is its amendment period: revoke it and file it again", d.ID))
 	}
-	window, closes := w.Period(*d.SubmittedAt)
+	window, closes := w.Period(*submitted)
 	switch {
 	case now.After(closes):
 		return refuse("path.ddsId", fmt.Sprintf("the amendment period of dds %s closed at %s (submitted on %s: %s, and %s more on a justified request)",
-			d.ID, storage.FormatTime(closes), storage.FormatTime(*d.SubmittedAt), w.Amend, w.Extension))
+			d.ID, storage.FormatTime(closes), storage.FormatTime(*submitted), w.Amend, w.Extension))
 	case now.After(window) && !justified:
 		return refuse("justification", fmt.Sprintf("the %s after the submission of dds %s ended at %s; until %s it can be amended on a justified request only: send a justification",
 			w.Amend, d.ID, storage.FormatTime(window), storage.FormatTime(closes)))
 	}
 	return nil
+}
+
+// filedAt is the earliest time the EU system can have dated the
+// statement's submission, which its amendment period counts from: the
+// start of the filing attempt it came from (a filing adopted after a
+// crash is recorded SUBMITTED hours after it was made), else the time it
+// was recorded SUBMITTED; nil when neither is known.
+func filedAt(d *storage.DDS) *time.Time {
+	if d.Poll != nil && d.Poll.SubmitAttemptAt != nil {
+		return d.Poll.SubmitAttemptAt
+	}
+	return d.SubmittedAt
 }
 
 // amendFailed is the error of an amendment the EU system did not take:

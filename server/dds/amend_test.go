@@ -308,3 +308,44 @@ func refusedAs(err error, reason string) bool {
 	var f *euis.Fault
 	return errors.As(err, &f) && slices.Contains(f.Reasons, reason)
 }
+
+// TestService_AmendWindowFromAttempt: the amendment period counts from
+// the filing attempt the statement came from, not from when it was
+// recorded SUBMITTED (a filing adopted after a crash is recorded late);
+// a statement whose submission time is not known is not amended.
+func TestService_AmendWindowFromAttempt(t *testing.T) {
+	r := newRig(t, nil)
+	v := r.validated(t, "bat_1")
+	attempt := *v.Poll.SubmitAttemptAt
+	late := attempt.Add(10 * time.Hour)
+	r.b.Update(t, func(tx *storage.Tx) error {
+		d, err := tx.FindDDS(sandbox, v.ID)
+		if err != nil {
+			return err
+		}
+		d.SubmittedAt = &late
+		return tx.PutDDS(sandbox, d)
+	})
+	window, _ := euis.EUWindows.Period(attempt)
+	r.b.Clock.Set(window.Add(time.Minute))
+	_, err := r.amend(sandbox, v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal("1100")}}})
+	e := wantError(t, "72 hours after the attempt", err, 409, apierr.DetailDDSNotAmendable)
+	if len(e.Details) == 1 && (e.Details[0].Field != "justification" || !strings.Contains(e.Details[0].Issue, storage.FormatTime(window))) {
+		t.Errorf("72 hours after the attempt: %+v, want the window to end at %s", e.Details[0], storage.FormatTime(window))
+	}
+
+	r.b.Clock.Set(attempt.Add(time.Hour))
+	r.b.Update(t, func(tx *storage.Tx) error {
+		d, err := tx.FindDDS(sandbox, v.ID)
+		if err != nil {
+			return err
+		}
+		d.SubmittedAt, d.Poll.SubmitAttemptAt = nil, nil
+		return tx.PutDDS(sandbox, d)
+	})
+	_, err = r.amend(sandbox, v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal("1150")}}})
+	e = wantError(t, "no submission time", err, 409, apierr.DetailDDSNotAmendable)
+	if len(e.Details) == 1 && !strings.Contains(e.Details[0].Issue, "not known") {
+		t.Errorf("no submission time: %+v", e.Details[0])
+	}
+}
