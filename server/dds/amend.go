@@ -92,7 +92,10 @@ func (req *AmendRequest) Validate() error {
 // Amendment is a statement amended in the EU system, for RecordAmendment
 // to record. Only Amend makes one.
 type Amendment struct {
-	ddsID         string
+	ddsID string
+	// base is the SHA-256 of the stored statement the amendment was made
+	// from: RecordAmendment refuses it when that changed meanwhile.
+	base          [sha256.Size]byte
 	payload       []byte
 	changes       []string
 	justification string
@@ -152,7 +155,7 @@ func (s *Service) Amend(ctx context.Context, t storage.Tenant, ref string, req *
 	if aerr != nil {
 		return nil, amendFailed(aerr)
 	}
-	a := &Amendment{ddsID: d.ID, payload: payload, changes: changes, euStatus: status}
+	a := &Amendment{ddsID: d.ID, base: sha256.Sum256(d.Statement), payload: payload, changes: changes, euStatus: status}
 	if req.Justification != nil {
 		a.justification = strings.TrimSpace(*req.Justification)
 	}
@@ -278,13 +281,20 @@ func hasFields(f *euis.Fault) bool {
 // amended statement, a history entry (the status unchanged) noting the
 // fields changed, the new statement's SHA-256 and the justification,
 // anchored by a dds.amended ledger entry, and the dds.amended event. It
-// returns the statement; it fails only when the store or the ledger does.
-// What the EU system took is recorded whatever happened to the statement
-// meanwhile.
+// returns the statement. When the stored statement changed since Amend
+// read it (another amendment, with another Idempotency-Key, recorded
+// meanwhile), it records nothing and fails with 409 DDS_NOT_AMENDABLE:
+// the EU system holds the content of whichever call it took last, which
+// the caller reads back before amending again. Otherwise it fails only
+// when the store or the ledger does.
 func (s *Service) RecordAmendment(tx *storage.Tx, t storage.Tenant, a *Amendment, actor string) (Declaration, error) {
 	d, err := tx.FindDDS(t, a.ddsID)
 	if err != nil {
 		return Declaration{}, apierr.Named(err, "dds", a.ddsID)
+	}
+	if sha256.Sum256(d.Statement) != a.base {
+		return Declaration{}, apierr.Conflict(apierr.DetailDDSNotAmendable, "path.ddsId", fmt.Sprintf(
+			"dds %s was changed by another request since; read it again (the EU system holds the content it took last) and amend it anew", d.ID))
 	}
 	d.Statement = a.payload
 	sum := sha256.Sum256(d.Statement)

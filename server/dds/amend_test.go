@@ -349,3 +349,36 @@ func TestService_AmendWindowFromAttempt(t *testing.T) {
 		t.Errorf("no submission time: %+v", e.Details[0])
 	}
 }
+
+// TestService_ConcurrentAmendments: two amendments made from the same
+// stored statement both reach the EU system; the first recorded is kept,
+// the second is refused with 409 DDS_NOT_AMENDABLE and records nothing.
+func TestService_ConcurrentAmendments(t *testing.T) {
+	r := newRig(t, nil)
+	v := r.validated(t, "bat_1")
+	a1, err := r.s.Amend(context.Background(), sandbox, v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal("1100")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := r.s.Amend(context.Background(), sandbox, v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal("1200")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(a *dds.Amendment) error {
+		return r.b.DB.Update(context.Background(), func(tx *storage.Tx) error {
+			_, err := r.s.RecordAmendment(tx, sandbox, a, "key_test")
+			return err
+		})
+	}
+	if err := record(a1); err != nil {
+		t.Fatal(err)
+	}
+	entries := len(r.find(t, sandbox, v.ID).DDS.History)
+	e := wantError(t, "the second amendment", record(a2), 409, apierr.DetailDDSNotAmendable)
+	if len(e.Details) == 1 && !strings.Contains(e.Details[0].Issue, "changed by another request since; read it again") {
+		t.Errorf("the second amendment: %+v", e.Details[0])
+	}
+	if d := r.find(t, sandbox, v.ID).DDS; len(d.History) != entries || netWeight(t, d) != "1100" {
+		t.Errorf("the refused amendment changed the statement: %s, %d history entries", netWeight(t, d), len(d.History))
+	}
+}

@@ -32,7 +32,10 @@ const DetailNotUpdatable = "SD_NOT_UPDATABLE"
 // Update is a declaration updated in the EU system, for RecordUpdate to
 // record. Only Update makes one.
 type Update struct {
-	sdID              string
+	sdID string
+	// base is the SHA-256 of the stored statement the update was made
+	// from: RecordUpdate refuses it when that changed meanwhile.
+	base              [sha256.Size]byte
 	payload           []byte
 	internalReference string
 	changes           []string
@@ -84,7 +87,7 @@ func (s *Service) Update(ctx context.Context, t storage.Tenant, ref string, req 
 	if uerr != nil {
 		return nil, updateFailed(uerr)
 	}
-	return &Update{sdID: d.ID, payload: payload, internalReference: req.InternalReference, changes: changedFields(d.Statement, payload),
+	return &Update{sdID: d.ID, base: sha256.Sum256(d.Statement), payload: payload, internalReference: req.InternalReference, changes: changedFields(d.Statement, payload),
 		euStatus: status}, nil
 }
 
@@ -114,12 +117,19 @@ func updateFailed(err error) error {
 }
 
 // RecordUpdate records u by actor in the caller's transaction and returns
-// the declaration with its statement. What the EU system took is recorded
-// whatever happened to the declaration meanwhile.
+// the declaration with its statement. When the stored statement changed
+// since Update read it (another update, with another Idempotency-Key,
+// recorded meanwhile), it records nothing and fails with 409
+// SD_NOT_UPDATABLE: the EU system holds the content of whichever call it
+// took last, which the caller reads back before updating again.
 func (s *Service) RecordUpdate(tx *storage.Tx, t storage.Tenant, u *Update, actor string) (View, error) {
 	d, err := tx.FindSD(t, u.sdID)
 	if err != nil {
 		return View{}, apierr.Named(err, "simplified declaration", u.sdID)
+	}
+	if sha256.Sum256(d.Statement) != u.base {
+		return View{}, apierr.Conflict(DetailNotUpdatable, "path.sdId", fmt.Sprintf(
+			"simplified declaration %s was changed by another request since; read it again (the EU system holds the content it took last) and update it anew", d.ID))
 	}
 	d.Statement, d.InternalReference = u.payload, u.internalReference
 	if d.Poll != nil && u.euStatus != "" {

@@ -199,3 +199,53 @@ func TestService_Lookup(t *testing.T) {
 		t.Errorf("a failed look-up was stored: %v", err)
 	}
 }
+
+// TestService_ConcurrentUpdates: two updates made from the same stored
+// declaration both reach the EU system; the first recorded is kept, the
+// second is refused with 409 SD_NOT_UPDATABLE and records nothing.
+func TestService_ConcurrentUpdates(t *testing.T) {
+	r := newRig(t)
+	dcl, err := r.create(sandbox, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.wait(t, sandbox, dcl).SD
+	first, second := request(), request()
+	first.Commodities[0].DescriptionOfGoods = "Oak logs, sawn"
+	second.Commodities[0].DescriptionOfGoods = "Oak logs, split"
+	u1, err := r.s.Update(context.Background(), sandbox, d.ID, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, err := r.s.Update(context.Background(), sandbox, d.ID, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(u *sd.Update) error {
+		return r.b.DB.Update(context.Background(), func(tx *storage.Tx) error {
+			_, err := r.s.RecordUpdate(tx, sandbox, u, "key_test")
+			return err
+		})
+	}
+	if err := record(u1); err != nil {
+		t.Fatal(err)
+	}
+	entries := len(r.mustFind(t, d.ID).History)
+	err = record(u2)
+	if e := apierr.From(err); e.Status != 409 || len(e.Details) != 1 || e.Details[0].Code != sd.DetailNotUpdatable ||
+		!strings.Contains(e.Details[0].Issue, "changed by another request since; read it again") {
+		t.Errorf("the second update recorded: %v", err)
+	}
+	if now := r.mustFind(t, d.ID); len(now.History) != entries || !strings.Contains(string(now.Statement), "Oak logs, sawn") {
+		t.Errorf("the refused update changed the declaration: %s", now.Statement)
+	}
+}
+
+func (r *rig) mustFind(tb testing.TB, id string) *storage.SD {
+	tb.Helper()
+	dcl, err := r.s.Find(context.Background(), sandbox, id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dcl.SD
+}
