@@ -119,13 +119,14 @@ func (s *Service) Amend(ctx context.Context, t storage.Tenant, ref string, req *
 	}
 	var d *storage.DDS
 	var creds euis.Credentials
+	var refused error // past the period: unless the EU system holds the amendment already
 	err := s.o.DB.View(ctx, func(tx *storage.Tx) error {
 		var err error
 		if d, err = tx.FindDDS(t, ref); err != nil {
 			return err
 		}
-		if err := amendable(d, tx.Now(), req.Justification != nil, s.windows(t)); err != nil {
-			return err
+		if refused = amendable(d, tx.Now(), req.Justification != nil, s.windows(t)); refused != nil && d.Status != storage.DDSValidated {
+			return refused
 		}
 		creds, err = s.credentials(tx, t)
 		return err
@@ -151,9 +152,26 @@ func (s *Service) Amend(ctx context.Context, t storage.Tenant, ref string, req *
 	if bytes.Equal(payload, d.Statement) {
 		return nil, apierr.Invalid("body", "changes nothing: the statement reads so already")
 	}
-	status, aerr := s.client(t).Amend(ctx, creds, d.EUUUID, st)
-	if aerr != nil {
-		return nil, amendFailed(aerr)
+	// A retry of an amendment the EU system took but that was never
+	// recorded here (a crash, a failed commit) may find the period
+	// closed, or the EU system refusing: when the EU system's statement
+	// reads as this amendment would make it, the amendment is done.
+	status := ""
+	if refused == nil {
+		var aerr error
+		if status, aerr = s.client(t).Amend(ctx, creds, d.EUUUID, st); aerr != nil {
+			var fault *euis.Fault
+			if !errors.As(aerr, &fault) || euis.IsTransient(aerr) {
+				return nil, amendFailed(aerr)
+			}
+			refused = amendFailed(aerr)
+		}
+	}
+	if refused != nil && !s.amendedAlready(ctx, t, creds, d, st) {
+		return nil, refused
+	}
+	if status == "" {
+		status = "found so on a retry"
 	}
 	a := &Amendment{ddsID: d.ID, base: sha256.Sum256(d.Statement), payload: payload, changes: changes, euStatus: status}
 	if req.Justification != nil {
@@ -223,6 +241,37 @@ func amendable(d *storage.DDS, now time.Time, justified bool, w euis.Windows) er
 			w.Amend, d.ID, storage.FormatTime(window), storage.FormatTime(closes)))
 	}
 	return nil
+}
+
+// amendedAlready reports whether the EU system's statement d, looked up
+// by its numbers, reads as st in every field an amendment changes; a
+// look-up that fails or finds nothing is a no.
+func (s *Service) amendedAlready(ctx context.Context, t storage.Tenant, creds euis.Credentials, d *storage.DDS, st euis.Statement) bool {
+	if d.ReferenceNumber == "" || d.VerificationNumber == "" {
+		return false
+	}
+	eu, err := s.client(t).GetByIdentifiers(ctx, creds, euis.Reference{ReferenceNumber: d.ReferenceNumber, VerificationNumber: d.VerificationNumber})
+	if err != nil || eu == nil || eu.CountryOfActivity != st.CountryOfActivity || eu.BorderCrossCountry != st.BorderCrossCountry ||
+		len(eu.Commodities) != len(st.Commodities) {
+		return false
+	}
+	for i, c := range st.Commodities {
+		e := eu.Commodities[i]
+		if e.DescriptionOfGoods != c.DescriptionOfGoods || !sameDecimal(&e.NetWeightKg, &c.NetWeightKg) ||
+			!sameDecimal(e.SupplementaryUnit, c.SupplementaryUnit) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameDecimal reports whether a and b are both absent (or empty), or the
+// same number.
+func sameDecimal(a, b *euis.Decimal) bool {
+	if a == nil || *a == "" || b == nil || *b == "" {
+		return (a == nil || *a == "") && (b == nil || *b == "")
+	}
+	return a.Cmp(*b) == 0
 }
 
 // filedAt is the earliest time the EU system can have dated the

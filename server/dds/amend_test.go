@@ -382,3 +382,29 @@ func TestService_ConcurrentAmendments(t *testing.T) {
 		t.Errorf("the refused amendment changed the statement: %s, %d history entries", netWeight(t, d), len(d.History))
 	}
 }
+
+// TestService_AmendRetryAfterLoss: an amendment the EU system took but
+// that was never recorded (a crash before the commit) is recorded when
+// the request is retried after the amendment period closed, since the EU
+// system's statement reads as the amendment makes it; another amendment
+// is still refused then.
+func TestService_AmendRetryAfterLoss(t *testing.T) {
+	r := newRig(t, nil)
+	v := r.validated(t, "bat_1")
+	req := func(kg string) *dds.AmendRequest {
+		return &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal(kg)}}}
+	}
+	if _, err := r.s.Amend(context.Background(), sandbox, v.ID, req("1100.50")); err != nil { // never recorded
+		t.Fatal(err)
+	}
+	_, closes := euis.EUWindows.Period(*v.SubmittedAt)
+	r.b.Clock.Set(closes.Add(time.Hour))
+	wantError(t, "another amendment", func() error { _, err := r.amend(sandbox, v.ID, req("1300")); return err }(), 409, apierr.DetailDDSNotAmendable)
+	dcl, err := r.amend(sandbox, v.ID, req("1100.50"))
+	if err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if netWeight(t, dcl.DDS) != "1100.50" || !strings.Contains(dcl.DDS.History[len(dcl.DDS.History)-1].Note, "commodities[0].netWeightKg") {
+		t.Errorf("recorded %s, %q", netWeight(t, dcl.DDS), dcl.DDS.History[len(dcl.DDS.History)-1].Note)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/eudr/eudr/server/apierr"
@@ -83,7 +84,19 @@ func (s *Service) Update(ctx context.Context, t storage.Tenant, ref string, req 
 	if bytes.Equal(payload, d.Statement) {
 		return nil, apierr.Invalid("body", "changes nothing: the declaration reads so already")
 	}
-	status, uerr := s.o.Clients[t.Env].UpdateSD(ctx, creds, d.SDIdentifier, req.statement())
+	// A retry of an update the EU system took but that was never recorded
+	// here (a crash, a failed commit) may be refused there: when the EU
+	// system's declaration reads as this update makes it, it is done.
+	client := s.o.Clients[t.Env]
+	st := req.statement()
+	status, uerr := client.UpdateSD(ctx, creds, d.SDIdentifier, st)
+	var fault *euis.Fault
+	if uerr != nil && errors.As(uerr, &fault) && !euis.IsTransient(uerr) && d.ReferenceNumber != "" {
+		eu, gerr := client.GetSDByIdentifiers(ctx, creds, euis.Reference{ReferenceNumber: d.ReferenceNumber, VerificationNumber: d.VerificationNumber})
+		if gerr == nil && sameContent(eu, st) {
+			status, uerr = "found so on a retry", nil
+		}
+	}
 	if uerr != nil {
 		return nil, updateFailed(uerr)
 	}
@@ -142,6 +155,31 @@ func (s *Service) RecordUpdate(tx *storage.Tx, t storage.Tenant, u *Update, acto
 	}
 	dcl, err := withSubmission(tx, t, d)
 	return ViewOf(dcl, true), err
+}
+
+// sameContent reports whether the EU system's declaration eu reads as
+// sent: quantities compared as numbers, everything else as it is.
+func sameContent(eu *euis.SDStatement, sent euis.SDStatement) bool {
+	if eu == nil || len(eu.Commodities) != len(sent.Commodities) {
+		return false
+	}
+	a, b := *eu, sent
+	a.Commodities, b.Commodities = nil, nil
+	if !reflect.DeepEqual(a, b) {
+		return false
+	}
+	for i := range sent.Commodities {
+		ca, cb := eu.Commodities[i], sent.Commodities[i]
+		if ca.NetWeightKg.Cmp(cb.NetWeightKg) != 0 || (ca.SupplementaryUnit == nil) != (cb.SupplementaryUnit == nil) ||
+			(ca.SupplementaryUnit != nil && ca.SupplementaryUnit.Cmp(*cb.SupplementaryUnit) != 0) {
+			return false
+		}
+		ca.NetWeightKg, cb.NetWeightKg, ca.SupplementaryUnit, cb.SupplementaryUnit = "", "", nil, nil
+		if !reflect.DeepEqual(ca, cb) {
+			return false
+		}
+	}
+	return true
 }
 
 // changedFields names the fields of the stored declaration was that now

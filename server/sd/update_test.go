@@ -249,3 +249,39 @@ func (r *rig) mustFind(tb testing.TB, id string) *storage.SD {
 	}
 	return dcl.SD
 }
+
+// TestService_UpdateRetryAfterLoss: an update the EU system took but that
+// was never recorded (a crash before the commit) is recorded when the
+// request is retried and the EU system refuses it, since its declaration
+// reads as the update makes it; a refused update of other content stays
+// refused.
+func TestService_UpdateRetryAfterLoss(t *testing.T) {
+	r := newRig(t)
+	dcl, err := r.create(sandbox, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.wait(t, sandbox, dcl).SD
+	req := request()
+	req.Commodities[0].DescriptionOfGoods = "Oak logs, sawn"
+	if _, err := r.s.Update(context.Background(), sandbox, d.ID, req); err != nil { // never recorded
+		t.Fatal(err)
+	}
+	lock := &euis.Fault{Operation: euis.OpUpdateSD, Kind: euis.FaultBusinessRules, Message: "under a customs lock"}
+	other := request()
+	other.Commodities[0].DescriptionOfGoods = "Oak logs, split"
+	r.eu.failNext = lock
+	if _, err := r.update(d.ID, other); apierr.From(err).Status != 409 {
+		t.Errorf("other content refused by the EU system: %v, want 409", err)
+	}
+	r.eu.failNext = lock
+	retry := request()
+	retry.Commodities[0].DescriptionOfGoods = "Oak logs, sawn"
+	v, err := r.update(d.ID, retry)
+	if err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if !strings.Contains(string(v.Statement), "Oak logs, sawn") {
+		t.Errorf("recorded %s", v.Statement)
+	}
+}
