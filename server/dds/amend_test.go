@@ -280,7 +280,7 @@ func TestService_SandboxWindows(t *testing.T) {
 		!strings.Contains(e.Details[0].Issue, "closed at "+storage.FormatTime(closes)) {
 		t.Errorf("past the sandbox's extension: %+v", e.Details[0])
 	}
-	if _, err := r.sim.Amend(context.Background(), dds.SandboxCredentials, v.EUUUID, apitest.EUStatement(t, operator)); !refusedAs(err, euis.ReasonWithdrawNotPossible) {
+	if _, err := r.sim.Amend(context.Background(), dds.SandboxCredentials, v.EUUUID, apitest.EUStatement(t, operator)); !refusedAs(err, euis.ReasonAmendNotPossible) {
 		t.Errorf("the simulator's amendment past its extension: %v", err)
 	}
 

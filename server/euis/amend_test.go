@@ -88,7 +88,7 @@ func TestSimulator_Amend(t *testing.T) {
 	}{
 		{"Within72Hours", time.Hour, ""},
 		{"AtTheExtensionsEnd", euis.AmendWindow + euis.AmendExtension, ""},
-		{"AfterTheExtension", euis.AmendWindow + euis.AmendExtension + time.Second, euis.ReasonWithdrawNotPossible},
+		{"AfterTheExtension", euis.AmendWindow + euis.AmendExtension + time.Second, euis.ReasonAmendNotPossible},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim, clk, _ := newSim(t, nil)
@@ -164,8 +164,8 @@ func TestSimulator_Windows(t *testing.T) {
 	}{
 		{"WithinTheWindow", euis.Windows{Amend: 3 * time.Second, Extension: 3 * time.Second}, 3 * time.Second, "", ""},
 		{"InTheExtension", euis.Windows{Amend: 3 * time.Second, Extension: 3 * time.Second}, 4 * time.Second, euis.ReasonWithdrawNotPossible, ""},
-		{"AfterTheExtension", euis.Windows{Amend: 3 * time.Second, Extension: 3 * time.Second}, 7 * time.Second, euis.ReasonWithdrawNotPossible, euis.ReasonWithdrawNotPossible},
-		{"NoExtension", euis.Windows{Amend: 3 * time.Second}, 4 * time.Second, euis.ReasonWithdrawNotPossible, euis.ReasonWithdrawNotPossible},
+		{"AfterTheExtension", euis.Windows{Amend: 3 * time.Second, Extension: 3 * time.Second}, 7 * time.Second, euis.ReasonWithdrawNotPossible, euis.ReasonAmendNotPossible},
+		{"NoExtension", euis.Windows{Amend: 3 * time.Second}, 4 * time.Second, euis.ReasonWithdrawNotPossible, euis.ReasonAmendNotPossible},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock(t0)

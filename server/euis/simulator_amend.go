@@ -11,6 +11,12 @@ import (
 // (still SUBMITTED, or REJECTED, WITHDRAWN, ...).
 const ReasonAmendNotAllowedForStatus = "EUDR_API_AMEND_NOT_ALLOWED_FOR_STATUS"
 
+// ReasonAmendNotPossible: the statement to amend is GROUPED (referenced by
+// another), or its amendment period has closed. The information system
+// answers a withdrawal refused for those reasons with the same code
+// (ReasonWithdrawNotPossible).
+const ReasonAmendNotPossible = "EUDR_API_AMEND_OR_WITHDRAW_DDS_NOT_POSSIBLE"
+
 // Amend replaces an AVAILABLE statement with s, within Windows.Amend plus
 // Windows.Extension of its submission by the simulator's clock (the
 // operation carries no justification: whether one was needed is the
@@ -42,12 +48,12 @@ func (sim *Simulator) Amend(ctx context.Context, _ Credentials, uuid string, s S
 	}
 	switch _, closes := sim.opts.Windows.Period(r.SubmittedAt); {
 	case st.Status == StatusGrouped:
-		return "", businessFault(opAmend.name, ReasonWithdrawNotPossible,
+		return "", businessFault(opAmend.name, ReasonAmendNotPossible,
 			fmt.Sprintf("statement %s is GROUPED by statement %s", uuid, r.GroupedBy))
 	case st.Status != StatusAvailable:
 		return "", businessFault(opAmend.name, ReasonAmendNotAllowedForStatus, fmt.Sprintf("statement %s is %s, not AVAILABLE", uuid, st.Status))
 	case now.After(closes):
-		return "", businessFault(opAmend.name, ReasonWithdrawNotPossible,
+		return "", businessFault(opAmend.name, ReasonAmendNotPossible,
 			fmt.Sprintf("statement %s was submitted at %s: the amendment period closed at %s", uuid,
 				r.SubmittedAt.Format(time.RFC3339), closes.Format(time.RFC3339)))
 	}
