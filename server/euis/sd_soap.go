@@ -77,8 +77,8 @@ func (c *SOAPClient) GetSD(ctx context.Context, cr Credentials, ids []string) ([
 // (getSdByInternalReference); compare InternalReference of what comes
 // back, as for FindByInternalReference.
 func (c *SOAPClient) FindSDByInternalReference(ctx context.Context, cr Credentials, ref string) ([]Status, error) {
-	if ref == "" || len([]rune(ref)) > MaxInternalReferenceLen {
-		return nil, fmt.Errorf("find simplified declarations by internal reference %q: 1 to %d characters", ref, MaxInternalReferenceLen)
+	if ref == "" || len([]rune(ref)) > MaxSDInternalReferenceLen {
+		return nil, fmt.Errorf("find simplified declarations by internal reference %q: 1 to %d characters", ref, MaxSDInternalReferenceLen)
 	}
 	return c.sdOverview(ctx, cr, opGetSDByInternal, getSdByInternalReferenceRequest{InternalReference: ref})
 }

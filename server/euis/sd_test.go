@@ -161,6 +161,12 @@ func TestSOAPClient_SD(t *testing.T) {
 		t.Fatalf("FindSDByInternalReference = %+v, %v", found, err)
 	}
 	apitest.CheckEUSchema(t, apitest.SDSchema, f.last(t).raw)
+	// A declaration's internal reference has at most 14 characters: a
+	// longer one is refused here, not sent for the schema to refuse.
+	calls := len(f.calls)
+	if _, err := c.FindSDByInternalReference(ctx, cr, strings.Repeat("R", euis.MaxSDInternalReferenceLen+1)); err == nil || len(f.calls) != calls {
+		t.Errorf("a 15-character internal reference: %v, %d calls made", err, len(f.calls)-calls)
+	}
 
 	// The answers the fake gives are the schema's shapes.
 	for req, answer := range sdAnswers {
