@@ -123,7 +123,8 @@ func (b *Bench) WaitJob(tb testing.TB, t storage.Tenant, id string) *storage.Job
 // failure, not a hang. A job that waits for its next run (a poll, a retry)
 // is RUNNING all the while, so every look moves the clock; give maxSteps
 // room for a slow machine, where the clock may move on several times
-// before the runner gets to the job. done nil is "COMPLETED or FAILED".
+// before the runner gets to the job. A step of 0 leaves the clock alone,
+// maxSteps then bounding the looks. done nil is "COMPLETED or FAILED".
 // The runner is started if it is not yet.
 func (b *Bench) WaitJobAdvancing(tb testing.TB, t storage.Tenant, id string, step time.Duration, maxSteps int, done func(*storage.Job) bool) *storage.Job {
 	tb.Helper()
@@ -137,7 +138,7 @@ func (b *Bench) WaitJobAdvancing(tb testing.TB, t storage.Tenant, id string, ste
 			return j
 		}
 		if steps == maxSteps {
-			tb.Fatalf("job %s is %s after the clock moved on %d times by %s", id, j.Status, maxSteps, step)
+			tb.Fatalf("job %s is %s after %d looks, the clock moved on by %s at each", id, j.Status, maxSteps, step)
 		}
 		steps++
 		b.Clock.Advance(step)

@@ -128,22 +128,16 @@ func (r *rig) create(t storage.Tenant, req *sd.Request) (sd.Declaration, error) 
 }
 
 // wait runs the jobs, the clock moving a second at a time, until the
-// declaration's job has ended, and returns the declaration.
+// declaration's job has ended, and returns the declaration; it fails the
+// test when the job has not ended after ten simulated minutes.
 func (r *rig) wait(tb testing.TB, t storage.Tenant, dcl sd.Declaration) sd.Declaration {
 	tb.Helper()
-	r.b.RunJobs(tb)
-	for {
-		if j := r.b.Job(tb, t, dcl.Submission.ID); j.Status == storage.JobCompleted || j.Status == storage.JobFailed {
-			got, err := r.s.Find(context.Background(), t, dcl.SD.ID)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return got
-		}
-		r.b.Clock.Advance(time.Second)
-		r.b.Jobs.Wake()
-		time.Sleep(5 * time.Millisecond)
+	r.b.WaitJobAdvancing(tb, t, dcl.Submission.ID, time.Second, 600, nil)
+	got, err := r.s.Find(context.Background(), t, dcl.SD.ID)
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return got
 }
 
 func history(d *storage.SD) string {
@@ -232,17 +226,11 @@ func TestService_RetryAndRecover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.b.RunJobs(t)
-	for {
-		j := r.b.Job(t, sandbox, dcl.Submission.ID)
-		if j.Retry != nil {
-			if j.Retry.LastAttempt.Code != "EU_SYSTEM_UNAVAILABLE" || j.Status != storage.JobRunning && j.Status != storage.JobQueued {
-				t.Errorf("retrying job %+v", j)
-			}
-			break
-		}
-		r.b.Jobs.Wake()
-		time.Sleep(5 * time.Millisecond)
+	// The first filing fails at once: the clock stands still until the
+	// job shows it is retrying.
+	j := r.b.WaitJobAdvancing(t, sandbox, dcl.Submission.ID, 0, 10000, func(j *storage.Job) bool { return j.Retry != nil })
+	if j.Retry.LastAttempt.Code != "EU_SYSTEM_UNAVAILABLE" || j.Status != storage.JobRunning && j.Status != storage.JobQueued {
+		t.Errorf("retrying job %+v", j)
 	}
 	d := r.wait(t, sandbox, dcl).SD
 	r.eu.mu.Lock()
