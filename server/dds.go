@@ -202,6 +202,8 @@ func (a *App) handleDDSAmend(w http.ResponseWriter, r *http.Request, ps httprout
 	var req dds.AmendRequest
 	decoded, err := decodeJSON(r, &req)
 	if err == nil {
+		// Validate here too, though the service does: its problems
+		// then come in one answer with the body's decoding problems.
 		err = apierr.Merge(decoded, req.Validate())
 	}
 	var am *dds.Amendment
@@ -225,6 +227,8 @@ func (a *App) handleDDSReferenceLookup(w http.ResponseWriter, r *http.Request, _
 	var req dds.LookupRequest
 	decoded, err := decodeJSON(r, &req)
 	if err == nil {
+		// Validate here too, though the service does: its problems
+		// then come in one answer with the body's decoding problems.
 		err = apierr.Merge(decoded, req.Validate())
 	}
 	var l *dds.Lookup

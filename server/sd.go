@@ -93,6 +93,8 @@ func (a *App) handleSDLookup(w http.ResponseWriter, r *http.Request, _ httproute
 	var req sd.LookupRequest
 	decoded, err := decodeJSON(r, &req)
 	if err == nil {
+		// Validate here too, though the service does: its problems
+		// then come in one answer with the body's decoding problems.
 		err = apierr.Merge(decoded, req.Validate())
 	}
 	var l *sd.Lookup

@@ -114,6 +114,9 @@ type Amendment struct {
 // EU_SYSTEM_NOT_CONFIGURED as for a revocation; 503 when the EU system
 // cannot be reached.
 func (s *Service) Amend(ctx context.Context, t storage.Tenant, ref string, req *AmendRequest) (*Amendment, error) {
+	// The handler has validated req already, to merge its problems with
+	// those of decoding; this second, cheap check keeps Amend safe for any
+	// other caller (apply indexes the commodities by req's positions).
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}

@@ -69,6 +69,9 @@ type Lookup struct {
 // credentials in production, or when the EU system refuses the call; 503
 // when it cannot be reached.
 func (s *Service) LookUp(ctx context.Context, t storage.Tenant, req LookupRequest) (*Lookup, error) {
+	// The handler has validated req already, to merge its problems with
+	// those of decoding; this second, cheap check keeps LookUp from
+	// sending numbers of the wrong form for any other caller.
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
