@@ -163,6 +163,6 @@ func (a *App) newDDSService() (*dds.Service, error) {
 		Clients:       map[storage.Environment]euis.Client{storage.Production: a.metrics.EUClient(storage.Production, soap), storage.Sandbox: a.metrics.EUClient(storage.Sandbox, sim)},
 		PollSchedules: schedules, Sealer: sealer, Endpoints: c.Endpoints(), SandboxWindows: c.SandboxWindows()})
 	a.sd = sd.New(sd.Options{DB: a.db, Jobs: a.jobs, Ledger: a.ledger, Logger: a.log.With().Str("component", "sd").Logger(), PollSchedules: schedules,
-		Clients: map[storage.Environment]euis.SDClient{storage.Production: soap, storage.Sandbox: sim}, Credentials: svc.CredentialsFor, AttemptOf: dds.AttemptOf})
+		Clients: map[storage.Environment]euis.SDClient{storage.Production: a.metrics.EUSDClient(storage.Production, soap), storage.Sandbox: a.metrics.EUSDClient(storage.Sandbox, sim)}, Credentials: svc.CredentialsFor, AttemptOf: dds.AttemptOf})
 	return svc, nil
 }

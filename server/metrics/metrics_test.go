@@ -289,6 +289,49 @@ func TestEUClient(t *testing.T) {
 	g.want(t, "eudr_eu_system_request_duration_seconds", "environment=production,operation=getDds", 2)
 }
 
+// fakeSD answers every simplified-declaration call with err.
+type fakeSD struct{ err error }
+
+func (f fakeSD) SubmitSD(context.Context, euis.Credentials, euis.SDStatement) (string, error) {
+	return "sd", f.err
+}
+func (f fakeSD) GetSD(context.Context, euis.Credentials, []string) ([]euis.Status, error) {
+	return nil, f.err
+}
+func (f fakeSD) WithdrawSD(context.Context, euis.Credentials, string) (string, error) {
+	return euis.StatusWithdrawn, f.err
+}
+func (f fakeSD) FindSDByInternalReference(context.Context, euis.Credentials, string) ([]euis.Status, error) {
+	return nil, f.err
+}
+func (f fakeSD) UpdateSD(context.Context, euis.Credentials, string, euis.SDStatement) (string, error) {
+	return euis.StatusAvailable, f.err
+}
+func (f fakeSD) GetSDByIdentifiers(context.Context, euis.Credentials, euis.Reference) (*euis.SDStatement, error) {
+	return nil, f.err
+}
+
+// TestEUSDClient: simplified-declaration calls are counted and timed in
+// the EU system's metrics by their own operations.
+func TestEUSDClient(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	ctx := context.Background()
+	var cr euis.Credentials
+	c := m.EUSDClient(storage.Sandbox, fakeSD{})
+	_, _ = c.SubmitSD(ctx, cr, euis.SDStatement{})
+	_, _ = c.GetSD(ctx, cr, nil)
+	_, _ = m.EUSDClient(storage.Sandbox, fakeSD{&euis.Fault{Operation: "updateSd", Kind: euis.FaultBusinessRules}}).UpdateSD(ctx, cr, "sd", euis.SDStatement{})
+	g := gather(t, m)
+	for labels, n := range map[string]float64{
+		"operation=submitSd,outcome=ok":       1,
+		"operation=getSd,outcome=ok":          1,
+		"operation=updateSd,outcome=rejected": 1,
+	} {
+		g.want(t, "eudr_eu_system_requests_total", "environment=sandbox,"+labels, n)
+	}
+	g.want(t, "eudr_eu_system_request_duration_seconds", "environment=sandbox,operation=updateSd", 1)
+}
+
 // BenchmarkObserveRequest is what the metrics add to every API request.
 func BenchmarkObserveRequest(b *testing.B) {
 	m := metrics.New(metrics.Options{})
