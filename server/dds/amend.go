@@ -13,6 +13,7 @@ import (
 
 	"github.com/eudr/eudr/server/anchor"
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euchange"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
 	"github.com/eudr/eudr/storage"
@@ -289,45 +290,15 @@ func filedAt(d *storage.DDS) *time.Time {
 	return d.SubmittedAt
 }
 
-// amendFailed is the error of an amendment the EU system did not take:
-// 422 EU_SYSTEM_RULE for a statement it finds against its rules (its
-// errors name fields), 409 DDS_NOT_AMENDABLE for another refusal, 503 for
-// a failure that may go away, 422 EU_SYSTEM_NOT_CONFIGURED otherwise.
-func amendFailed(err error) error {
-	var vs euis.Violations
-	if errors.As(err, &vs) {
-		return statementProblems(err, false)
-	}
-	var fault *euis.Fault
-	switch {
-	case euis.IsTransient(err):
-		return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: err}
-	case errors.As(err, &fault) && fault.Rejected() && hasFields(fault):
-		var details []apierr.Detail
-		for _, e := range fault.Errors {
-			details = append(details, apierr.Detail{Code: apierr.DetailEUSystemRule, Field: "statement." + payloadPath(e.Field), Issue: e.ID + ": " + e.Message})
-		}
-		return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-			Message: "the EU system refused the amended statement; nothing was changed", Details: details}
-	case errors.As(err, &fault) && (fault.Rejected() || fault.Kind == euis.FaultNotFound):
-		return apierr.Conflict(apierr.DetailDDSNotAmendable, "path.ddsId", "the EU system refused to amend it: "+fault.Message)
-	}
-	return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-		Message: "the EU system did not take the amendment; nothing was changed: check the endpoint and credentials",
-		Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: err.Error()}}}
-}
+// amendment is how euchange.Failed words a failed amendment: the EU
+// system's field names are mapped to the statement's payload paths.
+var amendment = euchange.Change{Noun: "amended statement", Verb: "amend", What: "amendment",
+	NotChangeable: apierr.DetailDDSNotAmendable, Target: "path.ddsId",
+	Field: func(f string) string { return "statement." + payloadPath(f) }}
 
-// hasFields reports whether every error of f names a field of the
-// statement: a refusal of its content, not of the amendment itself.
-func hasFields(f *euis.Fault) bool {
-	for _, e := range f.Errors {
-		if e.Field == "" {
-			return false
-		}
-	}
-	return len(f.Errors) > 0
-}
+// amendFailed is the error of an amendment the EU system did not take
+// (euchange.Failed).
+func amendFailed(err error) error { return euchange.Failed(amendment, err) }
 
 // RecordAmendment records a by actor in the caller's transaction: the
 // amended statement, a history entry (the status unchanged) noting the

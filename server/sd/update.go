@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euchange"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -104,30 +105,20 @@ func (s *Service) Update(ctx context.Context, t storage.Tenant, ref string, req 
 		euStatus: status}, nil
 }
 
-// updateFailed is the error of an update the EU system did not take: 422
-// EU_SYSTEM_RULE for a declaration it finds against its rules (its errors
-// name fields), 409 SD_NOT_UPDATABLE for another refusal, 503 for a
-// failure that may go away, 422 EU_SYSTEM_NOT_CONFIGURED otherwise.
-func updateFailed(err error) error {
-	var fault *euis.Fault
-	switch {
-	case euis.IsTransient(err):
-		return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: err}
-	case errors.As(err, &fault) && fault.Rejected() && len(fault.Errors) > 0 && fault.Errors[0].Field != "":
-		var details []apierr.Detail
-		for _, e := range fault.Errors {
-			details = append(details, apierr.Detail{Code: apierr.DetailEUSystemRule, Field: e.Field, Issue: e.ID + ": " + e.Message})
-		}
-		return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-			Message: "the EU system refused the updated declaration; nothing was changed", Details: details}
-	case errors.As(err, &fault) && (fault.Rejected() || fault.Kind == euis.FaultNotFound):
-		return apierr.Conflict(DetailNotUpdatable, "path.sdId", "the EU system refused to update it: "+fault.Message)
-	}
-	return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-		Message: "the EU system did not take the update; nothing was changed: check the endpoint and credentials",
-		Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: err.Error()}}}
+// update is how euchange.Failed words a failed update: the EU system's
+// field names are mapped to the request's.
+var update = euchange.Change{Noun: "updated declaration", Verb: "update", What: "update",
+	NotChangeable: DetailNotUpdatable, Target: "path.sdId", Field: requestPath}
+
+// requestPath is the request's path of a field the EU system names: its
+// names where the request's differ, a violation's path as it is.
+func requestPath(f string) string {
+	return strings.NewReplacer("internalReferenceNumber", "internalReference", "geometryGeojson", "geometryGeoJSON").Replace(f)
 }
+
+// updateFailed is the error of an update the EU system did not take
+// (euchange.Failed).
+func updateFailed(err error) error { return euchange.Failed(update, err) }
 
 // RecordUpdate records u by actor in the caller's transaction and returns
 // the declaration with its statement. When the stored statement changed

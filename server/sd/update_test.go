@@ -285,3 +285,40 @@ func TestService_UpdateRetryAfterLoss(t *testing.T) {
 		t.Errorf("recorded %s", v.Statement)
 	}
 }
+
+// TestService_UpdateRefusedContent: content the EU system's rules refuse
+// is a 422 EU_SYSTEM_RULE at the request's path, whether the client found
+// it before the call (Violations) or the EU system names the field in its
+// own words (internalReferenceNumber); nothing is recorded.
+func TestService_UpdateRefusedContent(t *testing.T) {
+	r := newRig(t)
+	dcl, err := r.create(sandbox, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.wait(t, sandbox, dcl).SD
+	for name, tc := range map[string]struct {
+		fail  error
+		field string
+	}{
+		"violations": {euis.Violations{{Code: euis.CodeRequired, Path: "commodities[0].producers[0].postalAddresses[0].producerCity",
+			Limit: "required", Issue: "empty"}}, "commodities[0].producers[0].postalAddresses[0].producerCity"},
+		"fault": {&euis.Fault{Operation: euis.OpUpdateSD, Kind: euis.FaultBusinessRules, Message: "invalid",
+			Errors: []euis.FaultError{{ID: "EUDR_INTERNAL_REFERENCE_INVALID", Message: "too long", Field: "internalReferenceNumber"}}}, "internalReference"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := request()
+			q.Commodities[0].DescriptionOfGoods = "Oak logs, " + name
+			r.eu.failNext = tc.fail
+			_, err := r.update(d.ID, q)
+			r.eu.failNext = nil
+			e := apierr.From(err)
+			if e.Status != 422 || len(e.Details) != 1 || e.Details[0].Code != apierr.DetailEUSystemRule || e.Details[0].Field != tc.field {
+				t.Errorf("%v %+v, want 422 %s at %s", err, e.Details, apierr.DetailEUSystemRule, tc.field)
+			}
+		})
+	}
+	if now := r.mustFind(t, d.ID); len(now.History) != len(d.History) {
+		t.Error("a refused update was recorded")
+	}
+}
