@@ -16,6 +16,7 @@ import (
 	"github.com/eudr/eudr/server/euchange"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/server/event"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -174,9 +175,6 @@ func (s *Service) Amend(ctx context.Context, t storage.Tenant, ref string, req *
 	if refused != nil && !s.amendedAlready(ctx, t, creds, d, st) {
 		return nil, refused
 	}
-	if status == "" {
-		status = "found so on a retry"
-	}
 	a := &Amendment{ddsID: d.ID, base: sha256.Sum256(d.Statement), payload: payload, changes: changes, euStatus: status}
 	if req.Justification != nil {
 		a.justification = strings.TrimSpace(*req.Justification)
@@ -303,7 +301,11 @@ func amendFailed(err error) error { return euchange.Failed(amendment, err) }
 // RecordAmendment records a by actor in the caller's transaction: the
 // amended statement, a history entry (the status unchanged) noting the
 // fields changed, the new statement's SHA-256 and the justification,
-// anchored by a dds.amended ledger entry, and the dds.amended event. It
+// anchored by a dds.amended ledger entry, and the dds.amended event. When
+// the EU system did not answer AVAILABLE (it profiles the statement
+// again: UPDATED), or the amendment was found on a retry, the entry's
+// status is SUBMITTED and a dds_submission job is queued in the same
+// transaction to follow the statement to the EU system's decision. It
 // returns the statement. When the stored statement changed since Amend
 // read it (another amendment, with another Idempotency-Key, recorded
 // meanwhile), it records nothing and fails with 409 DDS_NOT_AMENDABLE:
@@ -322,11 +324,29 @@ func (s *Service) RecordAmendment(tx *storage.Tx, t storage.Tenant, a *Amendment
 	d.Statement = a.payload
 	sum := sha256.Sum256(d.Statement)
 	hash := hex.EncodeToString(sum[:])
-	note := fmt.Sprintf("amended in the EU system (%s): %s; statement sha256 %s", a.euStatus, strings.Join(a.changes, ", "), hash)
+	euStatus := a.euStatus
+	if euStatus == "" {
+		euStatus = "found so on a retry"
+	}
+	note := fmt.Sprintf("amended in the EU system (%s): %s; statement sha256 %s", euStatus, strings.Join(a.changes, ", "), hash)
 	if a.justification != "" {
 		note += "; justification: " + a.justification
 	}
-	e := anchor.DDSEntry{Type: anchor.EntryDDSAmended, DDSID: d.ID, Status: d.Status, Actor: actor, StatementSHA256: hash,
+	status := d.Status
+	if d.Status == storage.DDSValidated && a.euStatus != euis.StatusAvailable {
+		// The EU system profiles the amended statement again (UPDATED),
+		// or its status is not known (an amendment found on a retry): it
+		// is SUBMITTED again, and a submission job follows it until the
+		// EU system decides, as after a filing.
+		job, err := s.o.Jobs.Enqueue(tx, t, work.DDSSubmission, 1, []byte(d.ID))
+		if err != nil {
+			return Declaration{}, err
+		}
+		d.Poll = &storage.DDSPollState{JobID: job.ID, SubmitAttemptAt: filedAt(d), EUStatus: a.euStatus}
+		status = storage.DDSSubmitted
+		note += "; being decided again by the EU system: followed by job " + job.ID
+	}
+	e := anchor.DDSEntry{Type: anchor.EntryDDSAmended, DDSID: d.ID, Status: status, Actor: actor, StatementSHA256: hash,
 		EUUUID: d.EUUUID, ReferenceNumber: d.ReferenceNumber, VerificationNumber: d.VerificationNumber,
 		Changes: a.changes, Justification: a.justification}
 	if err := s.recordEntry(tx, t, d, e, note); err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/eudr/eudr/server/apitest"
 	"github.com/eudr/eudr/server/dds"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -406,5 +408,53 @@ func TestService_AmendRetryAfterLoss(t *testing.T) {
 	}
 	if netWeight(t, dcl.DDS) != "1100.50" || !strings.Contains(dcl.DDS.History[len(dcl.DDS.History)-1].Note, "commodities[0].netWeightKg") {
 		t.Errorf("recorded %s, %q", netWeight(t, dcl.DDS), dcl.DDS.History[len(dcl.DDS.History)-1].Note)
+	}
+}
+
+// reprofiling is the sandbox's EU system, except that an amendment is
+// answered UPDATED (being profiled again), after which the statement's
+// status is REJECTED.
+type reprofiling struct {
+	euis.Client
+	amended atomic.Bool
+}
+
+func (c *reprofiling) Amend(ctx context.Context, cr euis.Credentials, uuid string, st euis.Statement) (string, error) {
+	if _, err := c.Client.Amend(ctx, cr, uuid, st); err != nil {
+		return "", err
+	}
+	c.amended.Store(true)
+	return euis.StatusUpdated, nil
+}
+
+func (c *reprofiling) Get(ctx context.Context, cr euis.Credentials, uuids []string) ([]euis.Status, error) {
+	st, err := c.Client.Get(ctx, cr, uuids)
+	if c.amended.Load() {
+		for i := range st {
+			st[i].Status, st[i].Reasons = euis.StatusRejected, []string{"EUDR_RISK_PROFILE"}
+		}
+	}
+	return st, err
+}
+
+// TestService_AmendReprofiled: an amendment the EU system answers UPDATED
+// (profiling the statement again) makes the statement SUBMITTED, its
+// ledger entry saying so, with a submission job queued in the same
+// transaction; the job then sees the EU system's later REJECTED.
+func TestService_AmendReprofiled(t *testing.T) {
+	r := newRig(t, func(c euis.Client) euis.Client { return &reprofiling{Client: c} })
+	v := r.validated(t, "bat_1")
+	dcl, err := r.amend(sandbox, v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal("1100")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := dcl.DDS.History[len(dcl.DDS.History)-1]
+	if dcl.DDS.Status != storage.DDSSubmitted || dcl.Submission == nil || dcl.Submission.Type != work.DDSSubmission ||
+		r.ledgerEntry(t, sandbox, *last.LedgerIndex).Status != storage.DDSSubmitted {
+		t.Fatalf("amended and UPDATED: %s, job %+v, note %q; want SUBMITTED and a submission job", dcl.DDS.Status, dcl.Submission, last.Note)
+	}
+	got := r.waitStatus(t, sandbox, v.ID, storage.DDSRejected)
+	if len(got.DDS.Reasons) != 1 || got.DDS.Reasons[0] != "EUDR_RISK_PROFILE" {
+		t.Errorf("rejected for %v", got.DDS.Reasons)
 	}
 }

@@ -42,6 +42,9 @@ type flaky struct {
 	// failFind, when set, is the error of every look-up by internal
 	// reference.
 	failFind error
+	// reprofile makes the EU system answer an update UPDATED, and then
+	// the declaration REJECTED (reprofiled).
+	reprofile, reprofiled bool
 }
 
 func (f *flaky) FindSDByInternalReference(ctx context.Context, cr euis.Credentials, ref string) ([]euis.Status, error) {

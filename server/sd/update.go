@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/eudr/eudr/server/apierr"
 	"github.com/eudr/eudr/server/euchange"
 	"github.com/eudr/eudr/server/euis"
+	"github.com/eudr/eudr/server/work"
 	"github.com/eudr/eudr/storage"
 )
 
@@ -95,7 +97,7 @@ func (s *Service) Update(ctx context.Context, t storage.Tenant, ref string, req 
 	if uerr != nil && errors.As(uerr, &fault) && !euis.IsTransient(uerr) && d.ReferenceNumber != "" {
 		eu, gerr := client.GetSDByIdentifiers(ctx, creds, euis.Reference{ReferenceNumber: d.ReferenceNumber, VerificationNumber: d.VerificationNumber})
 		if gerr == nil && sameContent(eu, st) {
-			status, uerr = "found so on a retry", nil
+			status, uerr = "", nil // found so on a retry
 		}
 	}
 	if uerr != nil {
@@ -121,7 +123,11 @@ func requestPath(f string) string {
 func updateFailed(err error) error { return euchange.Failed(update, err) }
 
 // RecordUpdate records u by actor in the caller's transaction and returns
-// the declaration with its statement. When the stored statement changed
+// the declaration with its statement. When the EU system did not answer
+// AVAILABLE (it profiles the declaration again: UPDATED), or the update
+// was found on a retry, the declaration is recorded SUBMITTED and an
+// sd_submission job is queued in the same transaction to follow it to
+// the EU system's decision. When the stored statement changed
 // since Update read it (another update, with another Idempotency-Key,
 // recorded meanwhile), it records nothing and fails with 409
 // SD_NOT_UPDATABLE: the EU system holds the content of whichever call it
@@ -139,9 +145,31 @@ func (s *Service) RecordUpdate(tx *storage.Tx, t storage.Tenant, u *Update, acto
 	if d.Poll != nil && u.euStatus != "" {
 		d.Poll.EUStatus = u.euStatus
 	}
+	euStatus := u.euStatus
+	if euStatus == "" {
+		euStatus = "found so on a retry"
+	}
 	sum := sha256.Sum256(d.Statement)
-	note := fmt.Sprintf("updated in the EU system (%s): %s; statement sha256 %s", u.euStatus, strings.Join(u.changes, ", "), hex.EncodeToString(sum[:]))
-	if err := s.record(tx, t, d, d.Status, actor, note); err != nil {
+	note := fmt.Sprintf("updated in the EU system (%s): %s; statement sha256 %s", euStatus, strings.Join(u.changes, ", "), hex.EncodeToString(sum[:]))
+	status := d.Status
+	if d.Status == storage.SDValidated && u.euStatus != euis.StatusAvailable {
+		// The EU system profiles the declaration again (UPDATED), or its
+		// status is not known (an update found on a retry): it is
+		// SUBMITTED again, and a submission job follows it until the EU
+		// system decides, as after a filing.
+		job, err := s.o.Jobs.Enqueue(tx, t, work.SDSubmission, 1, []byte(d.ID))
+		if err != nil {
+			return View{}, err
+		}
+		var attempted *time.Time
+		if d.Poll != nil {
+			attempted = d.Poll.SubmitAttemptAt
+		}
+		d.Poll = &storage.DDSPollState{JobID: job.ID, SubmitAttemptAt: attempted, EUStatus: u.euStatus}
+		status = storage.SDSubmitted
+		note += "; being decided again by the EU system: followed by job " + job.ID
+	}
+	if err := s.record(tx, t, d, status, actor, note); err != nil {
 		return View{}, err
 	}
 	dcl, err := withSubmission(tx, t, d)

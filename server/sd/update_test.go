@@ -28,7 +28,28 @@ func (f *flaky) UpdateSD(ctx context.Context, cr euis.Credentials, id string, d 
 	if err := f.takeFailure(); err != nil {
 		return "", err
 	}
-	return f.Simulator.UpdateSD(ctx, cr, id, d)
+	st, err := f.Simulator.UpdateSD(ctx, cr, id, d)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err == nil && f.reprofile {
+		f.reprofiled = true
+		return euis.StatusUpdated, nil
+	}
+	return st, err
+}
+
+// GetSD is the simulator's, except that a declaration updated while
+// reprofile was set is REJECTED.
+func (f *flaky) GetSD(ctx context.Context, cr euis.Credentials, ids []string) ([]euis.Status, error) {
+	st, err := f.Simulator.GetSD(ctx, cr, ids)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.reprofiled {
+		for i := range st {
+			st[i].Status, st[i].Reasons = euis.StatusRejected, []string{"EUDR_RISK_PROFILE"}
+		}
+	}
+	return st, err
 }
 
 func (f *flaky) GetSDByIdentifiers(ctx context.Context, cr euis.Credentials, ref euis.Reference) (*euis.SDStatement, error) {
@@ -320,5 +341,34 @@ func TestService_UpdateRefusedContent(t *testing.T) {
 	}
 	if now := r.mustFind(t, d.ID); len(now.History) != len(d.History) {
 		t.Error("a refused update was recorded")
+	}
+}
+
+// TestService_UpdateReprofiled: an update the EU system answers UPDATED
+// (profiling the declaration again) makes it SUBMITTED, its ledger entry
+// saying so, with a submission job queued in the same transaction; the
+// job then sees the EU system's later REJECTED.
+func TestService_UpdateReprofiled(t *testing.T) {
+	r := newRig(t)
+	dcl, err := r.create(sandbox, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.wait(t, sandbox, dcl).SD
+	r.eu.mu.Lock()
+	r.eu.reprofile = true
+	r.eu.mu.Unlock()
+	req := request()
+	req.Commodities[0].DescriptionOfGoods = "Oak logs, sawn"
+	v, err := r.update(d.ID, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != storage.SDSubmitted || v.Submission == nil {
+		t.Fatalf("updated and UPDATED: %s, job %+v; want SUBMITTED and a submission job", v.Status, v.Submission)
+	}
+	got := r.wait(t, sandbox, sd.Declaration{SD: &storage.SD{ID: d.ID}, Submission: &storage.Job{ID: v.Submission.JobID}}).SD
+	if got.Status != storage.SDRejected || len(got.Reasons) != 1 || got.Reasons[0] != "EUDR_RISK_PROFILE" {
+		t.Errorf("%s for %v, want REJECTED for EUDR_RISK_PROFILE", got.Status, got.Reasons)
 	}
 }
