@@ -458,3 +458,23 @@ func TestService_AmendReprofiled(t *testing.T) {
 		t.Errorf("rejected for %v", got.DDS.Reasons)
 	}
 }
+
+// TestService_AmendSandboxUpdated: in the sandbox, an amendment whose
+// description carries the simulator's marker is answered UPDATED; the
+// statement is SUBMITTED, then VALIDATED again once the simulator shows it
+// AVAILABLE.
+func TestService_AmendSandboxUpdated(t *testing.T) {
+	r := newRig(t, nil)
+	v := r.validated(t, "bat_1")
+	dcl, err := r.amend(sandbox, v.ID, &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1,
+		DescriptionOfGoods: str("cocoa, weighed again " + euis.SimMarkerUpdated)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dcl.DDS.Status != storage.DDSSubmitted || dcl.DDS.Poll.EUStatus != euis.StatusUpdated {
+		t.Fatalf("amended: %s (EU %s), want SUBMITTED (UPDATED)", dcl.DDS.Status, dcl.DDS.Poll.EUStatus)
+	}
+	if got := r.waitStatus(t, sandbox, v.ID, storage.DDSValidated); got.DDS.ReferenceNumber != v.ReferenceNumber {
+		t.Errorf("validated again with reference number %s, want %s", got.DDS.ReferenceNumber, v.ReferenceNumber)
+	}
+}

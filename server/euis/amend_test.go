@@ -189,3 +189,25 @@ func TestSimulator_Windows(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulator_AmendUpdated: an amendment whose description of goods
+// carries SimMarkerUpdated is answered UPDATED; the statement shows
+// UPDATED, with its numbers, for the simulator's delay, then AVAILABLE.
+func TestSimulator_AmendUpdated(t *testing.T) {
+	sim, clk, _ := newSim(t, nil)
+	uuid := submit(t, sim, validStatement())
+	clk.Advance(time.Hour)
+	before := get(t, sim, uuid)
+	amended := validStatement()
+	amended.Commodities[0].DescriptionOfGoods += " " + euis.SimMarkerUpdated
+	if status, err := sim.Amend(ctx, noCreds, uuid, amended); err != nil || status != euis.StatusUpdated {
+		t.Fatalf("Amend: %q, %v; want UPDATED", status, err)
+	}
+	if st := get(t, sim, uuid); st.Status != euis.StatusUpdated || st.ReferenceNumber != before.ReferenceNumber {
+		t.Errorf("right after: %+v, want UPDATED with its numbers", st)
+	}
+	clk.Advance(euis.DefaultSimDelay)
+	if st := get(t, sim, uuid); st.Status != euis.StatusAvailable {
+		t.Errorf("after the delay: %s, want AVAILABLE", st.Status)
+	}
+}

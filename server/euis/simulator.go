@@ -155,6 +155,9 @@ type simRecord struct {
 	// that gets numbers; an amendment replaces it.
 	Statement *Statement `json:"statement,omitempty"`
 	AmendedAt *time.Time `json:"amendedAt,omitempty"` // the last amendment
+	// UpdatedUntil ends the UPDATED status of an amendment that asked
+	// for it (SimMarkerUpdated); AVAILABLE again after.
+	UpdatedUntil *time.Time `json:"updatedUntil,omitempty"`
 }
 
 // Submit files s.
@@ -379,6 +382,9 @@ func (sim *Simulator) status(r simRecord, now time.Time) (Status, error) {
 	default:
 		st.Status, st.Date = StatusAvailable, r.DecidedAt
 		numbers()
+		if r.UpdatedUntil != nil && now.Before(*r.UpdatedUntil) {
+			st.Status = StatusUpdated
+		}
 		if r.GroupedBy != "" {
 			g, ok, err := sim.load(r.GroupedBy)
 			if err != nil {

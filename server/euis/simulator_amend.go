@@ -17,6 +17,12 @@ const ReasonAmendNotAllowedForStatus = "EUDR_API_AMEND_NOT_ALLOWED_FOR_STATUS"
 // (ReasonWithdrawNotPossible).
 const ReasonAmendNotPossible = "EUDR_API_AMEND_OR_WITHDRAW_DDS_NOT_POSSIBLE"
 
+// SimMarkerUpdated in a commodity's description of goods makes the
+// simulator answer the amendment UPDATED, as the information system does
+// when it profiles an amended statement again: the statement shows
+// UPDATED for the simulator's delay, then AVAILABLE again (docs/sandbox.md).
+const SimMarkerUpdated = "[sandbox:updated]"
+
 // Amend replaces an AVAILABLE statement with s, within Windows.Amend plus
 // Windows.Extension of its submission by the simulator's clock (the
 // operation carries no justification: whether one was needed is the
@@ -57,9 +63,18 @@ func (sim *Simulator) Amend(ctx context.Context, _ Credentials, uuid string, s S
 			fmt.Sprintf("statement %s was submitted at %s: the amendment period closed at %s", uuid,
 				r.SubmittedAt.Format(time.RFC3339), closes.Format(time.RFC3339)))
 	}
-	r.Statement, r.AmendedAt = answerShape(s), &now
+	r.Statement, r.AmendedAt, r.UpdatedUntil = answerShape(s), &now, nil
+	for _, c := range s.Commodities {
+		if strings.Contains(c.DescriptionOfGoods, SimMarkerUpdated) {
+			until := now.Add(sim.opts.Delay)
+			r.UpdatedUntil = &until
+		}
+	}
 	if err := sim.put(r); err != nil {
 		return "", err
+	}
+	if r.UpdatedUntil != nil {
+		return StatusUpdated, nil
 	}
 	return StatusAvailable, nil
 }
