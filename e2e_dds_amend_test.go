@@ -123,6 +123,19 @@ func TestDDS_Amend(t *testing.T) {
 	if !look.Found || len(look.Statement.Commodities) != 1 || polStr(look.Statement.Commodities[0].NetWeightKg) != "12600.000125" {
 		t.Errorf("looked up after the amendment: %s", r.Body)
 	}
+
+	// An amendment the EU system answers UPDATED (the simulator's marker)
+	// makes the statement SUBMITTED, followed by a submission job, until
+	// the EU system shows it AVAILABLE again.
+	r = ddsAmend(t, base, key, ref, map[string]any{"commodities": []map[string]any{{"position": 1,
+		"descriptionOfGoods": "cocoa beans, weighed again [sandbox:updated]"}}}).WantStatus(t, http.StatusOK)
+	if u := ddsDecode(t, r, r.Body); u.Status != "SUBMITTED" || u.Submission == nil {
+		t.Fatalf("amended and UPDATED: %s", r.Body)
+	}
+	again := ddsWaitStatus(t, base, key, v.DDSID, "VALIDATED")
+	if h := ddsHistory(again); h != "DRAFT SUBMITTED VALIDATED VALIDATED SUBMITTED VALIDATED" || polStr(again.ReferenceNumber) != ref {
+		t.Errorf("after UPDATED: history %s, reference number %s", h, polStr(again.ReferenceNumber))
+	}
 }
 
 // TestDDS_AmendWindows: in a sandbox whose statements can be amended for 3
