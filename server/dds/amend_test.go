@@ -119,7 +119,7 @@ func TestService_Amend(t *testing.T) {
 func TestService_AmendWindow(t *testing.T) {
 	r := newRig(t, nil)
 	v := r.validated(t, "bat_1")
-	window, closes := euis.EUWindows.Period(*v.SubmittedAt)
+	window, closes := euis.EUWindows.Period(*v.Poll.SubmitAttemptAt)
 	change := func(kg string, justification *string) *dds.AmendRequest {
 		return &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal(kg)}}, Justification: justification}
 	}
@@ -255,7 +255,7 @@ func TestService_SandboxWindows(t *testing.T) {
 	w := euis.Windows{Amend: time.Hour, Extension: 2 * time.Hour}
 	r := newWindowedRig(t, nil, w)
 	v := r.validated(t, "bat_1")
-	window, closes := w.Period(*v.SubmittedAt)
+	window, closes := w.Period(*v.Poll.SubmitAttemptAt)
 	kg := func(v string, justification *string) *dds.AmendRequest {
 		return &dds.AmendRequest{Commodities: []dds.CommodityChange{{Position: 1, NetWeightKg: decimal(v)}}, Justification: justification}
 	}
@@ -299,7 +299,7 @@ func TestService_SandboxWindows(t *testing.T) {
 	r.waitStatus(t, production, d.ID, storage.DDSSubmitted)
 	r.b.Clock.Advance(schedules[storage.Production][0])
 	r.waitStatus(t, production, d.ID, storage.DDSValidated)
-	r.b.Clock.Advance(closes.Sub(*v.SubmittedAt))
+	r.b.Clock.Advance(closes.Sub(*v.Poll.SubmitAttemptAt))
 	if _, err := r.amend(production, d.ID, kg("1100", nil)); err != nil {
 		t.Errorf("production, within the EU's 72 hours: %v", err)
 	}
@@ -399,7 +399,7 @@ func TestService_AmendRetryAfterLoss(t *testing.T) {
 	if _, err := r.s.Amend(context.Background(), sandbox, v.ID, req("1100.50")); err != nil { // never recorded
 		t.Fatal(err)
 	}
-	_, closes := euis.EUWindows.Period(*v.SubmittedAt)
+	_, closes := euis.EUWindows.Period(*v.Poll.SubmitAttemptAt)
 	r.b.Clock.Set(closes.Add(time.Hour))
 	wantError(t, "another amendment", func() error { _, err := r.amend(sandbox, v.ID, req("1300")); return err }(), 409, apierr.DetailDDSNotAmendable)
 	dcl, err := r.amend(sandbox, v.ID, req("1100.50"))
