@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euchange"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -149,16 +150,13 @@ func (s *Service) LookUp(ctx context.Context, t storage.Tenant, req LookupReques
 // a failure that may go away, 422 for a refusal.
 func lookupFailed(op string, err error) error {
 	if euis.IsTransient(err) {
-		return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was stored, try again", RetryAfter: 30, Err: err}
+		return euchange.Unreachable(err, "nothing was stored")
 	}
 	return lookupRefused(answerMessage(op, err))
 }
 
 func lookupRefused(issue string) error {
-	return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-		Message: "the EU system did not answer the look-up; nothing was stored: check the endpoint and credentials",
-		Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: issue}}}
+	return euchange.NotTaken("did not answer the look-up", "nothing was stored", issue)
 }
 
 // RecordLookup stores l by actor in the caller's transaction, replacing

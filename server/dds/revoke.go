@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euchange"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -61,12 +62,9 @@ func (s *Service) Withdraw(ctx context.Context, t storage.Tenant, ref string) (*
 	}
 	switch {
 	case werr != nil && euis.IsTransient(werr):
-		return nil, &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: werr}
+		return nil, euchange.Unreachable(werr, "nothing was changed")
 	case werr != nil:
-		return nil, &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-			Message: "the EU system did not take the withdrawal; nothing was changed: check the endpoint and credentials",
-			Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: werr.Error()}}}
+		return nil, euchange.NotTaken("did not take the withdrawal", "nothing was changed", werr.Error())
 	}
 	return &Withdrawal{ddsID: d.ID}, nil
 }

@@ -1,6 +1,8 @@
-// Package euchange turns the failure of a change made to a filed
-// statement in the EU information system (a DDS amendment, a simplified
-// declaration's update) into the API's error, the same way for both.
+// Package euchange turns the EU information system's failures into the
+// API's errors, the same way for statements and simplified declarations:
+// a change to a filed one (a DDS amendment, a declaration's update:
+// Failed), and any call that could not be made (Unreachable) or was not
+// taken for a reason trying again will not change (NotTaken).
 package euchange
 
 import (
@@ -46,8 +48,7 @@ func Failed(c Change, err error) error {
 		return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
 			Message: "the " + c.Noun + " breaks a rule or limit of the EU information system; nothing was changed", Details: details}
 	case euis.IsTransient(err):
-		return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was changed, try again", RetryAfter: 30, Err: err}
+		return Unreachable(err, "nothing was changed")
 	case errors.As(err, &fault) && fault.Rejected() && namesFields(fault):
 		details := make([]apierr.Detail, len(fault.Errors))
 		for i, e := range fault.Errors {
@@ -58,9 +59,25 @@ func Failed(c Change, err error) error {
 	case errors.As(err, &fault) && (fault.Rejected() || fault.Kind == euis.FaultNotFound):
 		return apierr.Conflict(c.NotChangeable, c.Target, "the EU system refused to "+c.Verb+" it: "+fault.Message)
 	}
+	return NotTaken("did not take the "+c.What, "nothing was changed", err.Error())
+}
+
+// Unreachable is the 503 of a call of the EU system that failed in a way
+// that may go away (it could not be reached, it timed out, it was busy):
+// outcome says what the appliance did ("nothing was changed").
+func Unreachable(err error, outcome string) error {
+	return &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
+		Message: "the EU system could not be reached; " + outcome + ", try again", RetryAfter: 30, Err: err}
+}
+
+// NotTaken is the 422 EU_SYSTEM_NOT_CONFIGURED of a call the EU system
+// refused for a reason trying again will not change (credentials,
+// permission, an endpoint that is not its): what says what it did ("did
+// not take the withdrawal"), outcome what the appliance did, issue why.
+func NotTaken(what, outcome, issue string) error {
 	return &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-		Message: "the EU system did not take the " + c.What + "; nothing was changed: check the endpoint and credentials",
-		Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: err.Error()}}}
+		Message: "the EU system " + what + "; " + outcome + ": check the endpoint and credentials",
+		Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: issue}}}
 }
 
 // namesFields reports whether every error of f names a field: a refusal

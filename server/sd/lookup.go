@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/eudr/eudr/server/apierr"
+	"github.com/eudr/eudr/server/euchange"
 	"github.com/eudr/eudr/server/euis"
 	"github.com/eudr/eudr/storage"
 )
@@ -87,12 +88,9 @@ func (s *Service) LookUp(ctx context.Context, t storage.Tenant, req LookupReques
 	found, err := s.o.Clients[t.Env].GetSDByIdentifiers(ctx, creds, euis.Reference{ReferenceNumber: req.ReferenceNumber, VerificationNumber: req.VerificationNumber})
 	switch {
 	case euis.IsTransient(err):
-		return nil, &apierr.Error{Status: apierr.StatusServiceUnavailable, Code: apierr.CodeServiceUnavailable,
-			Message: "the EU system could not be reached; nothing was stored, try again", RetryAfter: 30, Err: err}
+		return nil, euchange.Unreachable(err, "nothing was stored")
 	case err != nil:
-		return nil, &apierr.Error{Status: apierr.StatusUnprocessableEntity, Code: apierr.CodeBusinessRule,
-			Message: "the EU system did not answer the look-up; nothing was stored: check the endpoint and credentials",
-			Details: []apierr.Detail{{Code: apierr.DetailEUSystemNotConfigured, Field: "credentials", Issue: err.Error()}}}
+		return nil, euchange.NotTaken("did not answer the look-up", "nothing was stored", err.Error())
 	}
 	l := &Lookup{req: req}
 	if found != nil {
