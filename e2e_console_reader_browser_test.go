@@ -74,7 +74,9 @@ func TestConsole_ReaderBrowser(t *testing.T) {
 		{"#/webhooks/" + sub.WebhookID, `document.querySelector(".ops .card dl") !== null && document.querySelector(".deliveries-refresh") !== null`, true},
 		{"#/keys", `document.querySelector(".keys-table, .console-notice") !== null`, true},
 		{"#/suppliers", `document.querySelector(".suppliers-table") !== null`, true},
-		{"#/ledger", `document.querySelector(".ledger-checkpoint") !== null && document.querySelector(".ledger-entry") !== null`, false},
+		// Loaded once the entry's bytes are drawn: signing out while its
+		// request is in flight would have it refused (401).
+		{"#/ledger", `document.querySelector(".ledger-checkpoint") !== null && document.querySelector(".ledger-entry .entry-data") !== null`, false},
 	}
 
 	ctx, activity := consoleBrowser(t)

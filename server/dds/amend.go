@@ -236,7 +236,7 @@ func amendable(d *storage.DDS, now time.Time, justified bool, w euis.Windows) er
 	window, closes := w.Period(*submitted)
 	switch {
 	case now.After(closes):
-		return refuse("path.ddsId", fmt.Sprintf("the amendment period of dds %s closed at %s (submitted on %s: %s, and %s more on a justified request)",
+		return refuse("path.ddsId", fmt.Sprintf("the amendment period of dds %s closed at %s (filed from %s: %s, and %s more on a justified request)",
 			d.ID, storage.FormatTime(closes), storage.FormatTime(*submitted), w.Amend, w.Extension))
 	case now.After(window) && !justified:
 		return refuse("justification", fmt.Sprintf("the %s after the submission of dds %s ended at %s; until %s it can be amended on a justified request only: send a justification",
