@@ -215,6 +215,9 @@ export class PlotMap {
       performance.mark("plots:drawn");
       document.body.dataset.plotsDrawn = String(n);
     });
+    // A map with nothing new to draw (the same filter set again) stays
+    // idle and would not say so again: a frame makes it.
+    this.map.triggerRepaint();
   }
 
   // only shows the plots whose verdict is in statuses and, for each
