@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -77,6 +78,40 @@ type DDSPollState struct {
 	Polls           int        `json:"polls"`
 	LastPoll        time.Time  `json:"lastPoll"`
 	EUStatus        string     `json:"euStatus,omitempty"` // the EU system's last status, as sent
+}
+
+// CountPoll counts one more call to the EU system at now in *p (made
+// when nil) and returns the delay before the next one: the schedule's
+// delay for the calls made so far, its last one repeating.
+func CountPoll(p **DDSPollState, schedule []time.Duration, now time.Time) time.Duration {
+	if *p == nil {
+		*p = &DDSPollState{}
+	}
+	delay := schedule[min((*p).Polls, len(schedule)-1)]
+	(*p).Polls++
+	(*p).LastPoll = now
+	return delay
+}
+
+// SubmissionJob returns the submission job p names while it is queued,
+// under way or failed; nil when p names none, the job is gone, or it
+// completed (the record's status and history tell the rest). It fails
+// only when the job cannot be read.
+func (tx *Tx) SubmissionJob(t Tenant, p *DDSPollState) (*Job, error) {
+	if p == nil || p.JobID == "" {
+		return nil, nil
+	}
+	job, err := tx.FindJob(t, p.JobID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("submission job %s: %w", p.JobID, err)
+	}
+	if job.Status == JobCompleted {
+		return nil, nil
+	}
+	return job, nil
 }
 
 // PutDDS writes a DDS and indexes its EU reference number once known.

@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -125,21 +124,11 @@ type Declaration struct {
 // WithSubmission reads d's submission job in tx. It fails only when the
 // job cannot be read.
 func WithSubmission(tx *storage.Tx, t storage.Tenant, d *storage.DDS) (Declaration, error) {
-	out := Declaration{DDS: d}
-	if d.Poll == nil || d.Poll.JobID == "" {
-		return out, nil
-	}
-	job, err := tx.FindJob(t, d.Poll.JobID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return out, nil
-	}
+	job, err := tx.SubmissionJob(t, d.Poll)
 	if err != nil {
-		return out, fmt.Errorf("submission job of dds %s: %w", d.ID, err)
+		return Declaration{}, fmt.Errorf("dds %s: %w", d.ID, err)
 	}
-	if job.Status != storage.JobCompleted {
-		out.Submission = job
-	}
-	return out, nil
+	return Declaration{DDS: d, Submission: job}, nil
 }
 
 // Find returns the statement ref names (its ID or EU reference number)

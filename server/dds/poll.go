@@ -159,12 +159,5 @@ func (s *Service) schedulePoll(tx *storage.Tx, t storage.Tenant, job *storage.Jo
 // and returns the delay before the next one. Polls and retries share the
 // schedule.
 func (s *Service) countPoll(tx *storage.Tx, t storage.Tenant, d *storage.DDS) time.Duration {
-	if d.Poll == nil {
-		d.Poll = &storage.DDSPollState{}
-	}
-	sched := s.o.PollSchedules[t.Env]
-	delay := sched[min(d.Poll.Polls, len(sched)-1)]
-	d.Poll.Polls++
-	d.Poll.LastPoll = tx.Now()
-	return delay
+	return storage.CountPoll(&d.Poll, s.o.PollSchedules[t.Env], tx.Now())
 }

@@ -19,7 +19,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -101,21 +100,11 @@ type Declaration struct {
 }
 
 func withSubmission(tx *storage.Tx, t storage.Tenant, d *storage.SD) (Declaration, error) {
-	out := Declaration{SD: d}
-	if d.Poll == nil || d.Poll.JobID == "" {
-		return out, nil
-	}
-	job, err := tx.FindJob(t, d.Poll.JobID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return out, nil
-	}
+	job, err := tx.SubmissionJob(t, d.Poll)
 	if err != nil {
-		return out, fmt.Errorf("submission job of sd %s: %w", d.ID, err)
+		return Declaration{}, fmt.Errorf("sd %s: %w", d.ID, err)
 	}
-	if job.Status != storage.JobCompleted {
-		out.Submission = job
-	}
-	return out, nil
+	return Declaration{SD: d, Submission: job}, nil
 }
 
 // Find returns the declaration ref names (its ID, sdIdentifier or

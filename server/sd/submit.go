@@ -278,12 +278,5 @@ func (s *Service) schedulePoll(tx *storage.Tx, t storage.Tenant, job *storage.Jo
 }
 
 func (s *Service) countPoll(tx *storage.Tx, t storage.Tenant, d *storage.SD) time.Duration {
-	if d.Poll == nil {
-		d.Poll = &storage.DDSPollState{}
-	}
-	sched := s.o.PollSchedules[t.Env]
-	delay := sched[min(d.Poll.Polls, len(sched)-1)]
-	d.Poll.Polls++
-	d.Poll.LastPoll = tx.Now()
-	return delay
+	return storage.CountPoll(&d.Poll, s.o.PollSchedules[t.Env], tx.Now())
 }
