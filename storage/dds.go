@@ -135,27 +135,37 @@ func (tx *Tx) PutDDS(t Tenant, d *DDS) error {
 // FindDDS returns the tenant's DDS by its ID or, failing that, by its EU
 // reference number; ErrNotFound when neither matches.
 func (tx *Tx) FindDDS(t Tenant, idOrReference string) (*DDS, error) {
-	b, err := tx.tenantBucket(t, bucketDDS)
-	if err != nil {
-		return nil, err
-	}
 	var d DDS
-	err = getJSON(b, []byte(idOrReference), &d)
-	if err == ErrNotFound {
-		refs, rerr := tx.tenantBucket(t, bucketDDSByReference)
-		if rerr != nil {
-			return nil, rerr
-		}
-		if refs != nil {
-			if id := refs.Get([]byte(idOrReference)); id != nil {
-				err = getJSON(b, id, &d)
-			}
-		}
-	}
-	if err != nil {
+	if err := tx.findIndexed(t, bucketDDS, bucketDDSByReference, idOrReference, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
+}
+
+// findIndexed reads into v the tenant's record of bucket under key ref
+// or, failing that, under the ID index maps ref to (another name of the
+// record: an EU number); ErrNotFound when neither has it.
+func (tx *Tx) findIndexed(t Tenant, bucket, index []byte, ref string, v any) error {
+	b, err := tx.tenantBucket(t, bucket)
+	if err != nil {
+		return err
+	}
+	err = getJSON(b, []byte(ref), v)
+	if err != ErrNotFound {
+		return err
+	}
+	refs, err := tx.tenantBucket(t, index)
+	if err != nil {
+		return err
+	}
+	if refs == nil {
+		return ErrNotFound
+	}
+	id := refs.Get([]byte(ref))
+	if id == nil {
+		return ErrNotFound
+	}
+	return getJSON(b, id, v)
 }
 
 // FindDDSByEUUUID returns the tenant's DDS filed under an EU UUID, or

@@ -69,27 +69,8 @@ func (tx *Tx) PutSD(t Tenant, d *SD) error {
 // FindSD returns the tenant's simplified declaration by its ID, its
 // sdIdentifier or its reference number; ErrNotFound when none matches.
 func (tx *Tx) FindSD(t Tenant, ref string) (*SD, error) {
-	b, err := tx.tenantBucket(t, bucketSD)
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		return nil, ErrNotFound
-	}
 	var d SD
-	err = getJSON(b, []byte(ref), &d)
-	if err == ErrNotFound {
-		refs, rerr := tx.tenantBucket(t, bucketSDByReference)
-		if rerr != nil {
-			return nil, rerr
-		}
-		if refs != nil {
-			if id := refs.Get([]byte(ref)); id != nil {
-				err = getJSON(b, id, &d)
-			}
-		}
-	}
-	if err != nil {
+	if err := tx.findIndexed(t, bucketSD, bucketSDByReference, ref, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
