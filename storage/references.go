@@ -31,17 +31,28 @@ type ReferenceLookup struct {
 // PutReferenceLookup records l under its reference number, replacing the
 // look-up of that number before.
 func (tx *Tx) PutReferenceLookup(t Tenant, l *ReferenceLookup) error {
-	b, err := tx.tenantBucket(t, bucketReferenceLookups)
+	return tx.putLookup(t, bucketReferenceLookups, l)
+}
+
+// FindReferenceLookup returns the latest look-up of a reference number, or
+// ErrNotFound.
+func (tx *Tx) FindReferenceLookup(t Tenant, referenceNumber string) (*ReferenceLookup, error) {
+	return tx.findLookup(t, bucketReferenceLookups, referenceNumber)
+}
+
+// putLookup records l in the tenant's bucket under its reference number.
+func (tx *Tx) putLookup(t Tenant, bucket []byte, l *ReferenceLookup) error {
+	b, err := tx.tenantBucket(t, bucket)
 	if err != nil {
 		return err
 	}
 	return putJSON(b, []byte(l.ReferenceNumber), l)
 }
 
-// FindReferenceLookup returns the latest look-up of a reference number, or
-// ErrNotFound.
-func (tx *Tx) FindReferenceLookup(t Tenant, referenceNumber string) (*ReferenceLookup, error) {
-	b, err := tx.tenantBucket(t, bucketReferenceLookups)
+// findLookup returns the look-up of referenceNumber in the tenant's
+// bucket, or ErrNotFound.
+func (tx *Tx) findLookup(t Tenant, bucket []byte, referenceNumber string) (*ReferenceLookup, error) {
+	b, err := tx.tenantBucket(t, bucket)
 	if err != nil {
 		return nil, err
 	}

@@ -8,26 +8,11 @@ var bucketSDLookups = []byte("sd_lookups")
 // information system says nothing of whether a declaration can be
 // referenced beyond its content.
 func (tx *Tx) PutSDLookup(t Tenant, l *ReferenceLookup) error {
-	b, err := tx.tenantBucket(t, bucketSDLookups)
-	if err != nil {
-		return err
-	}
-	return putJSON(b, []byte(l.ReferenceNumber), l)
+	return tx.putLookup(t, bucketSDLookups, l)
 }
 
 // FindSDLookup returns the latest look-up of a declaration number, or
 // ErrNotFound.
 func (tx *Tx) FindSDLookup(t Tenant, referenceNumber string) (*ReferenceLookup, error) {
-	b, err := tx.tenantBucket(t, bucketSDLookups)
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		return nil, ErrNotFound
-	}
-	var l ReferenceLookup
-	if err := getJSON(b, []byte(referenceNumber), &l); err != nil {
-		return nil, err
-	}
-	return &l, nil
+	return tx.findLookup(t, bucketSDLookups, referenceNumber)
 }
